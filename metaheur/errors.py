@@ -1,0 +1,25 @@
+"""Errors that are the user's to fix: the CLI prints them as one line and exits with status 2."""
+
+from __future__ import annotations
+
+import os
+
+
+class MetaheurError(Exception):
+    """A user-facing error (bad file, impossible option, missing device or compiler)."""
+
+
+class InputFormatError(MetaheurError):
+    """A malformed instance, solution or configuration file.
+
+    The message names the file and, where it applies, the 1-based line: ``FILE:LINE: what``.
+    """
+
+    def __init__(self, path: str | os.PathLike | None, message: str, line: int | None = None):
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        self.reason = message
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")

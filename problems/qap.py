@@ -1,0 +1,195 @@
+"""The quadratic assignment problem (QAP): QAPLIB ``.dat`` / ``.sln`` files and the exact cost.
+
+Conventions (QAPLIB's; Burkard, Karisch and Rendl 1997):
+
+* A ``.dat`` file holds ``n``, then matrix ``A`` (n x n, row-major), then matrix ``B``, as a stream
+  of integers with any line breaks.
+* ``A`` is called the *flow* matrix (between units i, j) and ``B`` the *distance* matrix (between
+  locations), as QAPLIB's description does. Several families store the distances first (nug, sko,
+  had, ...); the cost is the same either way, so we keep the file's order and names.
+* A solution is a permutation ``p`` that puts unit ``i`` on location ``p[i]`` (0-based in Python,
+  1-based in files). Its cost is ``sum_ij A[i, j] * B[p[i], p[j]]``, an exact integer.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.textio import parse_ints, read_text, token_line
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, eq=False)
+class QAP:
+    """A QAP instance: ``flow`` (A) and ``distance`` (B), both n x n int64."""
+
+    name: str
+    flow: np.ndarray
+    distance: np.ndarray
+    source: str | None = None
+    kind: str = field(default="qap", init=False)
+
+    def __post_init__(self) -> None:
+        a, b = np.asarray(self.flow), np.asarray(self.distance)
+        if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape != b.shape:
+            raise MetaheurError(f"{self.name}: flow and distance must be square matrices of one size")
+        if a.shape[0] < 1:
+            raise MetaheurError(f"{self.name}: a QAP needs n >= 1")
+        object.__setattr__(self, "flow", np.ascontiguousarray(a, dtype=np.int64))
+        object.__setattr__(self, "distance", np.ascontiguousarray(b, dtype=np.int64))
+        self.flow.setflags(write=False)
+        self.distance.setflags(write=False)
+
+    @property
+    def n(self) -> int:
+        return int(self.flow.shape[0])
+
+    @property
+    def cost_fits_int64(self) -> bool:
+        """True when every cost and swap delta is guaranteed to fit a signed 64-bit integer."""
+        bound = int(np.abs(self.flow).max()) * int(np.abs(self.distance).max()) * self.n * self.n * 4
+        return bound < 2**63
+
+    @property
+    def fits_int32(self) -> bool:
+        """True when both matrices fit int32 (what the kernels store)."""
+        return all(int(np.abs(m).max()) <= INT32_MAX for m in (self.flow, self.distance))
+
+    def properties(self) -> dict:
+        """Matrix properties shown by ``metaheur info``."""
+        out = {}
+        for label, m in (("flow", self.flow), ("distance", self.distance)):
+            out[f"{label}_symmetric"] = bool(np.array_equal(m, m.T))
+            out[f"{label}_zero_diagonal"] = bool(not np.diagonal(m).any())
+            out[f"{label}_min"] = int(m.min())
+            out[f"{label}_max"] = int(m.max())
+        return out
+
+    def check_permutation(self, perm, source: str | None = None) -> np.ndarray:
+        """``perm`` as a 0-based int64 array, or a :class:`MetaheurError` saying why it is not one."""
+        return check_permutation(perm, self.n, source)
+
+    def cost(self, perm) -> int:
+        """Exact ``sum_ij A[i, j] * B[p[i], p[j]]``, recomputed from scratch."""
+        p = self.check_permutation(perm)
+        permuted = self.distance[np.ix_(p, p)]
+        if self.cost_fits_int64:
+            return int(np.einsum("ij,ij->", self.flow, permuted, dtype=np.int64))
+        return int(sum(int(x) for x in (self.flow.astype(object) * permuted.astype(object)).ravel()))
+
+    def swap_delta(self, perm, r: int, s: int) -> int:
+        """Exact cost change of swapping the locations of units ``r`` and ``s`` (reference formula)."""
+        p = self.check_permutation(perm)
+        q = p.copy()
+        q[r], q[s] = q[s], q[r]
+        return self.cost(q) - self.cost(p)
+
+
+@dataclass(frozen=True)
+class QAPSolution:
+    """A solution read from a ``.sln`` file."""
+
+    permutation: np.ndarray
+    stated_cost: int | None
+    orientation: str  # "direct", "inverse" (file stored p^-1) or "unverified" (no instance given)
+    zero_based: bool = False  # the file numbered locations from 0 instead of QAPLIB's 1
+    source: str | None = None
+
+
+def check_permutation(perm, n: int, source: str | None = None) -> np.ndarray:
+    """Validate a 0-based permutation of ``range(n)``."""
+    where = f"{source}: " if source else ""
+    try:
+        p = np.asarray(perm)
+    except (TypeError, ValueError):
+        raise MetaheurError(f"{where}solution is not a sequence of integers") from None
+    if p.ndim != 1 or p.size != n:
+        raise MetaheurError(f"{where}solution has {p.size} entries, the instance has n = {n}")
+    if p.dtype.kind not in "iu":
+        if p.dtype.kind == "f" and np.all(np.isfinite(p)) and np.all(p == np.round(p)):
+            p = p.astype(np.int64)
+        else:
+            raise MetaheurError(f"{where}solution entries must be integers")
+    p = p.astype(np.int64, copy=False)
+    if n and (p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1):
+        raise MetaheurError(f"{where}solution is not a permutation of 0..{n - 1} (1..{n} in files)")
+    return p
+
+
+def read_qaplib(path: str | os.PathLike, name: str | None = None) -> QAP:
+    """Read a QAPLIB ``.dat`` file: ``n``, then ``A`` and ``B`` (n*n integers each), any line breaks."""
+    text = read_text(path)
+    lines = text.splitlines()
+    values = parse_ints(path, lines)
+    if values.size == 0:
+        raise InputFormatError(path, "empty file; expected n followed by two n x n matrices")
+    n = int(values[0])
+    if n < 1:
+        raise InputFormatError(path, f"n = {n}; the first number must be the size n >= 1", token_line(lines, 0))
+    if n > 100_000:
+        raise InputFormatError(path, f"n = {n} is too large for a dense QAP", token_line(lines, 0))
+    need = 1 + 2 * n * n
+    if values.size < need:
+        last = max(len(lines), 1)
+        raise InputFormatError(
+            path, f"truncated: n = {n} needs {2 * n * n} matrix entries, the file has {values.size - 1}", last
+        )
+    if values.size > need:
+        raise InputFormatError(
+            path, f"{values.size - need} numbers after the two {n} x {n} matrices (is n = {n} right?)",
+            token_line(lines, need),
+        )
+    flow = values[1 : 1 + n * n].reshape(n, n)
+    dist = values[1 + n * n :].reshape(n, n)
+    return QAP(name or Path(path).stem, flow, dist, source=os.fspath(path))
+
+
+def read_sln(path: str | os.PathLike, qap: QAP | None = None) -> QAPSolution:
+    """Read a QAPLIB ``.sln`` file: ``n``, the cost, then a 1-based permutation (0-based accepted).
+
+    Some published files store the inverse permutation. Given the instance, the orientation whose
+    cost equals the stated cost is returned (``orientation`` says which); when neither matches,
+    the permutation is returned as written with ``orientation = "direct"`` and the caller sees the
+    mismatch by comparing ``stated_cost`` with the recomputed cost.
+    """
+    text = read_text(path)
+    lines = text.splitlines()
+    values = parse_ints(path, lines)
+    if values.size < 2:
+        raise InputFormatError(path, "expected n, the cost and a permutation", max(len(lines), 1))
+    n, stated = int(values[0]), int(values[1])
+    if qap is not None and n != qap.n:
+        raise InputFormatError(path, f"solution is for n = {n}, the instance has n = {qap.n}", token_line(lines, 0))
+    if n < 1:
+        raise InputFormatError(path, f"n = {n}; expected n >= 1", token_line(lines, 0))
+    body = values[2:]
+    if body.size != n:
+        line = token_line(lines, min(2 + n, values.size - 1))
+        raise InputFormatError(path, f"permutation has {body.size} entries, n = {n}", line)
+    # QAPLIB files are 1-based, but a few published ones (tai40a.sln) are 0-based: the values say which.
+    zero_based = int(body.min()) == 0 and int(body.max()) == n - 1
+    p = body if zero_based else body - 1
+    if p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1:
+        raise InputFormatError(path, f"not a permutation of 1..{n}", token_line(lines, 2))
+    if qap is None:
+        return QAPSolution(p, stated, "unverified", zero_based, os.fspath(path))
+    if qap.cost(p) != stated:
+        inverse = np.argsort(p)
+        if qap.cost(inverse) == stated:
+            return QAPSolution(inverse, stated, "inverse", zero_based, os.fspath(path))
+    return QAPSolution(p, stated, "direct", zero_based, os.fspath(path))
+
+
+def write_sln(path: str | os.PathLike, qap: QAP, perm) -> int:
+    """Write ``perm`` as a QAPLIB ``.sln`` (``n cost`` then the 1-based permutation); returns the cost."""
+    p = qap.check_permutation(perm)
+    cost = qap.cost(p)
+    rows = [" ".join(str(int(x) + 1) for x in p[k : k + 20]) for k in range(0, qap.n, 20)]
+    Path(path).write_text(f"{qap.n} {cost}\n" + "\n".join(rows) + "\n")
+    return cost

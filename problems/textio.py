@@ -1,0 +1,82 @@
+"""Reading whitespace-separated numbers with exact line numbers for error messages.
+
+The fast path converts all tokens at once with numpy; only when a token is bad do we walk the
+lines again to say where.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from metaheur.errors import InputFormatError
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """Whole file as text; a missing, unreadable or binary file is an :class:`InputFormatError`."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        raise InputFormatError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputFormatError(path, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in raw:
+        raise InputFormatError(path, "binary data (NUL bytes); expected a text file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def token_line(lines: Sequence[str], index: int, first_line: int = 1) -> int:
+    """1-based line number of token ``index`` (0-based) in ``lines``; the last line if past the end."""
+    count = 0
+    for offset, line in enumerate(lines):
+        width = len(line.split())
+        if index < count + width:
+            return first_line + offset
+        count += width
+    return first_line + max(len(lines) - 1, 0)
+
+
+def _bad_token(path, lines: Sequence[str], tokens: list[str], first_line: int, kind: str) -> InputFormatError:
+    convert = int if kind == "integer" else float
+    for k, tok in enumerate(tokens):
+        try:
+            value = convert(tok)
+        except ValueError:
+            return InputFormatError(path, f"{tok!r} is not {'an' if kind == 'integer' else 'a'} {kind}",
+                                    token_line(lines, k, first_line))
+        if kind == "number" and not np.isfinite(value):
+            return InputFormatError(path, f"{tok!r} is not a finite number", token_line(lines, k, first_line))
+        if kind == "integer" and not -(2**63) <= value < 2**63:
+            return InputFormatError(path, f"{tok!r} is out of the 64-bit integer range",
+                                    token_line(lines, k, first_line))
+    return InputFormatError(path, f"cannot read the {kind}s", first_line)
+
+
+def parse_ints(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
+    """All tokens of ``lines`` as int64; a non-integer token raises with its line."""
+    tokens = " ".join(lines).split()
+    try:
+        values = np.array([int(t) for t in tokens], dtype=np.int64)
+    except (ValueError, OverflowError):
+        raise _bad_token(path, lines, tokens, first_line, "integer") from None
+    return values
+
+
+def parse_floats(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
+    """All tokens of ``lines`` as float64; a non-numeric or non-finite token raises with its line."""
+    tokens = " ".join(lines).split()
+    try:
+        values = np.array(tokens, dtype=np.float64) if tokens else np.zeros(0)
+    except ValueError:
+        raise _bad_token(path, lines, tokens, first_line, "number") from None
+    if not np.all(np.isfinite(values)):
+        raise _bad_token(path, lines, tokens, first_line, "number")
+    return values

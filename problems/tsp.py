@@ -1,0 +1,356 @@
+"""The symmetric travelling salesman problem: TSPLIB ``.tsp`` / ``.tour`` files and exact lengths.
+
+Reads every symmetric TSPLIB instance (Reinelt 1991; TSPLIB95 documentation): coordinate types
+EUC_2D, CEIL_2D, ATT, GEO, MAN_2D, MAX_2D and EXPLICIT with any of the nine EDGE_WEIGHT_FORMATs.
+Coordinate instances keep only their coordinates and compute distances on demand, so a
+pla85900 tour is scored in O(n) memory; :meth:`TSP.distance_matrix` builds a full matrix only
+within a memory budget. Tours are 0-based city orders in Python, 1-based in files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.qap import check_permutation
+from metaheur.problems.textio import parse_floats, parse_ints, read_text, token_line
+from metaheur.problems.tsp_distances import COORD_TYPES, UNSUPPORTED_TYPES, geo_radians, pair_distances
+
+#: Default memory budget for a full distance matrix (bytes).
+MATRIX_BUDGET = 256 * 2**20
+
+EXPLICIT_FORMATS = (
+    "FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW",
+    "UPPER_COL", "LOWER_COL", "UPPER_DIAG_COL", "LOWER_DIAG_COL",
+)
+# For a symmetric matrix a column-wise triangle is the opposite row-wise triangle.
+_COLUMN_AS_ROW = {
+    "UPPER_COL": "LOWER_ROW", "LOWER_COL": "UPPER_ROW",
+    "UPPER_DIAG_COL": "LOWER_DIAG_ROW", "LOWER_DIAG_COL": "UPPER_DIAG_ROW",
+}
+_KEYWORDS = {
+    "NAME", "TYPE", "COMMENT", "DIMENSION", "CAPACITY", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
+    "EDGE_DATA_FORMAT", "NODE_COORD_TYPE", "DISPLAY_DATA_TYPE", "EOF",
+}
+_SECTIONS = {
+    "NODE_COORD_SECTION", "DEPOT_SECTION", "DEMAND_SECTION", "EDGE_DATA_SECTION", "FIXED_EDGES_SECTION",
+    "DISPLAY_DATA_SECTION", "TOUR_SECTION", "EDGE_WEIGHT_SECTION",
+}
+_HEADER = re.compile(r"^\s*([A-Za-z_]+)\s*(?::\s*(.*?))?\s*$")
+
+
+@dataclass(frozen=True, eq=False)
+class TSP:
+    """A symmetric TSP instance.
+
+    ``coords`` (n x 2 float64) define the distances for coordinate types; ``matrix`` (n x n int64)
+    does for EXPLICIT. ``display`` holds coordinates for drawing when the file gives any.
+    """
+
+    name: str
+    weight_type: str
+    coords: np.ndarray | None = None
+    matrix: np.ndarray | None = None
+    weight_format: str | None = None
+    display: np.ndarray | None = None
+    comment: str = ""
+    source: str | None = None
+    kind: str = field(default="tsp", init=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.weight_type == "EXPLICIT":
+            if self.matrix is None:
+                raise MetaheurError(f"{self.name}: EXPLICIT instance without a matrix")
+            m = np.ascontiguousarray(self.matrix, dtype=np.int64)
+            if m.ndim != 2 or m.shape[0] != m.shape[1]:
+                raise MetaheurError(f"{self.name}: distance matrix must be square")
+            m.setflags(write=False)
+            object.__setattr__(self, "matrix", m)
+        elif self.weight_type in COORD_TYPES:
+            c = np.ascontiguousarray(self.coords, dtype=np.float64)
+            if c.ndim != 2 or c.shape[1] != 2:
+                raise MetaheurError(f"{self.name}: coordinates must be an n x 2 array")
+            c.setflags(write=False)
+            object.__setattr__(self, "coords", c)
+            if self.display is None:
+                object.__setattr__(self, "display", c)
+        else:
+            raise MetaheurError(f"{self.name}: unsupported EDGE_WEIGHT_TYPE {self.weight_type}")
+
+    @property
+    def n(self) -> int:
+        return int((self.matrix if self.weight_type == "EXPLICIT" else self.coords).shape[0])
+
+    @property
+    def geo(self) -> np.ndarray:
+        """Radians of the GEO coordinates (cached)."""
+        if "geo" not in self._cache:
+            self._cache["geo"] = geo_radians(self.coords)
+        return self._cache["geo"]
+
+    def dist(self, i, j) -> np.ndarray:
+        """Exact distances between cities ``i`` and ``j`` (0-based, broadcast arrays) as int64."""
+        i, j = np.broadcast_arrays(np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64))
+        if self.weight_type == "EXPLICIT":
+            return self.matrix[i, j]
+        return pair_distances(self.weight_type, self.coords, i, j,
+                              self.geo if self.weight_type == "GEO" else None)
+
+    def check_tour(self, tour, source: str | None = None) -> np.ndarray:
+        """``tour`` as a validated 0-based int64 permutation of the cities."""
+        return check_permutation(tour, self.n, source)
+
+    def tour_length(self, tour) -> int:
+        """Exact length of the closed tour, recomputed from scratch (O(n) memory)."""
+        t = self.check_tour(tour)
+        return int(self.dist(t, np.roll(t, -1)).sum(dtype=np.int64))
+
+    def matrix_bytes(self, itemsize: int = 4) -> int:
+        return self.n * self.n * itemsize
+
+    def distance_matrix(self, budget_bytes: int = MATRIX_BUDGET) -> np.ndarray | None:
+        """The full n x n int32 matrix when it fits ``budget_bytes``, else ``None`` (cached)."""
+        if "matrix" in self._cache:
+            return self._cache["matrix"]
+        if self.weight_type == "EXPLICIT":
+            m = self.matrix
+        elif self.matrix_bytes() > budget_bytes:
+            return None
+        else:
+            n = self.n
+            m = np.empty((n, n), dtype=np.int64)
+            rows = max(1, (1 << 22) // max(n, 1))
+            cols = np.arange(n)
+            for start in range(0, n, rows):
+                r = np.arange(start, min(n, start + rows))
+                m[r] = self.dist(r[:, None], cols[None, :])
+        if m.size and np.abs(m).max() >= 2**31:
+            raise MetaheurError(f"{self.name}: distances exceed the 32-bit range of the kernels")
+        m32 = np.ascontiguousarray(m, dtype=np.int32)
+        m32.setflags(write=False)
+        self._cache["matrix"] = m32
+        return m32
+
+
+# ----------------------------------------------------------------------------------------- reading
+
+
+def _split_header(line: str):
+    """``(KEY, value)`` for a TSPLIB keyword line, or ``None`` for a data line."""
+    m = _HEADER.match(line)
+    if not m:
+        return None
+    key = m.group(1).upper()
+    if key in _KEYWORDS or key in _SECTIONS:
+        return key, (m.group(2) or "").strip()
+    return None
+
+
+def _sections(path, lines: list[str]):
+    """Split a TSPLIB file into header keywords and sections ``{NAME: (first line no, lines)}``."""
+    header: dict[str, tuple[str, int]] = {}
+    sections: dict[str, tuple[int, list[str]]] = {}
+    current: str | None = None
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        parsed = _split_header(stripped)
+        if parsed is None:
+            if current is None:
+                m = _HEADER.match(stripped)
+                if m and m.group(2) is not None:
+                    continue  # an unknown "KEY : value" keyword: TSPLIB extensions are ignored
+                raise InputFormatError(path, f"unexpected line {stripped[:40]!r} (not a TSPLIB keyword)", number)
+            sections[current][1].append(line)
+            continue
+        key, value = parsed
+        if key == "EOF":
+            break
+        if key in _SECTIONS:
+            if key in sections:
+                raise InputFormatError(path, f"{key} appears twice", number)
+            current = key
+            sections[key] = (number + 1, [value] if value else [])
+            continue
+        current = None
+        if key == "COMMENT" and key in header:  # several COMMENT lines are common: keep them all
+            header[key] = (f"{header[key][0]} {value}".strip(), header[key][1])
+            continue
+        if key in header:
+            raise InputFormatError(path, f"keyword {key} appears twice", number)
+        header[key] = (value, number)
+    return header, sections
+
+
+def _dimension(path, header) -> int:
+    if "DIMENSION" not in header:
+        raise InputFormatError(path, "missing DIMENSION")
+    value, line = header["DIMENSION"]
+    try:
+        n = int(value)
+    except ValueError:
+        raise InputFormatError(path, f"DIMENSION {value!r} is not an integer", line) from None
+    if n < 1:
+        raise InputFormatError(path, f"DIMENSION {n} must be at least 1", line)
+    return n
+
+
+def _node_lines(path, section: str, first: int, lines: list[str], n: int) -> np.ndarray:
+    """An ``id x y`` section (n lines, ids a permutation of 1..n) as an n x 2 coordinate array."""
+    rows = [(first + k, ln) for k, ln in enumerate(lines) if ln.strip()]
+    if len(rows) != n:
+        where = rows[-1][0] if rows else max(first - 1, 1)
+        raise InputFormatError(path, f"{section} has {len(rows)} lines, DIMENSION = {n}", where)
+    for number, ln in rows:
+        if len(ln.split()) != 3:
+            raise InputFormatError(path, f"{section}: expected 'id x y', got {ln.strip()[:40]!r}", number)
+    values = parse_floats(path, [ln for _, ln in rows], rows[0][0]).reshape(n, 3)
+    ids = values[:, 0]
+    if not np.all(ids == np.round(ids)) or ids.min() < 1 or ids.max() > n or np.unique(ids).size != n:
+        seen: set[float] = set()
+        for k, v in enumerate(ids):
+            if v != round(v) or not 1 <= v <= n or v in seen:
+                raise InputFormatError(path, f"{section}: node ids must be 1..{n}, each once", rows[k][0])
+            seen.add(v)
+    coords = np.empty((n, 2))
+    coords[ids.astype(np.int64) - 1] = values[:, 1:]
+    return coords
+
+
+def _triangle_count(fmt: str, n: int) -> int:
+    if fmt == "FULL_MATRIX":
+        return n * n
+    diag = "DIAG" in fmt
+    return n * (n + 1) // 2 if diag else n * (n - 1) // 2
+
+
+def _explicit_matrix(path, fmt: str, first: int, lines: list[str], n: int) -> np.ndarray:
+    """Expand an EDGE_WEIGHT_SECTION in any TSPLIB format into a symmetric n x n matrix."""
+    weights = parse_ints(path, lines, first)
+    need = _triangle_count(fmt, n)
+    if weights.size < need:
+        raise InputFormatError(
+            path, f"EDGE_WEIGHT_SECTION truncated: {fmt} with DIMENSION = {n} needs {need} weights, found "
+            f"{weights.size}", first + max(len(lines) - 1, 0))
+    if weights.size > need:
+        raise InputFormatError(
+            path, f"EDGE_WEIGHT_SECTION has {weights.size - need} weights too many for {fmt} with DIMENSION = {n}",
+            token_line(lines, need, first))
+    if fmt == "FULL_MATRIX":
+        m = weights.reshape(n, n)
+        if not np.array_equal(m, m.T):
+            i, j = np.argwhere(m != m.T)[0]
+            raise InputFormatError(
+                path, f"FULL_MATRIX is not symmetric (d({i + 1},{j + 1}) = {m[i, j]}, d({j + 1},{i + 1}) = "
+                f"{m[j, i]}); asymmetric TSP is not supported", first)
+        return m.copy()
+    row_fmt = _COLUMN_AS_ROW.get(fmt, fmt)
+    m = np.zeros((n, n), dtype=np.int64)
+    upper = row_fmt.startswith("UPPER")
+    k = 0 if "DIAG" in row_fmt else 1
+    rows, cols = np.triu_indices(n, k) if upper else np.tril_indices(n, -k)
+    # triu/tril indices come out row by row, which is the file's order for the row formats.
+    m[rows, cols] = weights
+    m[cols, rows] = weights
+    return m
+
+
+def read_tsplib(path: str | os.PathLike, name: str | None = None) -> TSP:
+    """Read a symmetric TSPLIB ``.tsp`` file exactly (every EDGE_WEIGHT_TYPE listed in the module doc)."""
+    text = read_text(path)
+    lines = text.splitlines()
+    if not text.strip():
+        raise InputFormatError(path, "empty file")
+    header, sections = _sections(path, lines)
+    kind, kind_line = header.get("TYPE", ("TSP", None))
+    if not kind.upper().startswith("TSP"):
+        raise InputFormatError(path, f"TYPE {kind!r} is not supported (symmetric TSP only)", kind_line)
+    n = _dimension(path, header)
+    if "EDGE_WEIGHT_TYPE" not in header:
+        raise InputFormatError(path, "missing EDGE_WEIGHT_TYPE")
+    wtype, wline = header["EDGE_WEIGHT_TYPE"]
+    wtype = wtype.upper()
+    if wtype in UNSUPPORTED_TYPES:
+        raise InputFormatError(path, f"EDGE_WEIGHT_TYPE {wtype} is not supported", wline)
+    if wtype not in COORD_TYPES and wtype != "EXPLICIT":
+        raise InputFormatError(path, f"unknown EDGE_WEIGHT_TYPE {wtype!r}", wline)
+    if "FIXED_EDGES_SECTION" in sections:
+        raise InputFormatError(path, "FIXED_EDGES_SECTION is not supported", sections["FIXED_EDGES_SECTION"][0] - 1)
+    inst_name = name or header.get("NAME", (Path(path).stem, 0))[0] or Path(path).stem
+    inst_name = inst_name.removesuffix(".tsp")
+    comment = header.get("COMMENT", ("", 0))[0]
+    display = None
+    if "DISPLAY_DATA_SECTION" in sections:
+        first, body = sections["DISPLAY_DATA_SECTION"]
+        display = _node_lines(path, "DISPLAY_DATA_SECTION", first, body, n)
+    if wtype == "EXPLICIT":
+        if "EDGE_WEIGHT_FORMAT" not in header:
+            raise InputFormatError(path, "EXPLICIT weights need an EDGE_WEIGHT_FORMAT")
+        fmt, fline = header["EDGE_WEIGHT_FORMAT"]
+        fmt = fmt.upper()
+        if fmt not in EXPLICIT_FORMATS:
+            raise InputFormatError(path, f"unknown EDGE_WEIGHT_FORMAT {fmt!r}", fline)
+        if "EDGE_WEIGHT_SECTION" not in sections:
+            raise InputFormatError(path, "EXPLICIT weights but no EDGE_WEIGHT_SECTION")
+        first, body = sections["EDGE_WEIGHT_SECTION"]
+        matrix = _explicit_matrix(path, fmt, first, body, n)
+        if display is None and "NODE_COORD_SECTION" in sections:
+            first, body = sections["NODE_COORD_SECTION"]
+            display = _node_lines(path, "NODE_COORD_SECTION", first, body, n)
+        return TSP(inst_name, "EXPLICIT", matrix=matrix, weight_format=fmt, display=display,
+                   comment=comment, source=os.fspath(path))
+    if "NODE_COORD_SECTION" not in sections:
+        raise InputFormatError(path, f"EDGE_WEIGHT_TYPE {wtype} needs a NODE_COORD_SECTION")
+    first, body = sections["NODE_COORD_SECTION"]
+    coords = _node_lines(path, "NODE_COORD_SECTION", first, body, n)
+    return TSP(inst_name, wtype, coords=coords, display=display, comment=comment, source=os.fspath(path))
+
+
+def read_tour(path: str | os.PathLike, tsp: TSP | None = None) -> np.ndarray:
+    """Read the (first) tour of a TSPLIB ``.tour`` file as a 0-based array.
+
+    The ``-1`` terminator and ``EOF`` are optional. With ``tsp`` given the tour must visit its
+    cities; otherwise its DIMENSION (or its own length) decides.
+    """
+    text = read_text(path)
+    lines = text.splitlines()
+    header, sections = _sections(path, lines)
+    if "TOUR_SECTION" not in sections:
+        raise InputFormatError(path, "no TOUR_SECTION")
+    first, body = sections["TOUR_SECTION"]
+    values = parse_ints(path, body, first)
+    stop = np.flatnonzero(values == -1)
+    tour = values[: stop[0]] if stop.size else values
+    n = tsp.n if tsp is not None else (_dimension(path, header) if "DIMENSION" in header else tour.size)
+    if "DIMENSION" in header and _dimension(path, header) != n:
+        raise InputFormatError(path, f"tour DIMENSION {_dimension(path, header)} but the instance has n = {n}",
+                               header["DIMENSION"][1])
+    if tour.size != n:
+        raise InputFormatError(path, f"tour has {tour.size} cities, expected {n}",
+                               token_line(body, max(tour.size - 1, 0), first))
+    p = tour - 1
+    if n and (p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1):
+        raise InputFormatError(path, f"tour is not a permutation of 1..{n}", first)
+    return p
+
+
+def write_tour(path: str | os.PathLike, tsp: TSP, tour, name: str | None = None) -> int:
+    """Write a TSPLIB ``.tour`` (1-based, ``-1`` and ``EOF`` terminated); returns the tour length."""
+    t = tsp.check_tour(tour)
+    length = tsp.tour_length(t)
+    head = [
+        f"NAME : {name or tsp.name}.tour",
+        f"COMMENT : Length = {length} (metaheur)",
+        "TYPE : TOUR",
+        f"DIMENSION : {tsp.n}",
+        "TOUR_SECTION",
+    ]
+    Path(path).write_text("\n".join(head) + "\n" + "\n".join(str(int(c) + 1) for c in t) + "\n-1\nEOF\n")
+    return length
