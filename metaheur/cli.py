@@ -70,7 +70,7 @@ def info(instance: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("instance")
-@click.argument("solution_file", type=click.Path(dir_okay=False))
+@click.argument("solution_file", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def evaluate(instance: str, solution_file: str, as_json: bool) -> None:
     """Exact cost of SOLUTION_FILE (.sln, .tour or a result .json) on INSTANCE, with the gap."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.generators import parse_generated
-from metaheur.problems.qap import QAP, read_qaplib, read_sln
+from metaheur.problems.qap import QAP, check_permutation, read_qaplib, read_sln
 from metaheur.problems.textio import read_text
 from metaheur.problems.tsp import TSP, read_tour, read_tsplib
 
@@ -114,7 +114,7 @@ def _load_result_json(instance: QAP | TSP, path: Path) -> LoadedSolution:
     if not isinstance(data, dict) or "permutation" not in data:
         raise InputFormatError(path, "no 'permutation' key (expected a metaheur result JSON)")
     try:
-        perm = instance.check_permutation(data["permutation"], os.fspath(path))
+        perm = check_permutation(data["permutation"], instance.n, os.fspath(path))
     except MetaheurError as exc:
         raise InputFormatError(path, str(exc).split(": ", 1)[-1]) from None
     cost = data.get("cost")

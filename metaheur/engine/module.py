@@ -1,0 +1,193 @@
+"""Loading kernel modules and calling kernels the same way on every device.
+
+``load_module("qap_moves.cu", device)`` returns a :class:`KernelModule`; ``module.kernel(name)``
+a :class:`Kernel` called as CuPy's ``RawKernel``: ``kernel(grid, block, args)``. Before any launch
+the arguments are checked against the kernel's C signature: arrays must be of the device's array
+type, C-contiguous, of exactly the pointee's dtype (and writable where the pointer is not
+const); scalars must be representable in the parameter's type and are converted to it (CuPy
+alone would pass a Python ``float`` as ``double`` and an ``int`` as ``long long`` without checks).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metaheur.devices import Device, cpu_count, parse_device
+from metaheur.engine import cpu_build, gpu_build
+from metaheur.engine.source import Param, load_source
+from metaheur.errors import MetaheurError
+
+_INT_RANGES = {name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
+               for name in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")}
+_MODULES: dict[tuple, KernelModule] = {}
+_LOCK = threading.Lock()
+_COMPILE = {"seconds": 0.0}
+_THREADS = {"cpu": 0}
+
+
+def cpu_threads() -> int:
+    """OpenMP threads a CPU launch uses by default: ``set_cpu_threads``, else
+    ``$METAHEUR_CPU_THREADS``, else every core."""
+    if _THREADS["cpu"] > 0:
+        return _THREADS["cpu"]
+    env = os.environ.get("METAHEUR_CPU_THREADS", "")
+    return int(env) if env.isdigit() and int(env) > 0 else cpu_count()
+
+
+def set_cpu_threads(threads: int) -> None:
+    """Default OpenMP threads for CPU launches in this process (CPU islands use 1)."""
+    _THREADS["cpu"] = max(0, int(threads))
+
+
+def compile_seconds_total() -> float:
+    """Time this process has spent compiling (or loading cached) kernel modules."""
+    return _COMPILE["seconds"]
+
+
+def _dim3(value, what: str) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in dims):
+        raise MetaheurError(f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+
+
+def _check_scalar(kernel: str, p: Param, value):
+    if p.dtype.startswith(("int", "uint")):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"kernel {kernel}: argument {p.name} ({p.ctype}) needs an integer, got "
+                            f"{type(value).__name__}")
+        lo, hi = _INT_RANGES[p.dtype]
+        if not lo <= int(value) <= hi:
+            raise OverflowError(f"kernel {kernel}: argument {p.name} = {int(value)} does not fit {p.ctype}")
+        return np.dtype(p.dtype).type(int(value))
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"kernel {kernel}: argument {p.name} ({p.ctype}) needs a number, got {type(value).__name__}")
+    return np.dtype(p.dtype).type(value)
+
+
+def _check_array(kernel: str, p: Param, value, device: Device):
+    expected = device.xp.ndarray
+    if not isinstance(value, expected):
+        where = "a cupy array on " + device.name if device.is_gpu else "a numpy array"
+        raise TypeError(f"kernel {kernel}: argument {p.name} ({p.ctype}*) needs {where}, got {type(value).__name__}")
+    if value.dtype != np.dtype(p.dtype):
+        raise TypeError(f"kernel {kernel}: argument {p.name} ({p.ctype}*) needs dtype {p.dtype}, got {value.dtype}")
+    if not value.flags.c_contiguous:
+        raise ValueError(f"kernel {kernel}: argument {p.name} must be C-contiguous")
+    if device.is_gpu and value.device.id != device.index:
+        raise ValueError(f"kernel {kernel}: argument {p.name} is on cuda:{value.device.id}, not {device.name}")
+    if not p.const and not device.is_gpu and not value.flags.writeable:
+        raise ValueError(f"kernel {kernel}: argument {p.name} is written by the kernel but is read-only")
+    return value
+
+
+@dataclass
+class Kernel:
+    """One kernel of a module, callable as ``kernel(grid, block, args)``."""
+
+    name: str
+    params: tuple[Param, ...]
+    module: KernelModule
+    _fn: object = field(repr=False, default=None)
+
+    def check(self, args) -> list:
+        """``args`` validated against the signature (see the module docstring)."""
+        if len(args) != len(self.params):
+            raise TypeError(f"kernel {self.name} takes {len(self.params)} arguments "
+                            f"({', '.join(p.describe() for p in self.params)}), got {len(args)}")
+        dev = self.module.device
+        return [_check_array(self.name, p, a, dev) if p.pointer else _check_scalar(self.name, p, a)
+                for p, a in zip(self.params, args)]
+
+    def __call__(self, grid, block, args, *, stream=None, threads: int | None = None) -> None:
+        """Launch over ``grid`` blocks of ``block`` threads.
+
+        On the CPU the blocks are spread over ``threads`` OpenMP threads (default:
+        :func:`cpu_threads`); on a GPU ``stream`` is a CuPy stream (default: the current one).
+        """
+        g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        if b[0] * b[1] * b[2] > 1024:
+            raise MetaheurError(f"kernel {self.name}: a block has at most 1024 threads, got {b}")
+        checked = self.check(args)
+        if self.module.device.is_gpu:
+            import cupy
+
+            with cupy.cuda.Device(self.module.device.index):
+                self._fn(g, b, tuple(checked), stream=stream)
+            return
+        config = cpu_build.LaunchConfig((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b),
+                                        int(threads or cpu_threads()), 0)
+        raw = [a.ctypes.data if p.pointer else a.item() for p, a in zip(self.params, checked)]
+        self._fn(ctypes.byref(config), *raw)
+        if config.error:
+            raise MetaheurError(f"kernel {self.name}: threads of a block diverged at a barrier (simulation)")
+
+
+@dataclass
+class KernelModule:
+    """A compiled kernel source on one device."""
+
+    source_name: str
+    device: Device
+    defines: tuple[str, ...]
+    compile_seconds: float
+    handle: object = field(repr=False)
+    signatures: dict = field(repr=False, default_factory=dict)
+    sim: bool = False
+    _kernels: dict = field(repr=False, default_factory=dict)
+
+    def kernel(self, name: str) -> Kernel:
+        if name not in self._kernels:
+            if name not in self.signatures:
+                raise MetaheurError(f"no kernel {name!r} in {self.source_name}")
+            params = self.signatures[name]
+            if self.device.is_gpu:
+                fn = self.handle.get_function(name)
+            else:
+                fn = cpu_build.bind(self.handle, name, params)
+            self._kernels[name] = Kernel(name, params, self, fn)
+        return self._kernels[name]
+
+    __getitem__ = kernel
+
+
+def _normalise_defines(defines) -> tuple[str, ...]:
+    if not defines:
+        return ()
+    items = defines.items() if isinstance(defines, dict) else [(d, None) for d in defines]
+    out = []
+    for key, value in items:
+        out.append(str(key) if value is None else f"{key}={value}")
+    return tuple(sorted(out))
+
+
+def load_module(source_name: str, device: str | Device = "cpu", defines=None, *, sim: bool = False) -> KernelModule:
+    """The kernel file ``kernels/<source_name>`` compiled for ``device`` (cached per process).
+
+    ``defines`` (dict or list of ``NAME``/``NAME=VALUE``) become ``-D`` options: instance-specific
+    constants. ``sim=True`` (CPU only) builds the fiber simulation that honours ``block``.
+    """
+    dev = parse_device(device)
+    if sim and dev.is_gpu:
+        raise MetaheurError("the thread simulation is a CPU build")
+    defs = _normalise_defines(defines)
+    key = (source_name, dev.name, defs, sim)
+    with _LOCK:
+        module = _MODULES.get(key)
+        if module is None:
+            source = load_source(source_name)
+            if dev.is_gpu:
+                built = gpu_build.build(source, defs, dev.index)
+                handle, seconds = built.module, built.compile_seconds
+            else:
+                built = cpu_build.build(source, defs, sim)
+                handle, seconds = built.library, built.compile_seconds
+            _COMPILE["seconds"] += seconds
+            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim)
+            _MODULES[key] = module
+    return module

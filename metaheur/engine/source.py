@@ -1,0 +1,121 @@
+"""Kernel sources: reading ``kernels/*.cu``, inlining the project's headers, parsing signatures.
+
+Headers included with ``#include "name.cuh"`` that live in ``kernels/`` are inlined (once each)
+with ``#line`` directives, so that (1) the source string handed to NVRTC or the host compiler is
+self-contained and CuPy's cache key, which sees only that string, covers every header, and (2)
+compiler messages still name the original file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from metaheur.errors import MetaheurError
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+_KERNEL = re.compile(
+    r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S
+)
+
+#: C parameter types a kernel may take, with their numpy dtype names.
+C_TYPES = {
+    "char": "int8",
+    "signed char": "int8",
+    "unsigned char": "uint8",
+    "short": "int16",
+    "unsigned short": "uint16",
+    "int": "int32",
+    "unsigned int": "uint32",
+    "unsigned": "uint32",
+    "long long": "int64",
+    "long long int": "int64",
+    "unsigned long long": "uint64",
+    "unsigned long long int": "uint64",
+    "float": "float32",
+    "double": "float64",
+}
+
+
+def kernel_dir() -> Path:
+    """Folder of the kernel sources (the installed ``metaheur.kernels`` package)."""
+    return Path(str(resources.files("metaheur.kernels")))
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter: ``name``, numpy ``dtype`` name, pointer or not, const pointee or not."""
+
+    name: str
+    dtype: str
+    pointer: bool
+    const: bool
+    ctype: str
+
+    def describe(self) -> str:
+        return f"{'const ' if self.const else ''}{self.ctype}{'*' if self.pointer else ''} {self.name}"
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """A kernel file with its headers inlined, and the signature of every kernel in it."""
+
+    name: str
+    text: str
+    signatures: dict[str, tuple[Param, ...]]
+
+
+def _inline(path: Path, seen: set[str]) -> list[str]:
+    root = path.parent
+    out = [f'#line 1 "kernels/{path.name}"']
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        m = _INCLUDE.match(line)
+        if m and (root / m.group(1)).is_file():
+            header = m.group(1)
+            if header not in seen:
+                seen.add(header)
+                out.extend(_inline(root / header, seen))
+            out.append(f'#line {number + 1} "kernels/{path.name}"')
+            continue
+        out.append(line)
+    return out
+
+
+def _parse_param(kernel: str, text: str) -> Param:
+    words = text.replace("*", " * ").split()
+    pointer = words.count("*")
+    if pointer > 1:
+        raise MetaheurError(f"kernel {kernel}: parameter {text.strip()!r}: pointers to pointers are not supported")
+    const = "const" in words
+    name = words[-1]
+    base = " ".join(w for w in words[:-1] if w not in ("const", "*", "__restrict__", "volatile"))
+    if base not in C_TYPES:
+        raise MetaheurError(f"kernel {kernel}: parameter {text.strip()!r} has an unsupported type {base!r}")
+    return Param(name, C_TYPES[base], bool(pointer), const, base)
+
+
+def parse_signatures(text: str) -> dict[str, tuple[Param, ...]]:
+    """``{kernel name: parameters}`` for every ``extern "C" __global__ void`` kernel in ``text``."""
+    out = {}
+    for m in _KERNEL.finditer(text):
+        params = [p for p in m.group(2).split(",") if p.strip() and p.strip() != "void"]
+        out[m.group(1)] = tuple(_parse_param(m.group(1), p) for p in params)
+    return out
+
+
+@lru_cache(maxsize=None)
+def load_source(name: str) -> KernelSource:
+    """The kernel file ``kernels/<name>`` with its project headers inlined."""
+    path = kernel_dir() / name
+    if not path.is_file():
+        raise MetaheurError(f"no kernel source {name!r} in {kernel_dir()}")
+    text = "\n".join(_inline(path, set())) + "\n"
+    return KernelSource(name, text, parse_signatures(text))
+
+
+def shim_text() -> str:
+    """The CPU shim header (kernels/mh_cpu_shim.h) with a ``#line`` directive."""
+    return '#line 1 "kernels/mh_cpu_shim.h"\n' + (kernel_dir() / "mh_cpu_shim.h").read_text() + "\n"

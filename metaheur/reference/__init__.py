@@ -1,0 +1,5 @@
+"""Plain numpy versions of what the kernels compute: the tests' oracle and the benchmarks' numpy rows.
+
+Each function states the kernel it mirrors. They favour clarity (and vectorisation where the
+benchmark compares against them) over speed; every result is an exact integer.
+"""
