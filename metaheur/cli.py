@@ -56,7 +56,7 @@ def cli() -> None:
 def info(instance: str | None, as_json: bool) -> None:
     """Describe INSTANCE, or without one list the devices and versions."""
     if instance is None:
-        from metaheur.devices import system_report, format_system_report
+        from metaheur.devices import format_system_report, system_report
 
         report = system_report()
         _print_json(report) if as_json else click.echo(format_system_report(report))

@@ -7,6 +7,7 @@ until a GPU is actually asked for, so worker processes can be started safely.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -98,10 +99,8 @@ def _cpu_label() -> str:
 @lru_cache(maxsize=1)
 def cpu_device() -> Device:
     mem = None
-    try:
+    with contextlib.suppress(ValueError, OSError, AttributeError):
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        pass
     return Device("cpu", "cpu", 0, _cpu_label(), cpu_count(), mem)
 
 

@@ -111,6 +111,8 @@ def _load_result_json(instance: QAP | TSP, path: Path) -> LoadedSolution:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputFormatError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    except (ValueError, RecursionError) as exc:  # a number too long for int(), nesting too deep
+        raise InputFormatError(path, f"invalid JSON: {exc}") from None
     if not isinstance(data, dict) or "permutation" not in data:
         raise InputFormatError(path, "no 'permutation' key (expected a metaheur result JSON)")
     try:

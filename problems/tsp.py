@@ -335,6 +335,8 @@ def read_tour(path: str | os.PathLike, tsp: TSP | None = None) -> np.ndarray:
     if tour.size != n:
         raise InputFormatError(path, f"tour has {tour.size} cities, expected {n}",
                                token_line(body, max(tour.size - 1, 0), first))
+    if tour.size == 0:
+        raise InputFormatError(path, "TOUR_SECTION lists no cities", first)
     p = tour - 1
     if n and (p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1):
         raise InputFormatError(path, f"tour is not a permutation of 1..{n}", first)

@@ -60,7 +60,7 @@ def pair_distances(weight_type: str, coords: np.ndarray, i: np.ndarray, j: np.nd
         lat, lon = geo[:, 0], geo[:, 1]
         flat_i, flat_j = i.ravel(), j.ravel()
         out = np.fromiter(
-            (0 if a == b else geo_distance(lat[a], lon[a], lat[b], lon[b]) for a, b in zip(flat_i, flat_j)),
+            (0 if a == b else geo_distance(lat[a], lon[a], lat[b], lon[b]) for a, b in zip(flat_i, flat_j, strict=True)),
             dtype=np.int64, count=flat_i.size,
         )
         return out.reshape(i.shape)

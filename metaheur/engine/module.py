@@ -102,7 +102,7 @@ class Kernel:
                             f"({', '.join(p.describe() for p in self.params)}), got {len(args)}")
         dev = self.module.device
         return [_check_array(self.name, p, a, dev) if p.pointer else _check_scalar(self.name, p, a)
-                for p, a in zip(self.params, args)]
+                for p, a in zip(self.params, args, strict=True)]
 
     def __call__(self, grid, block, args, *, stream=None, threads: int | None = None) -> None:
         """Launch over ``grid`` blocks of ``block`` threads.
@@ -122,7 +122,7 @@ class Kernel:
             return
         config = cpu_build.LaunchConfig((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b),
                                         int(threads or cpu_threads()), 0)
-        raw = [a.ctypes.data if p.pointer else a.item() for p, a in zip(self.params, checked)]
+        raw = [a.ctypes.data if p.pointer else a.item() for p, a in zip(self.params, checked, strict=True)]
         self._fn(ctypes.byref(config), *raw)
         if config.error:
             raise MetaheurError(f"kernel {self.name}: threads of a block diverged at a barrier (simulation)")
@@ -146,10 +146,8 @@ class KernelModule:
             if name not in self.signatures:
                 raise MetaheurError(f"no kernel {name!r} in {self.source_name}")
             params = self.signatures[name]
-            if self.device.is_gpu:
-                fn = self.handle.get_function(name)
-            else:
-                fn = cpu_build.bind(self.handle, name, params)
+            gpu = self.device.is_gpu
+            fn = self.handle.get_function(name) if gpu else cpu_build.bind(self.handle, name, params)
             self._kernels[name] = Kernel(name, params, self, fn)
         return self._kernels[name]
 

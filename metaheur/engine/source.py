@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -68,17 +67,22 @@ class KernelSource:
     signatures: dict[str, tuple[Param, ...]]
 
 
+def _label(path: Path) -> str:
+    """How compiler messages name a file: ``kernels/x.cu`` for the project's own."""
+    return f"kernels/{path.name}" if path.parent == kernel_dir() else str(path)
+
+
 def _inline(path: Path, seen: set[str]) -> list[str]:
-    root = path.parent
-    out = [f'#line 1 "kernels/{path.name}"']
+    label = _label(path)
+    out = [f'#line 1 "{label}"']
     for number, line in enumerate(path.read_text().splitlines(), 1):
         m = _INCLUDE.match(line)
-        if m and (root / m.group(1)).is_file():
-            header = m.group(1)
-            if header not in seen:
-                seen.add(header)
-                out.extend(_inline(root / header, seen))
-            out.append(f'#line {number + 1} "kernels/{path.name}"')
+        found = m and next((d / m.group(1) for d in (path.parent, kernel_dir()) if (d / m.group(1)).is_file()), None)
+        if found:
+            if found.name not in seen:
+                seen.add(found.name)
+                out.extend(_inline(found, seen))
+            out.append(f'#line {number + 1} "{label}"')
             continue
         out.append(line)
     return out
@@ -106,14 +110,14 @@ def parse_signatures(text: str) -> dict[str, tuple[Param, ...]]:
     return out
 
 
-@lru_cache(maxsize=None)
 def load_source(name: str) -> KernelSource:
-    """The kernel file ``kernels/<name>`` with its project headers inlined."""
-    path = kernel_dir() / name
+    """The kernel file ``kernels/<name>`` (or a path to another ``.cu`` file, e.g. a test's) with
+    its headers inlined; headers are looked up next to the file, then in ``kernels/``."""
+    path = Path(name) if ("/" in name or Path(name).is_absolute()) else kernel_dir() / name
     if not path.is_file():
         raise MetaheurError(f"no kernel source {name!r} in {kernel_dir()}")
     text = "\n".join(_inline(path, set())) + "\n"
-    return KernelSource(name, text, parse_signatures(text))
+    return KernelSource(path.name, text, parse_signatures(text))
 
 
 def shim_text() -> str:

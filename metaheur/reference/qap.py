@@ -51,7 +51,8 @@ def delta_update(a: np.ndarray, b: np.ndarray, p_after: np.ndarray, delta: np.nd
     v = b[ps, p_after] - b[pr, p_after]
     u2 = a[:, r] - a[:, s]
     v2 = b[p_after, ps] - b[p_after, pr]
-    upd = (u[:, None] - u[None, :]) * (v[:, None] - v[None, :]) + (u2[:, None] - u2[None, :]) * (v2[:, None] - v2[None, :])
+    upd = (u[:, None] - u[None, :]) * (v[:, None] - v[None, :])
+    upd += (u2[:, None] - u2[None, :]) * (v2[:, None] - v2[None, :])
     delta += np.triu(upd, 1)
     # pairs touching r or s: the O(n) formula, vectorised over the partner unit
     for x in (r, s):

@@ -117,6 +117,13 @@ CASES = {
                                         "not a permutation"),
     "result-json-invalid": Case({"ok.tsp": GOOD_TSP, "r.json": '{"permutation": [0, 1,\n'},
                                 ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json", "invalid JSON"),
+    "result-json-too-deep": Case({"ok.tsp": GOOD_TSP, "r.json": "[" * 100_000},
+                                 ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json", "invalid JSON"),
+    "result-json-huge-number": Case({"ok.tsp": GOOD_TSP, "r.json": '{"permutation": [' + "7" * 5000 + "]}"},
+                                    ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json", "invalid JSON"),
+    "result-json-no-permutation": Case({"ok.dat": GOOD_DAT, "r.json": '{"cost": 5}'},
+                                       ["evaluate", "{dir}/ok.dat", "{dir}/r.json"], "{dir}/r.json",
+                                       "no 'permutation' key"),
     # ---- built-in names
     "bad-builtin-evaluate": Case({"x.sln": "1 0\n1\n"}, ["evaluate", "gen:qap:x", "{dir}/x.sln"], "gen:qap:x",
                                  "bad built-in instance"),

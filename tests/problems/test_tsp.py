@@ -399,6 +399,11 @@ def test_read_tour_errors(tmp_path, small_tsp):
     path.write_text("NAME : x\nTYPE : TOUR\n")
     with pytest.raises(InputFormatError, match="no TOUR_SECTION"):
         read_tour(path, small_tsp)
+    path.write_text("NAME : x\nTYPE : TOUR\nTOUR_SECTION\n-1\nEOF\n")
+    with pytest.raises(InputFormatError, match="no cities"):
+        read_tour(path)  # neither an instance nor a DIMENSION: an empty section is still an error
+    with pytest.raises(InputFormatError, match="0 cities, expected 8"):
+        read_tour(path, small_tsp)
 
 
 def test_write_tour_round_trip(tmp_path, small_tsp):

@@ -1,0 +1,51 @@
+/* tsp_knn.cu - k nearest neighbours of every city by Euclidean distance, with a uniform grid.
+ *
+ * One thread per city (any block shape). The cities are bucketed on the host into a gx x gy grid
+ * of square cells of side `cell` (cell_of[c] = cy * gx + cx, cell_items = cities sorted by cell,
+ * cell_start[g] .. cell_start[g + 1] the range of cell g). A city scans rings of cells around its
+ * own, keeping the k best (squared distance, index) pairs in lexicographic order, and stops once
+ * every unseen city is provably farther than its k-th neighbour (a city in ring r + 1 is at least
+ * r cells away). The result is exact and deterministic: ties go to the smaller index.
+ */
+#include "mh_common.cuh"
+
+#define MH_KNN_MAX 32
+
+extern "C" __global__ void tsp_knn_grid(const double *xy, const int *cell_of, const int *cell_start,
+                                        const int *cell_items, int gx, int gy, double cell, int n, int k, int *out) {
+  const ll c = mh_block() * mh_nthreads() + mh_tid();
+  if (c >= n) return;
+  double best_d[MH_KNN_MAX];
+  int best_i[MH_KNN_MAX];
+  int found = 0;
+  const double x = xy[2 * c], y = xy[2 * c + 1];
+  const int cx = cell_of[c] % gx, cy = cell_of[c] / gx;
+  const int rings = mh_imax(gx, gy);
+  for (int r = 0; r <= rings; ++r) {
+    for (int yy = cy - r; yy <= cy + r; ++yy) {
+      if (yy < 0 || yy >= gy) continue;
+      const bool edge_row = yy == cy - r || yy == cy + r;
+      for (int xx = cx - r; xx <= cx + r; xx += (edge_row || r == 0) ? 1 : 2 * r) {
+        if (xx < 0 || xx >= gx) continue;
+        const int g = yy * gx + xx;
+        for (int q = cell_start[g]; q < cell_start[g + 1]; ++q) {
+          const int o = cell_items[q];
+          if (o == c) continue;
+          const double dx = xy[2 * o] - x, dy = xy[2 * o + 1] - y, d = dx * dx + dy * dy;
+          if (found == k && (d > best_d[k - 1] || (d == best_d[k - 1] && o > best_i[k - 1]))) continue;
+          int at = found < k ? found++ : k - 1;
+          while (at > 0 && (best_d[at - 1] > d || (best_d[at - 1] == d && best_i[at - 1] > o))) {
+            best_d[at] = best_d[at - 1];
+            best_i[at] = best_i[at - 1];
+            --at;
+          }
+          best_d[at] = d;
+          best_i[at] = o;
+        }
+      }
+    }
+    const double reach = (double)r * cell * (1.0 - 1e-9);
+    if (found == k && best_d[k - 1] < reach * reach) break;
+  }
+  for (int q = 0; q < k; ++q) out[c * k + q] = q < found ? best_i[q] : -1;
+}

@@ -1,0 +1,17 @@
+"""Problem data on a device and the defines that specialise the kernels for an instance.
+
+``qap`` and ``tsp`` turn an instance into the arrays and ``-D`` defines its kernels take;
+:data:`COMPILE_VARIANTS` lists every (kernel source, defines) pair they can ask for, which is
+what the compile check builds.
+"""
+
+from metaheur.ops.qap import QAPData, qap_data
+from metaheur.ops.tsp import WEIGHT_CODES, TSPData, neighbours, tsp_data
+
+COMPILE_VARIANTS: dict[str, list[dict]] = {
+    "qap_moves.cu": [{}, {"MH_QAP_SYMMETRIC": 1}],
+    "tsp_moves.cu": [{"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values()))],
+    "tsp_knn.cu": [{}],
+}
+
+__all__ = ["COMPILE_VARIANTS", "WEIGHT_CODES", "QAPData", "TSPData", "neighbours", "qap_data", "tsp_data"]

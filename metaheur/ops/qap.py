@@ -1,0 +1,46 @@
+"""QAP instance data for the kernels: int32 matrices on a device and the symmetric-case define."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metaheur.devices import Device, parse_device
+from metaheur.errors import MetaheurError
+from metaheur.problems import QAP
+
+#: Kernels rank moves with category offsets of 2^61 (kernels/qap_moves.cu): deltas must stay below.
+DELTA_LIMIT = 2**60
+
+
+@dataclass
+class QAPData:
+    """Flow ``a``, its transpose ``at`` and distance ``b`` as int32 on ``device``."""
+
+    device: Device
+    n: int
+    a: object
+    at: object
+    b: object
+    symmetric: bool
+
+    @property
+    def defines(self) -> dict:
+        return {"MH_QAP_SYMMETRIC": 1} if self.symmetric else {}
+
+
+def qap_data(qap: QAP, device: str | Device = "cpu") -> QAPData:
+    """Upload ``qap`` for the kernels; too large values are a clear :class:`MetaheurError`."""
+    dev = parse_device(device)
+    if qap.n < 2:
+        raise MetaheurError(f"{qap.name}: a QAP search needs n >= 2")
+    if not qap.fits_int32:
+        raise MetaheurError(f"{qap.name}: matrix entries exceed the 32-bit range of the kernels")
+    bound = int(np.abs(qap.flow).max()) * int(np.abs(qap.distance).max()) * qap.n * qap.n * 4
+    if bound >= DELTA_LIMIT:
+        raise MetaheurError(f"{qap.name}: costs may exceed 2^60, beyond the kernels' exact 64-bit range")
+    a = qap.flow.astype(np.int32)
+    b = qap.distance.astype(np.int32)
+    symmetric = bool(np.array_equal(a, a.T) and np.array_equal(b, b.T))
+    return QAPData(dev, qap.n, dev.asarray(a), dev.asarray(np.ascontiguousarray(a.T)), dev.asarray(b), symmetric)
