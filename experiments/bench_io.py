@@ -30,10 +30,11 @@ from pathlib import Path
 DEFAULT_INSTANCES = ["tai100a", "tai256c", "si1032", "pr2392", "pla33810", "pla85900"]
 REQUIREMENT = {"instance": "pla85900", "memory_mib": 1024.0, "seconds": 5.0}
 COLUMNS = [
-    "instance", "problem", "n", "weights", "solution", "cost", "expected", "reps", "load_s_median", "load_s_min",
-    "solution_s_median", "score_s_median", "score_s_min", "tracemalloc_peak_mib", "maxrss_delta_mib",
-    "full_matrix_mib",
+    "instance", "problem", "n", "weights", "solution", "cost", "expected", "reps", "load_s_median",
+    "load_s_min", "solution_s_median", "score_s_median", "score_s_min", "tracemalloc_peak_mib",
+    "maxrss_delta_mib", "full_matrix_mib",
 ]
+MARKDOWN_COLUMNS = [c for c in COLUMNS if c != "reps"]
 
 
 def _maxrss_mib() -> float:
@@ -89,10 +90,8 @@ def child(name: str, root: Path, reps: int) -> dict:
     inst, _, _, _ = once()
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    if sol_path.is_file():
-        expected = stated if is_qap else bks.get(name)
-    else:
-        expected = None
+    # what the score must equal: the .sln's stated cost, or the optimum for a TSPLIB .opt.tour
+    expected = (stated if is_qap else bks.get(name)) if sol_path.is_file() else None
     return {
         "instance": name,
         "problem": "QAP" if is_qap else "TSP",
@@ -140,23 +139,23 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child, root, args.reps)))
         return 0
 
+    layout = (("qaplib", ".dat"), ("tsplib", ".tsp"))
     present = [name for name in args.instances
-               if any((root / lib / f"{name}{suf}").is_file() for lib, suf in (("qaplib", ".dat"), ("tsplib", ".tsp")))]
+               if any((root / lib / f"{name}{suf}").is_file() for lib, suf in layout)]
     missing = sorted(set(args.instances) - set(present))
     rows = []
     for name in present:
-        proc = subprocess.run(
-            [sys.executable, __file__, "--child", name, "--reps", str(args.reps), "--instances-dir", str(root)],
-            capture_output=True, text=True, check=False,
-        )
+        cmd = [sys.executable, __file__, "--child", name, "--reps", str(args.reps),
+               "--instances-dir", str(root)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
             return 2
         row = json.loads(proc.stdout)
         rows.append(row)
-        print(f"{name:>10}  n={row['n']:>6}  load {row['load_s_median']:.3f} s  score {row['score_s_median']:.4f} s  "
-              f"tracemalloc {row['tracemalloc_peak_mib']:.1f} MiB  maxrss +{row['maxrss_delta_mib']:.1f} MiB",
-              flush=True)
+        print(f"{name:>10}  n={row['n']:>6}  load {row['load_s_median']:.3f} s  "
+              f"score {row['score_s_median']:.4f} s  tracemalloc {row['tracemalloc_peak_mib']:.1f} MiB  "
+              f"maxrss +{row['maxrss_delta_mib']:.1f} MiB", flush=True)
 
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv if argv is not None else sys.argv[1:]))
     header = (f"command: {command}; date: {_dt.datetime.now().astimezone().isoformat(timespec='seconds')}; "
@@ -168,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         if row["instance"] == REQUIREMENT["instance"]:
             memory = max(row["tracemalloc_peak_mib"], row["maxrss_delta_mib"])
             seconds = row["load_s_median"] + row["solution_s_median"] + row["score_s_median"]
-            ok = memory < REQUIREMENT["memory_mib"] and seconds < REQUIREMENT["seconds"] and not row["built_matrix"]
+            ok = (memory < REQUIREMENT["memory_mib"] and seconds < REQUIREMENT["seconds"]
+                  and not row["built_matrix"])
             verdict.append(
-                f"{'PASS' if ok else 'FAIL'}: {row['instance']} (n = {row['n']}) loads and scores in {seconds:.2f} s "
+                f"{'PASS' if ok else 'FAIL'}: {row['instance']} (n = {row['n']}) loads and scores in "
+                f"{seconds:.2f} s "
                 f"with a peak of {memory:.1f} MiB (limit {REQUIREMENT['memory_mib']:.0f} MiB, "
                 f"{REQUIREMENT['seconds']:.0f} s); no distance matrix built (a full one: "
                 f"{row['full_matrix_mib'] / 1024:.1f} GiB)")
@@ -197,15 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
-        keys = ["instance", "problem", "n", "weights", "solution", "cost", "expected", "load_s_median", "load_s_min",
-                "solution_s_median", "score_s_median", "score_s_min", "tracemalloc_peak_mib", "maxrss_delta_mib",
-                "full_matrix_mib"]
-        md.append("| " + " | ".join(_fmt(row[k], k) for k in keys) + " |")
+        md.append("| " + " | ".join(_fmt(row[k], k) for k in MARKDOWN_COLUMNS) + " |")
     md.append("")
     if missing:
         md.append(f"Not present under the instance directory: {', '.join(missing)}.")
         md.append("")
-    md += verdict + [""] if verdict else []
+    if verdict:
+        md += [*verdict, ""]
     (out / "bench_io.md").write_text("\n".join(md))
     for line in verdict:
         print(line)

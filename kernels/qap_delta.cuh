@@ -44,4 +44,29 @@ __device__ __forceinline__ ll mh_qap_delta(const int *__restrict__ a, const int 
 #endif
 }
 
+
+/* The same O(n) delta from rows of permuted copies kept by a search (Taillard 1991; the layout of
+ * the yardstick shared/yardsticks/rots.c): bp[x][y] = b[p[x]][p[y]], bpt its transpose, at = a
+ * transposed, so that every term reads contiguous rows:
+ *   sum_k (at_i[k] - at_j[k])(bpt_j[k] - bpt_i[k]) + (a_i[k] - a_j[k])(bp_j[k] - bp_i[k]),
+ * minus the k = i, j terms, plus the two exact ones. */
+__device__ __forceinline__ ll mh_qap_delta_rows(const int *__restrict__ a, const int *__restrict__ at,
+                                                const int *__restrict__ bp, const int *__restrict__ bpt, int n,
+                                                int i, int j) {
+  const int *ai = a + (ll)i * n, *aj = a + (ll)j * n, *bi = bp + (ll)i * n, *bj = bp + (ll)j * n;
+#ifdef MH_QAP_SYMMETRIC
+  ll s = 0;
+  for (int k = 0; k < n; ++k) s += (ll)(ai[k] - aj[k]) * (bj[k] - bi[k]);
+  s *= 2;
+  const ll ti = 2 * (ll)(ai[i] - aj[i]) * (bj[i] - bi[i]), tj = 2 * (ll)(ai[j] - aj[j]) * (bj[j] - bi[j]);
+#else
+  const int *ti_ = at + (ll)i * n, *tj_ = at + (ll)j * n, *ci = bpt + (ll)i * n, *cj = bpt + (ll)j * n;
+  ll s = 0;
+  for (int k = 0; k < n; ++k) s += (ll)(ti_[k] - tj_[k]) * (cj[k] - ci[k]) + (ll)(ai[k] - aj[k]) * (bj[k] - bi[k]);
+  const ll ti = (ll)(ti_[i] - tj_[i]) * (cj[i] - ci[i]) + (ll)(ai[i] - aj[i]) * (bj[i] - bi[i]);
+  const ll tj = (ll)(ti_[j] - tj_[j]) * (cj[j] - ci[j]) + (ll)(ai[j] - aj[j]) * (bj[j] - bi[j]);
+#endif
+  return s - ti - tj + (ll)(ai[i] - aj[j]) * (bj[j] - bi[i]) + (ll)(ai[j] - aj[i]) * (bj[i] - bi[j]);
+}
+
 #endif /* MH_QAP_DELTA_CUH */

@@ -24,10 +24,21 @@ GOOD_TSP = ("NAME : five\nTYPE : TSP\nDIMENSION : 5\nEDGE_WEIGHT_TYPE : EUC_2D\n
 @dataclass
 class Case:
     files: dict[str, str | bytes]  # name -> content, written under tmp_path
-    argv: list[str]  # arguments; "{dir}" stands for tmp_path
-    culprit: str  # the path that must be named ("{dir}" expanded)
+    argv: list[str]  # arguments; "@" stands for tmp_path
+    culprit: str  # the path (or name) the message must give ("@" expanded)
     fragment: str  # a piece of the message
     line: int | None = None  # the line number that must be given
+
+
+def info(files: dict, name: str, fragment: str, line: int | None = None) -> Case:
+    """``metaheur info @/name`` must fail naming @/name."""
+    return Case(files, ["info", f"@/{name}"], f"@/{name}", fragment, line)
+
+
+def evaluate(files: dict, instance: str, solution: str, fragment: str, line: int | None = None,
+             culprit: str | None = None) -> Case:
+    """``metaheur evaluate INSTANCE @/solution`` must fail naming the solution (or ``culprit``)."""
+    return Case(files, ["evaluate", instance, f"@/{solution}"], culprit or f"@/{solution}", fragment, line)
 
 
 def tsp_text(dimension="5", wtype="EUC_2D", kind="TSP", body=None) -> str:
@@ -36,97 +47,88 @@ def tsp_text(dimension="5", wtype="EUC_2D", kind="TSP", body=None) -> str:
             f"NODE_COORD_SECTION\n{body}EOF\n")
 
 
-EXPLICIT_HEAD = "NAME : e\nTYPE : TSP\nDIMENSION : 4\nEDGE_WEIGHT_TYPE : EXPLICIT\nEDGE_WEIGHT_FORMAT : UPPER_ROW\n"
+EXPLICIT_HEAD = ("NAME : e\nTYPE : TSP\nDIMENSION : 4\nEDGE_WEIGHT_TYPE : EXPLICIT\n"
+                 "EDGE_WEIGHT_FORMAT : UPPER_ROW\nEDGE_WEIGHT_SECTION\n")
+QAP_OK = {"ok.dat": GOOD_DAT}
+TSP_OK = {"ok.tsp": GOOD_TSP}
 
 CASES = {
     # ---- QAP instance files
-    "qap-truncated": Case({"t.dat": "3\n0 1 2\n1 0 3\n2 3 0\n0 5 6\n5 0\n"}, ["info", "{dir}/t.dat"],
-                          "{dir}/t.dat", "truncated", 6),
-    "qap-non-numeric": Case({"n.dat": "2\n0 1\n1 O\n0 4\n4 0\n"}, ["info", "{dir}/n.dat"],
-                            "{dir}/n.dat", "'O' is not an integer", 3),
-    "qap-float-token": Case({"f.dat": "2\n0 1\n1 0\n0 4.5\n4 0\n"}, ["info", "{dir}/f.dat"],
-                            "{dir}/f.dat", "'4.5' is not an integer", 4),
-    "qap-extra-numbers": Case({"x.dat": GOOD_DAT + "\n\n17 18\n"}, ["info", "{dir}/x.dat"],
-                              "{dir}/x.dat", "2 numbers after the two 3 x 3 matrices", 12),
-    "qap-empty": Case({"e.dat": "\n  \n"}, ["info", "{dir}/e.dat"], "{dir}/e.dat", "empty"),
-    "qap-bad-n": Case({"z.dat": "0\n"}, ["info", "{dir}/z.dat"], "{dir}/z.dat", "n = 0", 1),
+    "qap-truncated": info({"t.dat": "3\n0 1 2\n1 0 3\n2 3 0\n0 5 6\n5 0\n"}, "t.dat", "truncated", 6),
+    "qap-non-numeric": info({"n.dat": "2\n0 1\n1 O\n0 4\n4 0\n"}, "n.dat", "'O' is not an integer", 3),
+    "qap-float-token": info({"f.dat": "2\n0 1\n1 0\n0 4.5\n4 0\n"}, "f.dat", "'4.5' is not an integer", 4),
+    "qap-extra-numbers": info({"x.dat": GOOD_DAT + "\n\n17 18\n"}, "x.dat",
+                              "2 numbers after the two 3 x 3 matrices", 12),
+    "qap-empty": info({"e.dat": "\n  \n"}, "e.dat", "empty"),
+    "qap-bad-n": info({"z.dat": "0\n"}, "z.dat", "n = 0", 1),
     # ---- TSP instance files
-    "tsp-dimension-vs-coords": Case({"d.tsp": tsp_text(dimension="6")}, ["info", "{dir}/d.tsp"],
-                                    "{dir}/d.tsp", "NODE_COORD_SECTION has 5 lines, DIMENSION = 6", 10),
-    "tsp-dimension-vs-coords-more": Case({"d.tsp": tsp_text(dimension="4")}, ["info", "{dir}/d.tsp"],
-                                         "{dir}/d.tsp", "NODE_COORD_SECTION has 5 lines, DIMENSION = 4", 10),
-    "tsp-dimension-vs-weights-short": Case(
-        {"w.tsp": EXPLICIT_HEAD + "EDGE_WEIGHT_SECTION\n1 2 3\n4 5\nEOF\n"}, ["info", "{dir}/w.tsp"],
-        "{dir}/w.tsp", "needs 6 weights, found 5", 8),
-    "tsp-dimension-vs-weights-long": Case(
-        {"w.tsp": EXPLICIT_HEAD + "EDGE_WEIGHT_SECTION\n1 2 3\n4 5 6\n7\nEOF\n"}, ["info", "{dir}/w.tsp"],
-        "{dir}/w.tsp", "1 weights too many", 9),
-    "tsp-non-numeric-coordinate": Case({"c.tsp": tsp_text(body="1 0 0\n2 10 0\n3 ten 10\n4 0 10\n5 5 15\n")},
-                                       ["info", "{dir}/c.tsp"], "{dir}/c.tsp", "'ten' is not a number", 8),
-    "tsp-duplicate-node-id": Case({"i.tsp": tsp_text(body="1 0 0\n2 10 0\n3 10 10\n3 0 10\n5 5 15\n")},
-                                  ["info", "{dir}/i.tsp"], "{dir}/i.tsp", "node ids must be 1..5", 9),
-    "tsp-unknown-weight-type": Case({"u.tsp": tsp_text(wtype="EUCLIDEAN")}, ["info", "{dir}/u.tsp"],
-                                    "{dir}/u.tsp", "unknown EDGE_WEIGHT_TYPE 'EUCLIDEAN'", 4),
-    "tsp-unsupported-euc3d": Case({"3.tsp": tsp_text(wtype="EUC_3D", body="1 0 0 0\n")}, ["info", "{dir}/3.tsp"],
-                                  "{dir}/3.tsp", "EDGE_WEIGHT_TYPE EUC_3D is not supported", 4),
-    "tsp-unsupported-atsp": Case({"a.tsp": tsp_text(kind="ATSP")}, ["info", "{dir}/a.tsp"],
-                                 "{dir}/a.tsp", "TYPE 'ATSP' is not supported", 2),
-    "tsp-missing-dimension": Case({"m.tsp": "NAME : m\nTYPE : TSP\nEDGE_WEIGHT_TYPE : EUC_2D\nEOF\n"},
-                                  ["info", "{dir}/m.tsp"], "{dir}/m.tsp", "missing DIMENSION"),
-    "tsp-garbage-line": Case({"g.tsp": "NAME : g\nhello world\n"}, ["info", "{dir}/g.tsp"],
-                             "{dir}/g.tsp", "not a TSPLIB keyword", 2),
+    "tsp-dimension-vs-coords": info({"d.tsp": tsp_text(dimension="6")}, "d.tsp",
+                                    "NODE_COORD_SECTION has 5 lines, DIMENSION = 6", 10),
+    "tsp-dimension-vs-coords-more": info({"d.tsp": tsp_text(dimension="4")}, "d.tsp",
+                                         "NODE_COORD_SECTION has 5 lines, DIMENSION = 4", 10),
+    "tsp-dimension-vs-weights-short": info({"w.tsp": EXPLICIT_HEAD + "1 2 3\n4 5\nEOF\n"}, "w.tsp",
+                                           "needs 6 weights, found 5", 8),
+    "tsp-dimension-vs-weights-long": info({"w.tsp": EXPLICIT_HEAD + "1 2 3\n4 5 6\n7\nEOF\n"}, "w.tsp",
+                                          "1 weights too many", 9),
+    "tsp-non-numeric-coordinate": info({"c.tsp": tsp_text(body="1 0 0\n2 10 0\n3 ten 10\n4 0 10\n5 5 15\n")},
+                                       "c.tsp", "'ten' is not a number", 8),
+    "tsp-duplicate-node-id": info({"i.tsp": tsp_text(body="1 0 0\n2 10 0\n3 10 10\n3 0 10\n5 5 15\n")},
+                                  "i.tsp", "node ids must be 1..5", 9),
+    "tsp-unknown-weight-type": info({"u.tsp": tsp_text(wtype="EUCLIDEAN")}, "u.tsp",
+                                    "unknown EDGE_WEIGHT_TYPE 'EUCLIDEAN'", 4),
+    "tsp-unsupported-euc3d": info({"3.tsp": tsp_text(wtype="EUC_3D", body="1 0 0 0\n")}, "3.tsp",
+                                  "EDGE_WEIGHT_TYPE EUC_3D is not supported", 4),
+    "tsp-unsupported-atsp": info({"a.tsp": tsp_text(kind="ATSP")}, "a.tsp",
+                                 "TYPE 'ATSP' is not supported", 2),
+    "tsp-missing-dimension": info({"m.tsp": "NAME : m\nTYPE : TSP\nEDGE_WEIGHT_TYPE : EUC_2D\nEOF\n"},
+                                  "m.tsp",
+                                  "missing DIMENSION"),
+    "tsp-garbage-line": info({"g.tsp": "NAME : g\nhello world\n"}, "g.tsp", "not a TSPLIB keyword", 2),
     # ---- files that are not files
-    "missing-instance": Case({}, ["info", "{dir}/nothere.dat"], "{dir}/nothere.dat", "no such file"),
-    "missing-instance-evaluate": Case({}, ["evaluate", "{dir}/nothere.tsp", "{dir}/x.tour"],
-                                      "{dir}/nothere.tsp", "no such file"),
-    "missing-solution": Case({"ok.dat": GOOD_DAT}, ["evaluate", "{dir}/ok.dat", "{dir}/nothere.sln"],
-                             "{dir}/nothere.sln", "no such file"),
-    "directory-instance": Case({"sub/keep.txt": "x"}, ["info", "{dir}/sub"], "{dir}/sub", "not a file"),
-    "directory-solution": Case({"ok.tsp": GOOD_TSP, "sub/keep.txt": "x"},
-                               ["evaluate", "{dir}/ok.tsp", "{dir}/sub"], "{dir}/sub", "is a directory"),
-    "binary-instance": Case({"bin.dat": b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe"}, ["info", "{dir}/bin.dat"],
-                            "{dir}/bin.dat", "binary"),
-    "binary-tsp": Case({"bin.tsp": b"NAME : x\n\x00\x01\x02"}, ["info", "{dir}/bin.tsp"], "{dir}/bin.tsp", "binary"),
-    "binary-solution": Case({"ok.dat": GOOD_DAT, "bin.sln": b"\x00\x00\x01"},
-                            ["evaluate", "{dir}/ok.dat", "{dir}/bin.sln"], "{dir}/bin.sln", "binary"),
+    "missing-instance": info({}, "nothere.dat", "no such file"),
+    "missing-instance-evaluate": evaluate({}, "@/nothere.tsp", "x.tour", "no such file",
+                                          culprit="@/nothere.tsp"),
+    "missing-solution": evaluate(QAP_OK, "@/ok.dat", "nothere.sln", "no such file"),
+    "directory-instance": info({"sub/keep.txt": "x"}, "sub", "not a file"),
+    "directory-solution": evaluate({**TSP_OK, "sub/keep.txt": "x"}, "@/ok.tsp", "sub", "is a directory"),
+    "binary-instance": info({"bin.dat": b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe"}, "bin.dat", "binary"),
+    "binary-tsp": info({"bin.tsp": b"NAME : x\n\x00\x01\x02"}, "bin.tsp", "binary"),
+    "binary-solution": evaluate({**QAP_OK, "bin.sln": b"\x00\x00\x01"}, "@/ok.dat", "bin.sln", "binary"),
     # ---- QAP solutions (.sln)
-    "sln-not-permutation": Case({"ok.dat": GOOD_DAT, "p.sln": "3 10\n1 1 2\n"},
-                                ["evaluate", "{dir}/ok.dat", "{dir}/p.sln"], "{dir}/p.sln", "not a permutation", 2),
-    "sln-out-of-range": Case({"ok.dat": GOOD_DAT, "r.sln": "3 10\n1 2 4\n"},
-                             ["evaluate", "{dir}/ok.dat", "{dir}/r.sln"], "{dir}/r.sln", "not a permutation", 2),
-    "sln-wrong-size": Case({"ok.dat": GOOD_DAT, "s.sln": "4 10\n1 2 3 4\n"},
-                           ["evaluate", "{dir}/ok.dat", "{dir}/s.sln"], "{dir}/s.sln", "n = 4, the instance has n = 3",
-                           1),
-    "sln-too-few-entries": Case({"ok.dat": GOOD_DAT, "f.sln": "3 10\n1 2\n"},
-                                ["evaluate", "{dir}/ok.dat", "{dir}/f.sln"], "{dir}/f.sln", "2 entries, n = 3", 2),
-    "sln-non-numeric": Case({"ok.dat": GOOD_DAT, "x.sln": "3 10\n1 2\nthree\n"},
-                            ["evaluate", "{dir}/ok.dat", "{dir}/x.sln"], "{dir}/x.sln", "'three'", 3),
-    # ---- TSP solutions (.tour)
-    "tour-not-permutation": Case({"ok.tsp": GOOD_TSP, "p.tour": "TOUR_SECTION\n1 2 3 3 5\n-1\nEOF\n"},
-                                 ["evaluate", "{dir}/ok.tsp", "{dir}/p.tour"], "{dir}/p.tour", "not a permutation"),
-    "tour-wrong-size": Case({"ok.tsp": GOOD_TSP, "s.tour": "TOUR_SECTION\n1 2 3 4\n-1\nEOF\n"},
-                            ["evaluate", "{dir}/ok.tsp", "{dir}/s.tour"], "{dir}/s.tour",
-                            "tour has 4 cities, expected 5", 2),
-    "tour-wrong-dimension": Case({"ok.tsp": GOOD_TSP, "d.tour": "DIMENSION : 6\nTOUR_SECTION\n1 2 3 4 5 6\n-1\n"},
-                                 ["evaluate", "{dir}/ok.tsp", "{dir}/d.tour"], "{dir}/d.tour",
-                                 "tour DIMENSION 6 but the instance has n = 5", 1),
-    "tour-no-section": Case({"ok.tsp": GOOD_TSP, "n.tour": "NAME : x\nTYPE : TOUR\nEOF\n"},
-                            ["evaluate", "{dir}/ok.tsp", "{dir}/n.tour"], "{dir}/n.tour", "no TOUR_SECTION"),
-    "result-json-bad-permutation": Case({"ok.tsp": GOOD_TSP, "r.json": '{"permutation": [0, 1, 2, 3, 3]}'},
-                                        ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json",
-                                        "not a permutation"),
-    "result-json-invalid": Case({"ok.tsp": GOOD_TSP, "r.json": '{"permutation": [0, 1,\n'},
-                                ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json", "invalid JSON"),
-    "result-json-too-deep": Case({"ok.tsp": GOOD_TSP, "r.json": "[" * 100_000},
-                                 ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json", "invalid JSON"),
-    "result-json-huge-number": Case({"ok.tsp": GOOD_TSP, "r.json": '{"permutation": [' + "7" * 5000 + "]}"},
-                                    ["evaluate", "{dir}/ok.tsp", "{dir}/r.json"], "{dir}/r.json", "invalid JSON"),
-    "result-json-no-permutation": Case({"ok.dat": GOOD_DAT, "r.json": '{"cost": 5}'},
-                                       ["evaluate", "{dir}/ok.dat", "{dir}/r.json"], "{dir}/r.json",
-                                       "no 'permutation' key"),
+    "sln-not-permutation": evaluate({**QAP_OK, "p.sln": "3 10\n1 1 2\n"}, "@/ok.dat", "p.sln",
+                                    "not a permutation", 2),
+    "sln-out-of-range": evaluate({**QAP_OK, "r.sln": "3 10\n1 2 4\n"}, "@/ok.dat", "r.sln",
+                                 "not a permutation", 2),
+    "sln-wrong-size": evaluate({**QAP_OK, "s.sln": "4 10\n1 2 3 4\n"}, "@/ok.dat", "s.sln",
+                               "n = 4, the instance has n = 3", 1),
+    "sln-too-few-entries": evaluate({**QAP_OK, "f.sln": "3 10\n1 2\n"}, "@/ok.dat", "f.sln",
+                                    "2 entries, n = 3", 2),
+    "sln-non-numeric": evaluate({**QAP_OK, "x.sln": "3 10\n1 2\nthree\n"}, "@/ok.dat", "x.sln", "'three'", 3),
+    # ---- TSP solutions (.tour) and result JSON
+    "tour-not-permutation": evaluate({**TSP_OK, "p.tour": "TOUR_SECTION\n1 2 3 3 5\n-1\nEOF\n"}, "@/ok.tsp",
+                                     "p.tour", "not a permutation"),
+    "tour-wrong-size": evaluate({**TSP_OK, "s.tour": "TOUR_SECTION\n1 2 3 4\n-1\nEOF\n"}, "@/ok.tsp",
+                                "s.tour",
+                                "tour has 4 cities, expected 5", 2),
+    "tour-wrong-dimension": evaluate({**TSP_OK, "d.tour": "DIMENSION : 6\nTOUR_SECTION\n1 2 3 4 5 6\n-1\n"},
+                                     "@/ok.tsp", "d.tour", "tour DIMENSION 6 but the instance has n = 5", 1),
+    "tour-no-section": evaluate({**TSP_OK, "n.tour": "NAME : x\nTYPE : TOUR\nEOF\n"}, "@/ok.tsp", "n.tour",
+                                "no TOUR_SECTION"),
+    "tour-empty-section": evaluate({**TSP_OK, "e.tour": "TOUR_SECTION\n-1\nEOF\n"}, "@/ok.tsp", "e.tour",
+                                   "0 cities, expected 5", 2),
+    "result-json-bad-permutation": evaluate({**TSP_OK, "r.json": '{"permutation": [0, 1, 2, 3, 3]}'},
+                                            "@/ok.tsp", "r.json", "not a permutation"),
+    "result-json-invalid": evaluate({**TSP_OK, "r.json": '{"permutation": [0, 1,\n'}, "@/ok.tsp", "r.json",
+                                    "invalid JSON"),
+    "result-json-too-deep": evaluate({**TSP_OK, "r.json": "[" * 100_000}, "@/ok.tsp", "r.json",
+                                     "invalid JSON"),
+    "result-json-huge-number": evaluate({**TSP_OK, "r.json": '{"permutation": [' + "7" * 5000 + "]}"},
+                                        "@/ok.tsp", "r.json", "invalid JSON"),
+    "result-json-no-permutation": evaluate({**QAP_OK, "r.json": '{"cost": 5}'}, "@/ok.dat", "r.json",
+                                           "no 'permutation' key"),
     # ---- built-in names
-    "bad-builtin-evaluate": Case({"x.sln": "1 0\n1\n"}, ["evaluate", "gen:qap:x", "{dir}/x.sln"], "gen:qap:x",
-                                 "bad built-in instance"),
+    "bad-builtin-evaluate": evaluate({"x.sln": "1 0\n1\n"}, "gen:qap:x", "x.sln", "bad built-in instance",
+                                     culprit="gen:qap:x"),
     "unknown-builtin-info": Case({}, ["info", "gen:vrp:10"], "gen:vrp:10", "unknown built-in instance"),
 }
 
@@ -139,8 +141,9 @@ def materialise(case: Case, tmp_path: Path) -> tuple[list[str], str]:
             target.write_bytes(content)
         else:
             target.write_text(content)
-    argv = [a.replace("{dir}", str(tmp_path)) for a in case.argv]
-    return argv, case.culprit.replace("{dir}", str(tmp_path))
+    argv = [a.replace("@", str(tmp_path)) if a.startswith("@/") else a for a in case.argv]
+    culprit = case.culprit.replace("@", str(tmp_path)) if case.culprit.startswith("@/") else case.culprit
+    return argv, culprit
 
 
 def check_message(stderr: str, culprit: str, case: Case) -> None:

@@ -64,7 +64,8 @@ def test_info_generated_tsp_text_and_json(runner):
     assert "full matrix 3.8 MiB as int32" in out  # 1000 * 1000 * 4 bytes
     data = json.loads(ok(runner.invoke(cli, ["info", "gen:tsp-clustered:100", "--json"])))
     assert data == {
-        "instance": "gen-tsp-clustered-100-s1", "problem": "TSP", "n": 100, "source": "gen:tsp-clustered:100:1",
+        "instance": "gen-tsp-clustered-100-s1", "problem": "TSP", "n": 100,
+        "source": "gen:tsp-clustered:100:1",
         "best_known": None, "best_known_optimal": None, "edge_weight_type": "EUC_2D",
         "edge_weight_format": None, "has_coordinates": True, "full_matrix_mib": 0.0,
     }
@@ -133,11 +134,13 @@ def test_evaluate_tour_and_result_json_for_tsp(runner, tmp_path):
     tsp = uniform_tsp(50, seed=4)
     tour = np.random.default_rng(1).permutation(50)
     length = write_tour(tmp_path / "t.tour", tsp, tour)
-    data = json.loads(ok(runner.invoke(cli, ["evaluate", "gen:tsp:50:4", str(tmp_path / "t.tour"), "--json"])))
+    args = ["evaluate", "gen:tsp:50:4", str(tmp_path / "t.tour"), "--json"]
+    data = json.loads(ok(runner.invoke(cli, args)))
     assert data["cost"] == length == tsp.tour_length(tour)
     assert data["problem"] == "TSP" and data["n"] == 50
     (tmp_path / "r.json").write_text(json.dumps({"permutation": tour.tolist()}))
-    data = json.loads(ok(runner.invoke(cli, ["evaluate", "gen:tsp:50:4", str(tmp_path / "r.json"), "--json"])))
+    args = ["evaluate", "gen:tsp:50:4", str(tmp_path / "r.json"), "--json"]
+    data = json.loads(ok(runner.invoke(cli, args)))
     assert data["cost"] == length
     assert data["stated_cost"] is None
 

@@ -78,18 +78,22 @@ def test_base_files_are_valid(workdir):
     assert sol.orientation == "direct" and np.array_equal(sol.permutation, SLN_PERM)
     assert np.array_equal(read_tsplib(write(workdir, "b.tsp", EUC_TEXT.encode())).coords, TSP_COORDS)
     assert np.array_equal(read_tsplib(write(workdir, "e.tsp", EXP_TEXT.encode())).matrix, EXP_MATRIX)
-    assert read_tour(write(workdir, "b.tour", TOUR_TEXT.encode()), BASE_EUC).tolist() == [c - 1 for c in TOUR_LIST]
+    tour = read_tour(write(workdir, "b.tour", TOUR_TEXT.encode()), BASE_EUC)
+    assert tour.tolist() == [c - 1 for c in TOUR_LIST]
 
 
 # -------------------------------------------------------------------------------------- mutations
 
 POOL = [
-    "0", "1", "-1", "2", "6", "7", "99", "-5", "+3", "1_0", "0x10", "3.5", "1e3", "5.0", "1e400", "nan", "inf",
+    "0", "1", "-1", "2", "6", "7", "99", "-5", "+3", "1_0", "0x10", "3.5", "1e3", "5.0", "1e400", "nan",
+    "inf",
     "-inf", "9223372036854775807", "9223372036854775808", "-9223372036854775809", "123456789012345678901234",
     "x", "é", "\u0663", "\xa0", "\x85", "\u2028", "\x0c", "\t", "", ":", "::", "EOF", "NAME", "NAME :",
-    "DIMENSION", "DIMENSION : 3", "DIMENSION : 1000000000000", "DIMENSION: -2", "DIMENSION: 0", "DIMENSION: x",
+    "DIMENSION", "DIMENSION : 3", "DIMENSION : 1000000000000", "DIMENSION: -2", "DIMENSION: 0",
+    "DIMENSION: x",
     "TYPE: ATSP", "TYPE : TOUR", "TYPE : TSP", "EDGE_WEIGHT_TYPE: GEO", "EDGE_WEIGHT_TYPE : EXPLICIT",
-    "EDGE_WEIGHT_TYPE: EUC_3D", "EDGE_WEIGHT_TYPE: FOO", "EDGE_WEIGHT_TYPE: ATT", "EDGE_WEIGHT_FORMAT: FULL_MATRIX",
+    "EDGE_WEIGHT_TYPE: EUC_3D", "EDGE_WEIGHT_TYPE: FOO", "EDGE_WEIGHT_TYPE: ATT",
+    "EDGE_WEIGHT_FORMAT: FULL_MATRIX",
     "EDGE_WEIGHT_FORMAT: UPPER_COL", "EDGE_WEIGHT_FORMAT: BOGUS", "NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION",
     "DISPLAY_DATA_SECTION", "TOUR_SECTION", "FIXED_EDGES_SECTION", "DEPOT_SECTION", "DEMAND_SECTION",
     "COMMENT : hi", "NODE_COORD_SECTION : 1 2 3", "UNKNOWN_KEY : 5",
@@ -380,7 +384,8 @@ def test_errors_are_metaheur_errors():
 
 # ------------------------------------------------------------------------ meaning-preserving edits
 
-WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\r\n", "\n\n", " \n\t"]), min_size=1, max_size=200)
+WHITESPACE = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\r\n", "\n\n", " \n\t"]),
+                      min_size=1, max_size=200)
 
 
 def respace(tokens: list[str], seps: list[str]) -> str:
@@ -399,7 +404,7 @@ def test_neutral_whitespace_qaplib(workdir, seps, lead):
 
 
 def tsp_lines_variants(draw, text: str, *, data_split: bool) -> str:
-    """Blank lines, spacing around ':', keyword case, CRLF, with or without EOF; optionally re-wrapped data."""
+    """Blank lines, spacing around ':', keyword case, CRLF, optional EOF; data re-wrapped or respaced."""
     out = []
     in_data = False
     for line in text.splitlines():

@@ -75,7 +75,8 @@ def test_uniform_tsp_fills_the_square():
 
 
 def _empty_cells(tsp: TSP, bins: int = 20) -> float:
-    hist, _, _ = np.histogram2d(tsp.coords[:, 0], tsp.coords[:, 1], bins=bins, range=[[0, SQUARE], [0, SQUARE]])
+    square = [[0, SQUARE], [0, SQUARE]]
+    hist, _, _ = np.histogram2d(tsp.coords[:, 0], tsp.coords[:, 1], bins=bins, range=square)
     return float((hist == 0).mean())
 
 

@@ -119,7 +119,8 @@ def test_tsplib_canonical_tours(instances_dir, name, canonical):
 @pytest.mark.parametrize("library", sorted(LIBRARIES))
 def test_every_bks_row_has_its_file_and_vice_versa(instances_dir, library):
     names = set(_bks(instances_dir, library))
-    files = {p.name[: -len(LIBRARIES[library])] for p in (instances_dir / library).glob(f"*{LIBRARIES[library]}")}
+    suffix = LIBRARIES[library]
+    files = {p.name[: -len(suffix)] for p in (instances_dir / library).glob(f"*{suffix}")}
     assert names == files
 
 
@@ -167,7 +168,8 @@ def test_cli_evaluate_json(instances_dir, qaplib_bks, tsplib_bks, library, name,
     if not solution.is_file():
         pytest.skip(f"{solution} not present")
     runner = CliRunner()
-    result = runner.invoke(cli, ["evaluate", str(folder / f"{name}{LIBRARIES[library]}"), str(solution), "--json"])
+    instance = folder / f"{name}{LIBRARIES[library]}"
+    result = runner.invoke(cli, ["evaluate", str(instance), str(solution), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     bks = int((qaplib_bks if library == "qaplib" else tsplib_bks)[name]["best_known"])

@@ -18,7 +18,7 @@ RRR = 6378.388
 
 
 def nint(x: float) -> int:
-    return int(math.floor(x + 0.5))
+    return math.floor(x + 0.5)
 
 
 def ref_euc_2d(a, b) -> int:
@@ -26,7 +26,7 @@ def ref_euc_2d(a, b) -> int:
 
 
 def ref_ceil_2d(a, b) -> int:
-    return int(math.ceil(math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2)))
+    return math.ceil(math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2))
 
 
 def ref_att(a, b) -> int:

@@ -1,0 +1,241 @@
+/* qap_tabu.cu - robust tabu search for the QAP (Taillard 1991, "Robust taboo search for the
+ * quadratic assignment problem", Parallel Computing 17; tenure rule of Taillard's 2006 code).
+ * One block = one search; the whole iteration loop runs inside the kernel, so a launch advances
+ * every search of the batch by `iters` iterations (or until its best reaches `target`).
+ *
+ * Per iteration: the full swap neighbourhood is scanned for the best move (aspired < allowed <
+ * tabu, ties to the smallest i * n + j), the move is applied, and the delta matrix is updated in
+ * O(1) per pair, with the O(n) formula for the 2n - 3 pairs touching the moved units.
+ *  - tabu memory by (unit, location): tabu[u * n + l] = iteration until which unit u may not
+ *    return to location l; a swap is tabu only when BOTH units would return to a location they
+ *    left recently;
+ *  - tenure: rule 0 (Taillard 2006) draws floor(u^3 * 8n) per entry, u uniform in (0, 1]; rule 1
+ *    (Taillard 1991) uses one tenure drawn uniformly in [floor(0.9n), ceil(1.1n)] and redrawn
+ *    every 2 ceil(1.1n) iterations;
+ *  - aspiration by new best (cost + delta < best) and by long-term diversification: a swap
+ *    that puts both units on locations they have not left for more than `aspiration`
+ *    iterations (Taillard: 5n^2) is taken first.
+ * The layout follows the yardstick shared/yardsticks/rots.c so that one thread per block runs
+ * contiguous, vectorisable row loops: permuted copies bp[x][y] = b[p[x]][p[y]] and its transpose
+ * bpt are kept, swapped in O(n) per move, and per pair the smaller tabu time (tmin) and the
+ * aspiration time (lpick: the later of the two units' last departures) are stored next to the
+ * delta. With the same random stream and start, a search follows rots.c's trajectory exactly.
+ *
+ * State (S searches): perm, best_perm S x n; stats S x MH_TS_NSTATS; keys S (random stream keys);
+ * delta S x n x n (pairs i < j); tabu, left, tmin, lpick, bp, bpt S x n x n int32 holding
+ * iteration numbers relative to stats[MH_TS_BASE]; work S x 4n. Matrix entries must be below
+ * 2^29 in magnitude (checked on the host) so the int32 differences below cannot overflow.
+ */
+#include "mh_common.cuh"
+#include "mh_rng.cuh"
+#include "qap_delta.cuh"
+
+#define MH_TS_COST 0      /* current cost */
+#define MH_TS_BEST 1      /* best cost found */
+#define MH_TS_ITER 2      /* iterations done */
+#define MH_TS_BASE 3      /* iteration number that relative times count from */
+#define MH_TS_CTR 4       /* random draws used */
+#define MH_TS_TENURE 5    /* current tenure (rule 1) */
+#define MH_TS_BEST_ITER 6 /* iteration of the last improvement of the best */
+#define MH_TS_NSTATS 7
+#define MH_TS_REBASE (1 << 30)
+
+/* Everything stored for the pair {i, j} (i < j): delta, tmin, lpick. */
+__device__ __forceinline__ void mh_ts_set_pair(const int *a, const int *at, const int *bp, const int *bpt,
+                                               const int *p, const int *tabu, const int *left, ll *d, int *tmin,
+                                               int *lpick, int n, int i, int j) {
+  if (i > j) { const int t = i; i = j; j = t; }
+  const ll ij = (ll)i * n + j;
+  const int t1 = tabu[(ll)i * n + p[j]], t2 = tabu[(ll)j * n + p[i]];
+  const int l1 = left[(ll)i * n + p[j]], l2 = left[(ll)j * n + p[i]];
+  d[ij] = mh_qap_delta_rows(a, at, bp, bpt, n, i, j);
+  tmin[ij] = t1 < t2 ? t1 : t2;
+  lpick[ij] = l1 > l2 ? l1 : l2;
+}
+
+__device__ __forceinline__ int mh_ts_shift(int t, ll shift) {
+  const ll x = (ll)t - shift;
+  return (int)(x < -(1LL << 30) ? -(1LL << 30) : x);
+}
+
+__device__ __forceinline__ void mh_ts_swap_rows(int *m, int n, int r, int s, int tid, int nt) {
+  for (int k = tid; k < n; k += nt) {
+    const int t = m[(ll)r * n + k];
+    m[(ll)r * n + k] = m[(ll)s * n + k];
+    m[(ll)s * n + k] = t;
+  }
+}
+
+__device__ __forceinline__ void mh_ts_swap_cols(int *m, int n, int r, int s, int tid, int nt) {
+  for (int k = tid; k < n; k += nt) {
+    const int t = m[(ll)k * n + r];
+    m[(ll)k * n + r] = m[(ll)k * n + s];
+    m[(ll)k * n + s] = t;
+  }
+}
+
+extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm,
+                                        long long *stats, const unsigned long long *keys, long long *delta, int *tabu,
+                                        int *left, int *tmin, int *lpick, int *bp, int *bpt, int *work, int tenure_rule,
+                                        long long aspiration, long long iters, long long target, int init) {
+  const ll sol = mh_block();
+  const ll nn = (ll)n * n;
+  int *p = perm + sol * n, *bestp = best_perm + sol * n;
+  ll *st = stats + sol * MH_TS_NSTATS, *d = delta + sol * nn;
+  int *tb = tabu + sol * nn, *lf = left + sol * nn, *tm = tmin + sol * nn, *lp = lpick + sol * nn;
+  int *P = bp + sol * nn;
+#ifdef MH_QAP_SYMMETRIC
+  int *PT = P; /* symmetric: bp is its own transpose, bpt is not used */
+#else
+  int *PT = bpt + sol * nn;
+#endif
+  int *u = work + sol * 4 * n, *v = u + n, *u2 = u + 2 * n, *v2 = u + 3 * n;
+  const int tid = mh_tid(), nt = mh_nthreads();
+  const unsigned long long key = keys[sol];
+
+  if (init) {
+    for (ll k = tid; k < nn; k += nt) {
+      const int x = (int)(k / n), y = (int)(k % n);
+      P[k] = b[(ll)p[x] * n + p[y]];
+#ifndef MH_QAP_SYMMETRIC
+      PT[(ll)y * n + x] = P[k];
+#endif
+      tb[k] = 0;
+      lf[k] = 0;
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < n - 1; i += blockDim.y)
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, i, j);
+    ll c = 0;
+    for (ll k = tid; k < nn; k += nt) c += (ll)a[k] * P[k];
+    c = mh_block_sum(c);
+    for (int k = tid; k < n; k += nt) bestp[k] = p[k];
+    if (tid == 0) {
+      st[MH_TS_COST] = c; st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0;
+      st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
+    }
+    __syncthreads();
+  }
+
+  ll cost = st[MH_TS_COST], best = st[MH_TS_BEST], iter = st[MH_TS_ITER], base = st[MH_TS_BASE];
+  unsigned long long ctr = (unsigned long long)st[MH_TS_CTR];
+  ll tenure = st[MH_TS_TENURE], best_iter = st[MH_TS_BEST_ITER];
+  const ll asp = aspiration < (1LL << 29) ? aspiration : (1LL << 29);
+  const int tlo = (int)(0.9 * n), thi = (int)ceil(1.1 * n);
+  __syncthreads();
+
+  /* keep relative times in int32: shift them all back when they grow large (clamping very old
+   * times changes no comparison, since every threshold is within 2^29 of the present) */
+  if (iter - base + 1 >= MH_TS_REBASE) {
+    const ll shift = iter - base - (1 << 20);
+    for (ll k = tid; k < nn; k += nt) {
+      tb[k] = mh_ts_shift(tb[k], shift);
+      lf[k] = mh_ts_shift(lf[k], shift);
+      tm[k] = mh_ts_shift(tm[k], shift);
+      lp[k] = mh_ts_shift(lp[k], shift);
+    }
+    base += shift;
+    __syncthreads();
+  }
+
+  const ll BIG = 1LL << 61;
+  for (ll it = 0; it < iters && best > target; ++it) {
+    const int now = (int)(iter - base + 1);
+    const ll lim_ll = (ll)now - asp;
+    const int lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);
+    const ll thr = best - cost;
+
+    /* 1. best move: aspired < allowed < tabu; per row a vectorisable min pass, then locate it */
+    ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
+    for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
+      const ll *di = d + (ll)i * n;
+      const int *ti = tm + (ll)i * n, *li = lp + (ll)i * n;
+      ll rowmin = MH_LL_MAX;
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
+        const ll x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+        rowmin = x < rowmin ? x : rowmin;
+      }
+      if (rowmin < bkey) {
+        for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
+          const ll x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+          if (x == rowmin) { bkey = rowmin; bidx = (ll)i * n + j; break; }
+        }
+      }
+    }
+    mh_block_argmin(&bkey, &bidx);
+    const int r = (int)(bidx / n), s = (int)(bidx % n);
+
+    /* 2. apply it (every thread keeps the same scalars; thread 0 writes the shared memory) */
+    const int pr = p[r], ps = p[s];
+    cost += d[bidx];
+    int t1, t2;
+    if (tenure_rule == 0) {
+      const double u1 = mh_uniform(key, ctr++), w2 = mh_uniform(key, ctr++);
+      t1 = (int)(u1 * u1 * u1 * 8 * n);
+      t2 = (int)(w2 * w2 * w2 * 8 * n);
+    } else {
+      if (iter % (2 * thi) == 0) tenure = tlo + mh_below(key, ctr++, thi - tlo + 1);
+      t1 = t2 = (int)tenure;
+    }
+    const bool improved = cost < best;
+    if (improved) { best = cost; best_iter = iter + 1; }
+    __syncthreads();
+    if (tid == 0) {
+      p[r] = ps; p[s] = pr;
+      tb[(ll)r * n + pr] = now + t1;
+      tb[(ll)s * n + ps] = now + t2;
+      lf[(ll)r * n + pr] = now;
+      lf[(ll)s * n + ps] = now;
+    }
+    mh_ts_swap_rows(P, n, r, s, tid, nt);
+#ifndef MH_QAP_SYMMETRIC
+    mh_ts_swap_rows(PT, n, r, s, tid, nt);
+#endif
+    __syncthreads();
+    mh_ts_swap_cols(P, n, r, s, tid, nt);
+#ifndef MH_QAP_SYMMETRIC
+    mh_ts_swap_cols(PT, n, r, s, tid, nt);
+#endif
+    if (improved)
+      for (int k = tid; k < n; k += nt) bestp[k] = p[k];
+    __syncthreads();
+
+    /* 3. O(1) update of the pairs disjoint from {r, s} (rots.c's u, v vectors) */
+    const int *ar = a + (ll)r * n, *as = a + (ll)s * n, *tr = at + (ll)r * n, *ts = at + (ll)s * n;
+    const int *Pr = P + (ll)r * n, *Ps = P + (ll)s * n, *Qr = PT + (ll)r * n, *Qs = PT + (ll)s * n;
+    for (int k = tid; k < n; k += nt) {
+      u[k] = ar[k] - as[k];
+      v[k] = Ps[k] - Pr[k];
+      u2[k] = tr[k] - ts[k];
+      v2[k] = Qs[k] - Qr[k];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
+      ll *di = d + (ll)i * n;
+      const int ui = u[i], vi = v[i];
+#ifdef MH_QAP_SYMMETRIC
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) di[j] += 2 * (ll)(ui - u[j]) * (vi - v[j]);
+#else
+      const int u2i = u2[i], v2i = v2[i];
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
+        di[j] += (ll)(ui - u[j]) * (vi - v[j]) + (ll)(u2i - u2[j]) * (v2i - v2[j]);
+#endif
+    }
+    __syncthreads();
+
+    /* 4. pairs touching r or s: the O(n) formula (overwrites the meaningless O(1) updates) */
+    for (int k = tid; k < n; k += nt)
+      if (k != r && k != s) {
+        mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, k, r);
+        mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, k, s);
+      }
+    if (tid == 0) mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, r, s);
+    __syncthreads();
+    ++iter;
+  }
+
+  if (tid == 0) {
+    st[MH_TS_COST] = cost; st[MH_TS_BEST] = best; st[MH_TS_ITER] = iter; st[MH_TS_BASE] = base;
+    st[MH_TS_CTR] = (ll)ctr; st[MH_TS_TENURE] = tenure; st[MH_TS_BEST_ITER] = best_iter;
+  }
+}

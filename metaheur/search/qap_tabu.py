@@ -1,0 +1,132 @@
+"""Batched robust tabu search for the QAP (kernels/qap_tabu.cu; Taillard 1991 and 2006)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine import load_module
+from metaheur.engine.rng import stream_key
+from metaheur.errors import MetaheurError
+from metaheur.ops import qap_data
+from metaheur.problems import QAP
+from metaheur.search.batch import BatchResult, LaunchPacer
+
+TENURE_RULES = {"cubic": 0, "uniform": 1}
+N_STATS = 7
+COST, BEST, ITER, BASE, CTR, TENURE, BEST_ITER = range(N_STATS)
+ENTRY_LIMIT = 2**29  # kernels/qap_tabu.cu keeps int32 differences of entries
+
+
+@dataclass(frozen=True)
+class TabuParams:
+    """Parameters of robust tabu search.
+
+    ``tenure``: ``"cubic"`` (Taillard 2006: floor(u^3 * 8n) per entry) or ``"uniform"`` (Taillard
+    1991: one tenure in [0.9n, 1.1n], redrawn every 2.2n iterations). ``aspiration``: iterations
+    after which a swap that brings both units back to long-unvisited locations is forced (default
+    5 n^2; 0 turns it off... in effect it then applies at once, so use a large value instead).
+    """
+
+    tenure: str = "cubic"
+    aspiration: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tenure not in TENURE_RULES:
+            raise MetaheurError(f"tenure rule must be one of {', '.join(TENURE_RULES)}, got {self.tenure!r}")
+        if self.aspiration is not None and self.aspiration < 1:
+            raise MetaheurError(f"aspiration horizon must be at least 1 iteration, got {self.aspiration}")
+
+
+def default_block(device: Device, n: int) -> tuple[int, int]:
+    """Threads of a block: one on the CPU build; rows x columns of the pair scan on a GPU."""
+    if not device.is_gpu:
+        return (1, 1)
+    return (32, 4) if n < 128 else (32, 8)
+
+
+class QAPTabuBatch:
+    """``count`` independent robust tabu searches on one device, advanced together.
+
+    ``starts`` (S x n) gives the initial permutations; otherwise they are drawn from ``seed``.
+    Search ``k`` draws its tenures from the counter-based stream ``(seed, k)``.
+    """
+
+    def __init__(self, qap: QAP, device: str | Device = "cpu", *, count: int | None = None, starts=None,
+                 seed: int = 0, params: TabuParams | None = None, keys=None, counters=None):
+        self.qap = qap
+        self.device = parse_device(device)
+        self.params = params or TabuParams()
+        if max(int(np.abs(qap.flow).max()), int(np.abs(qap.distance).max())) >= ENTRY_LIMIT:
+            raise MetaheurError(f"{qap.name}: tabu search needs matrix entries below 2^29 in magnitude")
+        self.data = qap_data(qap, self.device)
+        n = qap.n
+        if starts is None:
+            if count is None or count < 1:
+                raise MetaheurError("give the number of searches (count >= 1) or their start permutations")
+            rng = np.random.default_rng(seed)
+            starts = np.array([rng.permutation(n) for _ in range(count)])
+        starts = np.array([qap.check_permutation(p) for p in np.atleast_2d(starts)], dtype=np.int32)
+        self.count = starts.shape[0]
+        S, dev = self.count, self.device
+        self.module = load_module("qap_tabu.cu", dev, self.data.defines)
+        self.kernel = self.module.kernel("qap_tabu_run")
+        if keys is None:
+            keys = stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64))
+        stats = np.zeros((S, N_STATS), dtype=np.int64)
+        if counters is not None:
+            stats[:, CTR] = counters
+        self.perm = dev.asarray(starts)
+        self.best_perm = dev.asarray(starts.copy())
+        self.stats = dev.asarray(stats)
+        self.keys = dev.asarray(np.asarray(keys, dtype=np.uint64).reshape(S))
+        self.delta = dev.zeros((S, n, n), np.int64)
+        self.tables = [dev.zeros((S, n, n), np.int32) for _ in range(4)]  # tabu, left, tmin, lpick
+        self.bp = dev.zeros((S, n, n), np.int32)
+        self.bpt = dev.zeros((S, n, n), np.int32) if not self.data.symmetric else dev.zeros(1, np.int32)
+        self.work = dev.zeros((S, 4 * n), np.int32)
+        self.block = default_block(dev, n)
+        self.aspiration = self.params.aspiration if self.params.aspiration is not None else 5 * n * n
+        self.launches = 0
+        self._launch(0, target=np.iinfo(np.int64).min, init=1)
+
+    def _launch(self, iterations: int, target: int, init: int = 0) -> None:
+        self.kernel(self.count, self.block, (
+            self.data.a, self.data.at, self.data.b, self.qap.n, self.perm, self.best_perm, self.stats, self.keys,
+            self.delta, *self.tables, self.bp, self.bpt, self.work, TENURE_RULES[self.params.tenure],
+            int(self.aspiration), int(iterations), int(target), init))
+        self.launches += 1
+
+    def run(self, iterations: int | None = None, *, time_limit: float | None = None,
+            target: int | None = None) -> BatchResult:
+        """Advance every search by ``iterations`` (or until ``time_limit`` seconds, or until a search's
+        best cost is at most ``target``), checking the limits between launches."""
+        if iterations is None and time_limit is None:
+            raise MetaheurError("give an iteration budget or a time limit")
+        goal = np.iinfo(np.int64).min if target is None else int(target)
+        first = 2000 if iterations is None else iterations
+        first = max(1, min(first, 200_000 // max(1, self.qap.n)))
+        pacer = LaunchPacer(iterations, time_limit, first)
+        reached = False
+        while not reached:
+            step = pacer.next_step()
+            if step == 0:
+                break
+            t0 = time.perf_counter()
+            self._launch(step, goal)
+            self.device.synchronize()
+            pacer.record(step, time.perf_counter() - t0)
+            reached = target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any())
+        stats = to_host(self.stats)
+        return BatchResult(
+            best=to_host(self.best_perm).astype(np.int64), best_costs=stats[:, BEST].copy(),
+            iterations=stats[:, ITER].copy(), seconds=pacer.elapsed(), launches=pacer.launches,
+            stop_reason=pacer.reason(reached), extra={"current_costs": stats[:, COST].copy(),
+                                                      "best_iteration": stats[:, BEST_ITER].copy()})
+
+    def current(self) -> tuple[np.ndarray, np.ndarray]:
+        """Current permutations and costs (host copies)."""
+        return to_host(self.perm).astype(np.int64), to_host(self.stats)[:, COST].copy()
