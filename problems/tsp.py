@@ -21,6 +21,8 @@ from metaheur.problems.qap import check_permutation
 from metaheur.problems.textio import parse_floats, parse_ints, read_text, token_line
 from metaheur.problems.tsp_distances import COORD_TYPES, UNSUPPORTED_TYPES, geo_radians, pair_distances
 
+#: Largest coordinate magnitude: keeps every distance below 2^31 (the kernels' int32).
+COORD_LIMIT = 7e8
 #: Default memory budget for a full distance matrix (bytes).
 MATRIX_BUDGET = 256 * 2**20
 
@@ -76,6 +78,9 @@ class TSP:
             c = np.ascontiguousarray(self.coords, dtype=np.float64)
             if c.ndim != 2 or c.shape[1] != 2:
                 raise MetaheurError(f"{self.name}: coordinates must be an n x 2 array")
+            if c.size and not np.abs(c).max() <= COORD_LIMIT:
+                raise MetaheurError(f"{self.name}: coordinates beyond +-{COORD_LIMIT:.0e} are not supported "
+                                    "(distances must fit 32-bit integers)")
             c.setflags(write=False)
             object.__setattr__(self, "coords", c)
             if self.display is None:

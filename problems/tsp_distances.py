@@ -59,10 +59,9 @@ def pair_distances(weight_type: str, coords: np.ndarray, i: np.ndarray, j: np.nd
             geo = geo_radians(coords)
         lat, lon = geo[:, 0], geo[:, 1]
         flat_i, flat_j = i.ravel(), j.ravel()
-        out = np.fromiter(
-            (0 if a == b else geo_distance(lat[a], lon[a], lat[b], lon[b]) for a, b in zip(flat_i, flat_j, strict=True)),
-            dtype=np.int64, count=flat_i.size,
-        )
+        pairs = zip(flat_i, flat_j, strict=True)
+        out = np.fromiter((0 if a == b else geo_distance(lat[a], lon[a], lat[b], lon[b]) for a, b in pairs),
+                          dtype=np.int64, count=flat_i.size)
         return out.reshape(i.shape)
     dx = coords[i, 0] - coords[j, 0]
     dy = coords[i, 1] - coords[j, 1]

@@ -461,9 +461,17 @@ def test_distance_matrix_explicit_ignores_budget():
     assert np.array_equal(tsp.distance_matrix(budget_bytes=0), m)
 
 
-def test_distance_matrix_rejects_distances_beyond_int32():
-    tsp = TSP("far", "EUC_2D", coords=np.array([(0.0, 0.0), (3e9, 0.0), (0.0, 1.0)]))
-    assert int(tsp.dist(0, 1)) == 3_000_000_000  # exact on the fly
+def test_coordinates_beyond_int32_distances_are_rejected():
+    with pytest.raises(MetaheurError, match="32-bit"):
+        TSP("far", "EUC_2D", coords=np.array([(0.0, 0.0), (3e9, 0.0), (0.0, 1.0)]))
+    tsp = TSP("near", "EUC_2D", coords=np.array([(0.0, 0.0), (7e8, 0.0), (0.0, 1.0)]))
+    assert int(tsp.dist(0, 1)) == 700_000_000
+
+
+def test_explicit_distances_beyond_int32_are_rejected_for_the_kernels():
+    m = np.array([[0, 3_000_000_000, 1], [3_000_000_000, 0, 1], [1, 1, 0]])
+    tsp = TSP("far", "EXPLICIT", matrix=m, weight_format="FULL_MATRIX")
+    assert tsp.tour_length([0, 1, 2]) == 3_000_000_002  # exact on the host
     with pytest.raises(MetaheurError, match="32-bit"):
         tsp.distance_matrix()
 
