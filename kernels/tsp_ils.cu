@@ -12,32 +12,39 @@
  * the shorter side (Or-opt: 2 or 3 of them), which also gives an undo log.
  * Iterated local search (Lourenco, Martin and Stuetzle 2003) with a local double-bridge kick:
  * two adjacent segments of at most `window` cities each, at a random place, swap places; the
- * local search repairs around the six touched cities; the result is kept if it is no longer
- * (equal lengths let the search drift across plateaus), else undone from the log.
+ * local search repairs around the six touched cities (or kick 1: a random stretch of at most
+ * `window` cities is shuffled and rebuilt). The result is kept if it is no longer (equal lengths
+ * let the search drift across plateaus) or, with temperature T > 0, if it is longer by less than
+ * T * (length / n) * u with u uniform in (0, 1] (a threshold-accepting walk that keeps the best
+ * tour apart); else it is undone from the log.
  *
- * State (S searches): tours, pos S x n; stats S x MH_ILS_NSTATS; keys S; work S x (2n + 2 LOG).
+ * State (S searches): tours, best_tours, pos S x n; stats S x MH_ILS_NSTATS; keys S;
+ * work S x (2n + 2 LOG).
  * neigh, neigh_d: n x k nearest cities and their distances, sorted by distance.
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
 #include "tsp_dist.cuh"
 
-#define MH_ILS_COST 0   /* current (= best) tour length */
+#define MH_ILS_COST 0   /* current tour length */
 #define MH_ILS_KICKS 1  /* kicks done */
 #define MH_ILS_CTR 2    /* random draws used */
 #define MH_ILS_BETTER 3 /* kicks that shortened the tour */
 #define MH_ILS_MOVES 4  /* improving moves applied */
-#define MH_ILS_NSTATS 5
-#define MH_ILS_LOG 4096 /* reversals one kick may log before it is abandoned */
+#define MH_ILS_BEST 5   /* best tour length (the tour is in best_tours) */
+#define MH_ILS_NSTATS 6
+#define MH_ILS_LOG 4096 /* reversals and swaps one kick may log before it is abandoned */
 
 struct mh_ils_t {
   const double *xy;
   const int *mat, *neigh, *neigh_d;
-  int n, k;
+  int n, k, k5; /* k5: neighbours tried at depth 3 of the 3-opt search (0: no 3-opt) */
+  int lk_depth; /* longest Lin-Kernighan chain (0: none) */
   int *t, *pos;
   int *queue, *inq; /* FIFO of cities to look at, and membership flags */
   int head, count;
   int *log, nlog, logging, overflow;
+  int last_i, last_j; /* positions of the latest reversal */
   ll moves;
 };
 
@@ -60,17 +67,31 @@ __device__ __forceinline__ void mh_push(mh_ils_t *S, int c) {
   S->count++;
 }
 
-/* Reverse the positions i .. j (cyclic, inclusive) and log it. */
+__device__ __forceinline__ void mh_log(mh_ils_t *S, int x, int y) {
+  if (S->logging) { /* room is guaranteed by the callers */
+    S->log[2 * S->nlog] = x;
+    S->log[2 * S->nlog + 1] = y;
+    S->nlog++;
+  }
+}
+
+/* Swap the cities at positions i and j; logged as (-1 - i, j). */
+__device__ void mh_swap_positions(mh_ils_t *S, int i, int j) {
+  mh_log(S, -1 - i, j);
+  const int ci = S->t[i], cj = S->t[j];
+  S->t[i] = cj; S->pos[cj] = i;
+  S->t[j] = ci; S->pos[ci] = j;
+}
+
+/* Reverse the positions i .. j (cyclic, inclusive); logged as (i, j). */
 __device__ void mh_reverse_range(mh_ils_t *S, int i, int j) {
   const int n = S->n;
   int len = j - i;
   if (len < 0) len += n;
   len += 1;
-  if (S->logging) { /* room is guaranteed by mh_local_search */
-    S->log[2 * S->nlog] = i;
-    S->log[2 * S->nlog + 1] = j;
-    S->nlog++;
-  }
+  mh_log(S, i, j);
+  S->last_i = i;
+  S->last_j = j;
   for (int m = len / 2; m > 0; --m) {
     const int ci = S->t[i], cj = S->t[j];
     S->t[i] = cj; S->pos[cj] = i;
@@ -121,6 +142,196 @@ __device__ ll mh_try_2opt(mh_ils_t *S, int a) {
         mh_push4(S, a, b, c, d);
         return delta;
       }
+    }
+  }
+  return 0;
+}
+
+/* Is city b on the path from a to c (inclusive), travelling in direction dir (0 = forward)? */
+__device__ __forceinline__ bool mh_between(const mh_ils_t *S, int dir, int a, int b, int c) {
+  const int n = S->n;
+  int ab = dir == 0 ? S->pos[b] - S->pos[a] : S->pos[a] - S->pos[b];
+  int ac = dir == 0 ? S->pos[c] - S->pos[a] : S->pos[a] - S->pos[c];
+  if (ab < 0) ab += n;
+  if (ac < 0) ac += n;
+  return ab <= ac;
+}
+
+/* First improving sequential 3-opt move from t1 (Lin and Kernighan 1973 search to depth 3 with
+ * neighbour lists; the move cases of Helsgaun's LKH Best3OptMove): remove (t1, t2), add (t2, t3)
+ * with t3 among t2's neighbours and a positive partial gain, remove (t3, t4); close with (t4, t1)
+ * when that is a valid 2-opt move, else (or also) remove (t5, t6) with t5 among t4's neighbours
+ * and close with (t6, t1). Returns the (negative) delta or 0. k5: neighbours tried at depth 3. */
+__device__ ll mh_try_3opt(mh_ils_t *S, int t1, int k5) {
+  for (int dir = 0; dir < 2; ++dir) {
+    const int t2 = dir == 0 ? mh_succ(S, t1) : mh_pred(S, t1);
+    const ll g0 = MH_DIST(S, t1, t2);
+    const int t2next = dir == 0 ? mh_succ(S, t2) : mh_pred(S, t2);
+    for (int q3 = 0; q3 < S->k; ++q3) {
+      const int t3 = S->neigh[(ll)t2 * S->k + q3];
+      const ll g1 = g0 - S->neigh_d[(ll)t2 * S->k + q3];
+      if (g1 <= 0) break;
+      if (t3 == t1 || t3 == t2next) continue;
+      for (int x4 = 0; x4 < 2; ++x4) {
+        /* x4 = 0: t4 before t3 (closing with (t4, t1) is a 2-opt move); x4 = 1: after it */
+        const int t4 = (x4 == 0) == (dir == 0) ? mh_pred(S, t3) : mh_succ(S, t3);
+        if (t4 == t1 || t4 == t2) continue;
+        const ll g1b = g1 + MH_DIST(S, t3, t4);
+        if (x4 == 0) {
+          const ll gain = g1b - MH_DIST(S, t4, t1);
+          if (gain > 0) {
+            mh_two_opt_move(S, t1, t2, t4, t3);
+            mh_push4(S, t1, t2, t3, t4);
+            return -gain;
+          }
+        }
+        for (int q5 = 0; q5 < k5; ++q5) {
+          const int t5 = S->neigh[(ll)t4 * S->k + q5];
+          const ll g2 = g1b - S->neigh_d[(ll)t4 * S->k + q5];
+          if (g2 <= 0) break;
+          if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) continue;
+          if (x4 == 1 && !mh_between(S, dir, t2, t5, t3)) continue;
+          for (int x6 = 0; x6 < 1 + x4; ++x6) {
+            int t6;
+            if (x4 == 0) {
+              /* after the 2-opt move t1 t2 t3 t4, t6 must precede t5 in the new orientation */
+              const bool inside = mh_between(S, dir, t2, t5, t4);
+              t6 = inside == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
+            } else {
+              t6 = (x6 == 0) == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
+            }
+            if (t6 == t1 || t6 == t2 || t6 == t3 || t6 == t4) continue;
+            const ll gain = g2 + MH_DIST(S, t5, t6) - MH_DIST(S, t6, t1);
+            if (gain <= 0) continue;
+            if (x4 == 0) {
+              mh_two_opt_move(S, t1, t2, t4, t3);
+              mh_two_opt_move(S, t1, t4, t6, t5);
+            } else if (x6 == 0) { /* t6 after t5: segments t2..t5 and t6..t3 swap places */
+              mh_two_opt_move(S, t1, t2, t5, t6);
+              mh_two_opt_move(S, t1, t5, t3, t4);
+              mh_two_opt_move(S, t1, t3, t6, t2);
+            } else { /* t6 before t5: t2..t6 and t5..t3 are each reversed in place */
+              mh_two_opt_move(S, t1, t2, t6, t5);
+              mh_two_opt_move(S, t2, t5, t3, t4);
+            }
+            mh_push4(S, t1, t2, t3, t4); mh_push(S, t5); mh_push(S, t6);
+            return -gain;
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+#define MH_LK_DEPTH 64 /* longest chain of 2-opt steps a Lin-Kernighan move may take */
+#define MH_LK_BREADTH 5 /* alternatives tried at the first step (3 at the second, 1 deeper) */
+
+/* The chain of a Lin-Kernighan move: step m turned edges (a, b), (c, d) into (a, c), (b, d) by
+ * reversing the positions i .. j; stored as (a, b, c, d, i, j). */
+struct mh_lk_chain_t {
+  int step[6 * MH_LK_DEPTH];
+  int len;
+};
+
+/* Up to `breadth` best next steps from the closing edge (t1, t2): t3 among t2's neighbours with
+ * g - d(t2, t3) > 0, t4 the neighbour of t3 that keeps the tour closable, ranked by
+ * g - d(t2, t3) + d(t3, t4); edges added earlier in the chain are not removed, edges removed
+ * earlier are not re-added. Returns how many were found (out: t3, t4, value). */
+__device__ int mh_lk_candidates(const mh_ils_t *S, const mh_lk_chain_t *C, int t1, int t2, ll g, int breadth,
+                                int *o3, int *o4, ll *oval) {
+  const bool forward = mh_succ(S, t1) == t2; /* orientation in which t2 follows t1 */
+  const int t2next = forward ? mh_succ(S, t2) : mh_pred(S, t2);
+  int found = 0;
+  for (int q = 0; q < S->k; ++q) {
+    const int t3 = S->neigh[(ll)t2 * S->k + q];
+    const ll g1 = g - S->neigh_d[(ll)t2 * S->k + q];
+    if (g1 <= 0) break;
+    if (t3 == t1 || t3 == t2next) continue;
+    const int t4 = forward ? mh_pred(S, t3) : mh_succ(S, t3);
+    if (t4 == t2) continue;
+    bool taboo = false;
+    for (int m = 0; m < C->len && !taboo; ++m) {
+      const int *e = C->step + 6 * m; /* removed (e0, e1), (e2, e3); added (e0, e2), (e1, e3) */
+      taboo = (e[0] == t3 && e[2] == t4) || (e[0] == t4 && e[2] == t3) || (e[1] == t3 && e[3] == t4) ||
+              (e[1] == t4 && e[3] == t3) || (e[0] == t2 && e[1] == t3) || (e[0] == t3 && e[1] == t2) ||
+              (e[2] == t2 && e[3] == t3) || (e[2] == t3 && e[3] == t2);
+    }
+    if (taboo) continue;
+    const ll val = g1 + MH_DIST(S, t3, t4);
+    if (found == breadth && val <= oval[breadth - 1]) continue;
+    int at = found < breadth ? found++ : breadth - 1;
+    while (at > 0 && oval[at - 1] < val) {
+      o3[at] = o3[at - 1]; o4[at] = o4[at - 1]; oval[at] = oval[at - 1];
+      --at;
+    }
+    o3[at] = t3; o4[at] = t4; oval[at] = val;
+  }
+  return found;
+}
+
+__device__ void mh_lk_step(mh_ils_t *S, mh_lk_chain_t *C, int t1, int t2, int t3, int t4) {
+  mh_two_opt_move(S, t1, t2, t4, t3); /* (t1, t2), (t4, t3) -> (t1, t4), (t2, t3) */
+  int *e = C->step + 6 * C->len++;
+  e[0] = t1; e[1] = t2; e[2] = t4; e[3] = t3; e[4] = S->last_i; e[5] = S->last_j;
+}
+
+/* Take back the steps past `len`: each reversal again, and out of the undo log, so that the
+ * log holds only the steps kept. */
+__device__ void mh_lk_undo_to(mh_ils_t *S, mh_lk_chain_t *C, int len) {
+  const int logging = S->logging;
+  S->logging = 0;
+  while (C->len > len) {
+    const int *e = C->step + 6 * --C->len;
+    mh_reverse_range(S, e[4], e[5]);
+    if (logging) S->nlog--;
+  }
+  S->logging = logging;
+}
+
+/* Lin-Kernighan move from t1 (Lin and Kernighan 1973, in the array form of Johnson and McGeoch
+ * 1997): a chain of 2-opt steps, each removing the edge (t1, t2) that closes the tour, adding
+ * (t2, t3) and removing (t3, t4) so that (t4, t1) closes it again, with the partial gain kept
+ * positive. The first step tries MH_LK_BREADTH alternatives, the second 3, deeper steps the best
+ * one; the chain is cut back to its best closing point. Returns that (negative) delta, or 0
+ * after undoing everything. depth: longest chain (<= MH_LK_DEPTH). */
+__device__ ll mh_try_lk(mh_ils_t *S, int t1, int depth) {
+  mh_lk_chain_t C;
+  C.len = 0;
+  int c3[2][MH_LK_BREADTH], c4[2][MH_LK_BREADTH];
+  ll cv[2][MH_LK_BREADTH];
+  for (int dir = 0; dir < 2; ++dir) {
+    const int t2 = dir == 0 ? mh_succ(S, t1) : mh_pred(S, t1);
+    const ll g0 = MH_DIST(S, t1, t2);
+    const int n1 = mh_lk_candidates(S, &C, t1, t2, g0, MH_LK_BREADTH, c3[0], c4[0], cv[0]);
+    for (int a = 0; a < n1; ++a) {
+      mh_lk_step(S, &C, t1, t2, c3[0][a], c4[0][a]);
+      ll best_gain = cv[0][a] - MH_DIST(S, c4[0][a], t1);
+      int best_len = best_gain > 0 ? 1 : 0;
+      const int n2 = best_gain > 0 ? 0 : mh_lk_candidates(S, &C, t1, c4[0][a], cv[0][a], 3, c3[1], c4[1], cv[1]);
+      for (int b = 0; b < n2 && best_gain <= 0; ++b) {
+        mh_lk_step(S, &C, t1, c4[0][a], c3[1][b], c4[1][b]);
+        ll g = cv[1][b];
+        int t2i = c4[1][b];
+        for (;;) {
+          const ll gain = g - MH_DIST(S, t2i, t1);
+          if (gain > best_gain) { best_gain = gain; best_len = C.len; }
+          if (C.len >= depth) break;
+          int t3, t4;
+          ll val;
+          if (mh_lk_candidates(S, &C, t1, t2i, g, 1, &t3, &t4, &val) == 0) break;
+          mh_lk_step(S, &C, t1, t2i, t3, t4);
+          g = val;
+          t2i = t4;
+        }
+        if (best_gain <= 0) mh_lk_undo_to(S, &C, 1);
+      }
+      if (best_gain > 0) {
+        mh_lk_undo_to(S, &C, best_len);
+        for (int m = 0; m < C.len; ++m) mh_push4(S, C.step[6 * m], C.step[6 * m + 1], C.step[6 * m + 2], C.step[6 * m + 3]);
+        return -best_gain;
+      }
+      mh_lk_undo_to(S, &C, 0);
     }
   }
   return 0;
@@ -181,7 +392,7 @@ __device__ ll mh_try_oropt(mh_ils_t *S, int a) {
 __device__ ll mh_local_search(mh_ils_t *S) {
   ll total = 0;
   while (S->count > 0) {
-    if (S->logging && S->nlog + 3 > MH_ILS_LOG) {
+    if (S->logging && S->nlog + 3 + MH_LK_DEPTH > MH_ILS_LOG) {
       S->overflow = 1;
       break;
     }
@@ -191,6 +402,8 @@ __device__ ll mh_local_search(mh_ils_t *S) {
     S->inq[a] = 0;
     ll delta = mh_try_2opt(S, a);
     if (delta == 0) delta = mh_try_oropt(S, a);
+    if (delta == 0 && S->k5 > 0) delta = mh_try_3opt(S, a, S->k5);
+    if (delta == 0 && S->lk_depth > 0) delta = mh_try_lk(S, a, S->lk_depth);
     if (delta < 0) {
       total += delta;
       S->moves++;
@@ -205,7 +418,54 @@ __device__ ll mh_local_search(mh_ils_t *S) {
   return total;
 }
 
-/* Local double bridge: segments B = t[p+1 .. p+l1] and C = t[p+l1+1 .. p+l1+l2] swap places
+/* Kick 1, segment shuffle (a "ruin and recreate" perturbation): the cities at positions
+ * p+1 .. p+len are put in random order; the local search then rebuilds that stretch. Returns
+ * the length change and queues every city of the stretch and its two outside neighbours. */
+__device__ ll mh_shuffle_kick(mh_ils_t *S, int p, int len, unsigned long long key, unsigned long long *ctr) {
+  const int n = S->n;
+  ll before = 0, after = 0;
+  for (int m = 0; m <= len; ++m) before += MH_DIST(S, S->t[(p + m) % n], S->t[(p + m + 1) % n]);
+  for (int m = len; m > 1; --m) { /* Fisher-Yates over the stretch */
+    const int r = mh_below(key, (*ctr)++, m);
+    if (r != m - 1) mh_swap_positions(S, (p + 1 + r) % n, (p + m) % n);
+  }
+  for (int m = 0; m <= len; ++m) {
+    after += MH_DIST(S, S->t[(p + m) % n], S->t[(p + m + 1) % n]);
+    mh_push(S, S->t[(p + m) % n]);
+  }
+  mh_push(S, S->t[(p + len + 1) % n]);
+  return after - before;
+}
+
+/* Kick 2, geometric double bridge (Applegate, Cook and Rohe 2003, "Chained Lin-Kernighan for
+ * large traveling salesman problems": random-walk kicks): three cities are picked by a short
+ * random walk over the neighbour lists from a random city, and the tour is cut after each of
+ * them; the two segments between the cuts swap places (three 2-opt moves, each reversing the
+ * shorter side). The new edges are short but the segments may be long, so the local search rarely
+ * undoes the kick. Returns the length change (0 when the walk gave fewer than three cuts). */
+__device__ ll mh_walk_kick(mh_ils_t *S, int v, unsigned long long key, unsigned long long *ctr) {
+  int x[3];
+  x[0] = v;
+  x[1] = S->neigh[(ll)x[0] * S->k + mh_below(key, (*ctr)++, S->k)];
+  x[2] = S->neigh[(ll)x[1] * S->k + mh_below(key, (*ctr)++, S->k)];
+  int p[3] = {S->pos[x[0]], S->pos[x[1]], S->pos[x[2]]};
+  for (int i = 0; i < 2; ++i) /* sort the three positions */
+    for (int j = 0; j < 2 - i; ++j)
+      if (p[j] > p[j + 1]) { const int t = p[j]; p[j] = p[j + 1]; p[j + 1] = t; }
+  if (p[0] == p[1] || p[1] == p[2] || (p[0] == 0 && p[2] == S->n - 1)) return 0;
+  const int n = S->n;
+  const int t1 = S->t[p[0]], t2 = S->t[p[0] + 1], t5 = S->t[p[1]], t6 = S->t[p[1] + 1];
+  const int t3 = S->t[p[2]], t4 = S->t[p[2] + 1 == n ? 0 : p[2] + 1];
+  const ll delta = MH_DIST(S, t1, t6) + MH_DIST(S, t3, t2) + MH_DIST(S, t5, t4) - MH_DIST(S, t1, t2) -
+                   MH_DIST(S, t5, t6) - MH_DIST(S, t3, t4);
+  mh_two_opt_move(S, t1, t2, t5, t6);
+  mh_two_opt_move(S, t1, t5, t3, t4);
+  mh_two_opt_move(S, t1, t3, t6, t2);
+  mh_push4(S, t1, t2, t3, t4); mh_push(S, t5); mh_push(S, t6);
+  return delta;
+}
+
+/* Kick 0, local double bridge: segments B = t[p+1 .. p+l1] and C = t[p+l1+1 .. p+l1+l2] swap places
  * (three reversals). Returns the length change and queues the six cities at its edges. */
 __device__ ll mh_double_bridge(mh_ils_t *S, int p, int l1, int l2) {
   const int n = S->n;
@@ -220,14 +480,31 @@ __device__ ll mh_double_bridge(mh_ils_t *S, int p, int l1, int l2) {
   return delta;
 }
 
+/* Replay the undo log: backwards undoes the kick, forwards redoes it (each step is its own inverse). */
+__device__ void mh_replay(mh_ils_t *S, bool forward) {
+  const int logging = S->logging;
+  S->logging = 0;
+  for (int m = 0; m < S->nlog; ++m) {
+    const int e = forward ? m : S->nlog - 1 - m;
+    const int i = S->log[2 * e], j = S->log[2 * e + 1];
+    if (i >= 0) mh_reverse_range(S, i, j);
+    else mh_swap_positions(S, -1 - i, j);
+  }
+  S->logging = logging;
+}
+
 extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const int *neigh, const int *neigh_d, int n,
-                                       int k, int *tours, int *pos, long long *stats, const unsigned long long *keys,
-                                       int *work, long long kicks, int window, long long target, int init) {
+                                       int k, int *tours, int *best_tours, int *pos, long long *stats,
+                                       const unsigned long long *keys, int *work, long long kicks, int kick,
+                                       int window, int k5, int lk_depth, double temperature, long long target,
+                                       int init) {
   const ll sol = mh_block();
   if (mh_tid() != 0) return;
   mh_ils_t S;
-  S.xy = xy; S.mat = mat; S.neigh = neigh; S.neigh_d = neigh_d; S.n = n; S.k = k;
+  S.xy = xy; S.mat = mat; S.neigh = neigh; S.neigh_d = neigh_d; S.n = n; S.k = k; S.k5 = mh_imin(k5, k);
+  S.lk_depth = mh_imin(lk_depth, MH_LK_DEPTH);
   S.t = tours + sol * n; S.pos = pos + sol * n;
+  int *bt = best_tours + sol * n;
   int *w = work + sol * (2LL * n + 2 * MH_ILS_LOG);
   S.queue = w; S.inq = w + n; S.log = w + 2 * n;
   S.head = 0; S.count = 0; S.nlog = 0; S.logging = 0; S.overflow = 0; S.moves = 0;
@@ -244,33 +521,53 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
     }
     for (int i = 0; i < n; ++i) mh_push(&S, S.t[i]);
     len += mh_local_search(&S);
-    st[MH_ILS_COST] = len;
+    st[MH_ILS_COST] = st[MH_ILS_BEST] = len;
     st[MH_ILS_KICKS] = 0; st[MH_ILS_BETTER] = 0; st[MH_ILS_MOVES] = S.moves;
     S.moves = 0;
   }
-  ll cost = st[MH_ILS_COST], better = 0, done = 0;
-  const int w1 = mh_imax(1, mh_imin(window, (n - 2) / 2));
+  ll cost = st[MH_ILS_COST], best = st[MH_ILS_BEST], better = 0, done = 0;
+  bool best_is_current = cost == best; /* best_tours is refreshed at the end of every launch */
+  const int w1 = mh_imax(1, mh_imin(window, (n - 2) / 2)), ws = mh_imax(2, mh_imin(window, n - 2));
   if (n >= 8) {
     S.logging = 1;
-    for (; done < kicks && cost > target; ++done) {
+    for (; done < kicks && best > target; ++done) {
       S.nlog = 0; S.overflow = 0;
       const int p = mh_below(key, ctr++, n);
-      const int l1 = 1 + mh_below(key, ctr++, w1), l2 = 1 + mh_below(key, ctr++, w1);
-      const ll delta = mh_double_bridge(&S, p, l1, l2) + mh_local_search(&S);
-      if (delta <= 0 && !S.overflow) {
-        cost += delta;
-        better += delta < 0;
+      ll delta;
+      if (kick == 0) {
+        const int l1 = 1 + mh_below(key, ctr++, w1), l2 = 1 + mh_below(key, ctr++, w1);
+        delta = mh_double_bridge(&S, p, l1, l2);
+      } else if (kick == 2) {
+        delta = mh_walk_kick(&S, S.t[p], key, &ctr);
       } else {
-        for (int m = S.nlog - 1; m >= 0; --m) { /* undo, newest first (a reversal is its own inverse) */
-          const int i = S.log[2 * m], j = S.log[2 * m + 1];
-          S.logging = 0;
-          mh_reverse_range(&S, i, j);
-          S.logging = 1;
-        }
+        delta = mh_shuffle_kick(&S, p, 2 + mh_below(key, ctr++, ws - 1), key, &ctr);
+      }
+      delta += mh_local_search(&S);
+      bool accept = !S.overflow && delta <= 0;
+      if (!S.overflow && delta > 0 && temperature > 0)
+        accept = (double)delta < temperature * ((double)cost / n) * mh_uniform(key, ctr++);
+      if (!accept) {
+        mh_replay(&S, false);
+        continue;
+      }
+      if (delta > 0 && best_is_current) { /* leaving the best tour: keep a copy of it first */
+        mh_replay(&S, false);
+        for (int i = 0; i < n; ++i) bt[i] = S.t[i];
+        mh_replay(&S, true);
+        best_is_current = false;
+      }
+      cost += delta;
+      better += delta < 0;
+      if (cost < best || (cost == best && !best_is_current && delta <= 0)) {
+        best = cost;
+        best_is_current = true;
       }
     }
   }
+  if (best_is_current)
+    for (int i = 0; i < n; ++i) bt[i] = S.t[i];
   st[MH_ILS_COST] = cost;
+  st[MH_ILS_BEST] = best;
   st[MH_ILS_KICKS] += done;
   st[MH_ILS_CTR] = (ll)ctr;
   st[MH_ILS_BETTER] += better;

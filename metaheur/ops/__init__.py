@@ -8,9 +8,14 @@ what the compile check builds.
 from metaheur.ops.qap import QAPData, qap_data
 from metaheur.ops.tsp import WEIGHT_CODES, TSPData, neighbours, tsp_data
 
+_QAP = [{}, {"MH_QAP_SYMMETRIC": 1}]
+_TSP = [{"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values()))]
 COMPILE_VARIANTS: dict[str, list[dict]] = {
-    "qap_moves.cu": [{}, {"MH_QAP_SYMMETRIC": 1}],
-    "tsp_moves.cu": [{"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values()))],
+    "qap_moves.cu": _QAP,
+    "qap_tabu.cu": _QAP,
+    "tsp_moves.cu": _TSP,
+    "tsp_ils.cu": _TSP,
+    "tsp_construct.cu": _TSP,
     "tsp_knn.cu": [{}],
 }
 
