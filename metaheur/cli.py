@@ -83,6 +83,197 @@ def evaluate(instance: str, solution_file: str, as_json: bool) -> None:
     _print_json(ev) if as_json else click.echo(format_evaluation(ev))
 
 
+def _output_path(template: str | None, name: str, many: bool, option: str) -> str | None:
+    if template is None:
+        return None
+    if many and "{name}" not in template:
+        raise MetaheurError(f"{option}: with several instances, put {{name}} in the path (e.g. out/{{name}}.json)")
+    return template.replace("{name}", name)
+
+
+def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
+    import glob
+
+    out: list[str] = []
+    for p in patterns:
+        matches = sorted(glob.glob(p)) if any(ch in p for ch in "*?[") else [p]
+        if not matches:
+            raise MetaheurError(f"{p}: no file matches")
+        out.extend(matches)
+    return out
+
+
+def _summary(result) -> str:
+    from metaheur.describe import format_evaluation
+
+    ev = {"instance": result.instance, "problem": result.problem, "n": result.n, "cost": result.cost,
+          "best_known": result.best_known, "best_known_optimal": None, "gap_percent": result.gap_percent,
+          "stated_cost": None, "note": None}
+    from metaheur.problems import best_known
+
+    entry = best_known(result.instance, result.n)
+    ev["best_known_optimal"] = entry.optimal if entry else None
+    lines = format_evaluation(ev).splitlines()
+    lines.append(f"time        {result.time_s:.2f} s search + {result.compile_s:.2f} s kernel build, "
+                 f"{result.search_iterations:,} local-search iterations, {result.generations} generations")
+    lines.append(f"strategy    {result.strategy} on {', '.join(result.devices)} "
+                 f"({len(result.islands)} island{'s' if len(result.islands) != 1 else ''})")
+    lines.append(f"stopped     {result.stop_reason}")
+    return "\n".join(lines)
+
+
+def _table(results) -> str:
+    head = f"{'instance':<14} {'n':>6} {'best known':>12} {'found':>12} {'gap %':>8} {'time s':>8}"
+    rows = [head, "-" * len(head)]
+    gaps = []
+    for r in results:
+        gap = "-" if r.gap_percent is None else f"{r.gap_percent:.3f}"
+        if r.gap_percent is not None:
+            gaps.append(r.gap_percent)
+        bks = "-" if r.best_known is None else str(r.best_known)
+        rows.append(f"{r.instance:<14} {r.n:>6} {bks:>12} {r.cost:>12} {gap:>8} {r.time_s:>8.1f}")
+    mean_gap = f"{sum(gaps) / len(gaps):.3f}" if gaps else "-"
+    mean_time = sum(r.time_s for r in results) / len(results)
+    rows.append("-" * len(head))
+    rows.append(f"{'mean':<14} {'':>6} {'':>12} {'':>12} {mean_gap:>8} {mean_time:>8.1f}")
+    return "\n".join(rows)
+
+
+@cli.command()
+@click.argument("instances", nargs=-1, required=True)
+@click.option("--time-limit", "-t", type=float, help="Seconds of search per instance (default 10 when no --generations).")
+@click.option("--generations", "-g", type=int, help="Stop after this many generations per island.")
+@click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
+@click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
+@click.option("--seed", "-s", type=int, default=None, help="Random seed (default 0).")
+@click.option("--strategy", type=click.Choice(["auto", "cpu-serial", "cpu-islands", "gpu", "hybrid"]), default=None,
+              help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
+@click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
+@click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
+@click.option("--population", type=int, help="Individuals per island.")
+@click.option("--offspring", type=int, help="Children per generation and island.")
+@click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for a local-search multistart.")
+@click.option("--ls-budget", type=int, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
+@click.option("--migration-interval", type=int, help="Epochs between migrations (default 1).")
+@click.option("--topology", type=click.Choice(["ring", "complete", "random"]), help="Migration topology.")
+@click.option("--migration-policy", type=click.Choice(["best-worst", "elite"]), help="What migrants replace.")
+@click.option("--sync", is_flag=True, default=None, help="Synchronous epochs of --epoch-generations generations "
+              "(reproducible for a seed).")
+@click.option("--epoch-seconds", type=float, help="Length of an epoch in time mode (default 1 s).")
+@click.option("--epoch-generations", type=int, help="Generations per epoch in --sync mode (default 5).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="TOML file of parameters.")
+@click.option("--scheduler", help="Run the CPU islands on a Dask cluster: tcp://HOST:PORT.")
+@click.option("--dask-local", type=int, help="Start a local Dask cluster with N workers for the CPU islands.")
+@click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances).")
+@click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV.")
+@click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP).")
+@click.option("--plot", "plot_path", help="Write a PNG of the run (convergence, and the tour for a TSP).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
+def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, population,
+          offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
+          epoch_generations, config_path, scheduler, dask_local, json_path, stats_path, solution_path, plot_path,
+          quiet, verbose) -> None:
+    """Solve INSTANCE(s) with memetic islands on the CPU cores (and GPUs when present).
+
+    Several instances or a glob are solved in turn and summarised in a table.
+    """
+    from dataclasses import replace
+
+    from metaheur.config import read_config
+    from metaheur.islands.migration import MigrationParams
+    from metaheur.islands.params import default_ga
+    from metaheur.problems import best_known, load_instance
+    from metaheur.progress import ProgressReporter
+    from metaheur.solver import solve as run_solve
+
+    config = read_config(config_path) if config_path else {"solve": {}}
+    base = config["solve"]
+
+    def pick(value, key, default=None):
+        return value if value is not None else base.get(key, default)
+
+    for name, value in (("--time-limit", time_limit), ("--epoch-seconds", epoch_seconds)):
+        if value is not None and not value > 0:
+            raise MetaheurError(f"{name} must be positive, got {value}")
+    paths = _expand_instances(instances)
+    many = len(paths) > 1
+    results = []
+    for path in paths:
+        problem = load_instance(path)
+        kind = problem.kind
+        ga = config.get("ga") or default_ga(kind, problem.n)
+        if crossover is None and "ga" not in config and kind == "tsp" and ga.crossover not in ("eax", "ox", "none"):
+            ga = replace(ga, crossover="ox")
+        overrides = {k: v for k, v in (("population", population), ("offspring", offspring), ("crossover", crossover),
+                                       ("ls_budget", ls_budget)) if v is not None}
+        if crossover == "none":
+            overrides.setdefault("population", 1)
+            overrides.setdefault("offspring", 1)
+            overrides["restart_after"] = 0
+        ga = replace(ga, **overrides)
+        mig = config.get("migration") or MigrationParams()
+        mig = replace(mig, **{k: v for k, v in (("interval", migration_interval), ("topology", topology),
+                                                ("policy", migration_policy)) if v is not None})
+        tl = pick(time_limit, "time_limit")
+        gens = pick(generations, "generations")
+        entry = best_known(problem.name, problem.n)
+        reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None,
+                                                       time_limit=tl if tl is not None or gens is not None else 10.0)
+        target_value = pick(target, "target")
+        if isinstance(target_value, str) and target_value.lower() != "bks":
+            try:
+                target_value = int(target_value)
+            except ValueError:
+                raise MetaheurError(f"--target must be a number or 'bks', got {target_value!r}") from None
+        result = run_solve(
+            problem, strategy=pick(strategy, "strategy", "auto"), time_limit=tl, generations=gens, target=target_value,
+            no_improvement=pick(no_improvement, "no_improvement"), seed=pick(seed, "seed", 0),
+            devices=list(devices) or base.get("devices"), islands=pick(islands, "islands"), ga=ga,
+            tabu=config.get("tabu"), ils=config.get("ils"), migration=mig, sync=bool(pick(sync, "sync", False)),
+            epoch_seconds=pick(epoch_seconds, "epoch_seconds", 1.0),
+            epoch_generations=pick(epoch_generations, "epoch_generations", 5),
+            scheduler=pick(scheduler, "scheduler"), dask_local=pick(dask_local, "dask_local"), callbacks=reporter)
+        _write_outputs(problem, result, _output_path(json_path, problem.name, many, "--json"),
+                       _output_path(stats_path, problem.name, many, "--stats"),
+                       _output_path(solution_path, problem.name, many, "--solution"),
+                       _output_path(plot_path, problem.name, many, "--plot"))
+        results.append(result)
+        click.echo(_summary(result))
+        if verbose:
+            for isl in result.islands:
+                click.echo(f"  island {isl['island']} on {isl['device']}: {isl['generations']} generations, "
+                           f"{isl['ls_iterations']:,} ls iterations, best {isl['best_cost']}")
+            for load in result.device_loads:
+                click.echo(f"  {load['device']}: utilisation {load['utilisation']:.0%}, idle {load['idle_s']} s")
+        if many:
+            click.echo("")
+        if result.stop_reason == "interrupted":
+            break
+    if many:
+        click.echo(_table(results))
+    if results and results[-1].stop_reason == "interrupted":
+        sys.exit(130)
+
+
+def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path) -> None:
+    from metaheur.problems import QAP, write_sln, write_tour
+
+    if json_path:
+        result.to_json(json_path)
+    if stats_path:
+        result.stats_csv(stats_path)
+    if solution_path:
+        if isinstance(problem, QAP):
+            write_sln(solution_path, problem, result.solution)
+        else:
+            write_tour(solution_path, problem, result.solution)
+    if plot_path:
+        from metaheur.plots import save_result_figure
+
+        save_result_figure(result, plot_path, problem)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:

@@ -61,10 +61,12 @@ class Device:
         return np.zeros(shape, dtype=dtype)
 
     def synchronize(self) -> None:
+        """Wait for the work queued on this thread's current stream (a no-op on the CPU)."""
         if self.is_gpu:
             import cupy
 
-            cupy.cuda.Device(self.index).synchronize()
+            with cupy.cuda.Device(self.index):
+                cupy.cuda.get_current_stream().synchronize()
 
     def __str__(self) -> str:
         return self.name

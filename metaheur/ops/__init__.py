@@ -17,6 +17,8 @@ COMPILE_VARIANTS: dict[str, list[dict]] = {
     "tsp_ils.cu": _TSP,
     "tsp_construct.cu": _TSP,
     "tsp_knn.cu": [{}],
+    "qap_ga.cu": [{}],
+    "tsp_ga.cu": [{}],
 }
 
 __all__ = ["COMPILE_VARIANTS", "WEIGHT_CODES", "QAPData", "TSPData", "neighbours", "qap_data", "tsp_data"]

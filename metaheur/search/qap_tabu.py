@@ -93,6 +93,22 @@ class QAPTabuBatch:
         self.launches = 0
         self._launch(0, target=np.iinfo(np.int64).min, init=1)
 
+    def restart(self, starts, keys, counters=None) -> None:
+        """Start new searches from ``starts`` (same count) in the buffers already allocated, with
+        fresh tabu memory; ``keys`` (and ``counters``) set their random streams."""
+        starts = np.asarray(starts, dtype=np.int32)
+        if starts.shape != (self.count, self.qap.n):
+            raise MetaheurError(f"restart needs {self.count} permutations of size {self.qap.n}")
+        stats = np.zeros((self.count, N_STATS), dtype=np.int64)
+        if counters is not None:
+            stats[:, CTR] = counters
+        dev = self.device
+        self.perm = dev.asarray(starts)
+        self.best_perm = dev.asarray(starts.copy())
+        self.stats = dev.asarray(stats)
+        self.keys = dev.asarray(np.asarray(keys, dtype=np.uint64).reshape(self.count))
+        self._launch(0, target=np.iinfo(np.int64).min, init=1)
+
     def _launch(self, iterations: int, target: int, init: int = 0) -> None:
         self.kernel(self.count, self.block, (
             self.data.a, self.data.at, self.data.b, self.qap.n, self.perm, self.best_perm, self.stats, self.keys,

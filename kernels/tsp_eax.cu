@@ -1,0 +1,494 @@
+/* tsp_eax.cu - Edge Assembly Crossover (EAX) for the symmetric TSP. One block = one pair of
+ * parents (A, B); thread 0 of the block does the work (a sequential algorithm, as in tsp_ils.cu),
+ * so the same code runs on the CPU build and on a GPU.
+ *
+ * EAX (Nagata and Kobayashi 1997; Nagata and Kobayashi, "A powerful genetic algorithm using edge
+ * assembly crossover for the traveling salesman problem", INFORMS J. Computing 25(2), 2013):
+ *  1. G_AB = the edges of A and B, less the edges they share (a shared edge would only form an
+ *     ineffective AB-cycle of two edges). Every city has as many A-edges as B-edges in G_AB.
+ *  2. G_AB is split into AB-cycles, closed walks whose edges alternate between A and B: a walk
+ *     from a random city takes, alternately, a random unused A-edge and a random unused B-edge at
+ *     its end, and whenever its end meets an earlier point of the walk at the same parity the
+ *     closed part is cut off as an AB-cycle (Nagata 2013, sec. 3.1). Every AB-cycle has >= 4 edges.
+ *  3. An E-set (a set of AB-cycles) is applied to A: its A-edges leave, its B-edges come in.
+ *     strategy 0 "rand": each AB-cycle enters the E-set with probability 1/2 (EAX-Rand, Nagata
+ *       and Kobayashi 1997; an empty draw takes one random AB-cycle);
+ *     strategy 1 "single": one AB-cycle (EAX-1AB / EAX-Single of Nagata 2013); the `tries`
+ *       children of a block take distinct AB-cycles, in random order.
+ *  4. The intermediate solution is a set of sub-tours. They are merged greedily (Nagata 2013,
+ *     sec. 3.4): the smallest sub-tour U is joined to another by the best 2-opt-style exchange,
+ *     removing an edge (u, w) of U and an edge (v, x) of another sub-tour and adding (u, v),
+ *     (w, x), with v among u's k nearest cities (neigh); when no near city lies outside U, the
+ *     cities whose neighbour lists reach into U are tried, and as a last resort every city.
+ *     Repeated until one tour remains.
+ * A block builds `tries` children this way (each from A and its own E-set) and writes the
+ * shortest (ties: the first) with its exact length; `tries = 1` is one child per block. When
+ * A and B have the same edges (no AB-cycle), the child is A.
+ *
+ * Data structures (so that a child costs O(|E-set| log |E-set| + merging work), not O(n)): A
+ * stays an array (ta, posa); the E-set's A-edges cut it into segments, found by binary search in
+ * the sorted cut positions; every city has two neighbour slots, lnk_s (replacing the A-edge to its
+ * predecessor in A) and lnk_e (to its successor), -1 while the A-edge stands. Sub-tours are
+ * traced segment by segment, and merged with a union-find over the segments. The slots touched
+ * are reset after each child; the best child is rebuilt from its E-set at the end and written
+ * out by walking the slots (O(n)), its length summed from scratch (exact, long long).
+ *
+ * Arguments (C blocks): tours_a, tours_b C x n (city orders); children C x n and child_len C
+ * (out); len_a C (A's exact length: the incremental delta in info is relative to it);
+ * keys C, counters C (random stream of block c and its next draw, written back);
+ * work C x MH_EAX_WORK(n) ints; info C x MH_EAX_NINFO (out, see below).
+ * neigh: n x k nearest cities.
+ */
+#include "mh_common.cuh"
+#include "mh_rng.cuh"
+#include "tsp_dist.cuh"
+
+#define MH_EAX_WORK(n) (21LL * (n) + 4) /* ints of scratch per block */
+
+#define MH_EAX_CYCLES 0   /* AB-cycles of the pair */
+#define MH_EAX_CHILDREN 1 /* children built (the best one is written) */
+#define MH_EAX_ESET 2     /* AB-cycles in the written child's E-set */
+#define MH_EAX_SUBTOURS 3 /* sub-tours of its intermediate solution */
+#define MH_EAX_MERGES 4   /* merge moves (each adds two edges that may be in neither parent) */
+#define MH_EAX_DELTA 5    /* its length minus len_a, computed incrementally */
+#define MH_EAX_WIDE 6     /* merges of all children that needed the wider search */
+#define MH_EAX_ERROR 7    /* non-zero: inconsistent structure (a bug); the child is then A */
+#define MH_EAX_NINFO 8
+
+struct mh_eax_t {
+  const double *xy;
+  const int *mat, *neigh;
+  int n, k;
+  const int *ta, *tb;
+  int *posa, *posb, *lnk_s, *lnk_e, *label;
+  int *cyc, *cyc_start, ncyc;
+  /* one child */
+  int *cut, *par, *sz, *rep, *roots, *ubuf, *touched;
+  int r, nsub, ntouched, stamp, merges, error;
+  ll wide;
+};
+
+#define MH_EDIST(E, x, y) ((ll)mh_tsp_dist((E)->xy, (E)->mat, (E)->n, (x), (y)))
+
+__device__ __forceinline__ int mh_eax_succa(const mh_eax_t *E, int c) {
+  const int i = E->posa[c] + 1;
+  return E->ta[i == E->n ? 0 : i];
+}
+__device__ __forceinline__ int mh_eax_preda(const mh_eax_t *E, int c) {
+  const int i = E->posa[c];
+  return E->ta[i == 0 ? E->n - 1 : i - 1];
+}
+__device__ __forceinline__ int mh_eax_succb(const mh_eax_t *E, int c) {
+  const int i = E->posb[c] + 1;
+  return E->tb[i == E->n ? 0 : i];
+}
+__device__ __forceinline__ int mh_eax_predb(const mh_eax_t *E, int c) {
+  const int i = E->posb[c];
+  return E->tb[i == 0 ? E->n - 1 : i - 1];
+}
+/* The two neighbours of c in the current (intermediate) solution. */
+__device__ __forceinline__ int mh_eax_nb0(const mh_eax_t *E, int c) {
+  return E->lnk_s[c] >= 0 ? E->lnk_s[c] : mh_eax_preda(E, c);
+}
+__device__ __forceinline__ int mh_eax_nb1(const mh_eax_t *E, int c) {
+  return E->lnk_e[c] >= 0 ? E->lnk_e[c] : mh_eax_succa(E, c);
+}
+/* Replace the edge (c, old) by (c, nw) at c. */
+__device__ __forceinline__ void mh_eax_relink(mh_eax_t *E, int c, int old, int nw) {
+  if (mh_eax_nb0(E, c) == old) E->lnk_s[c] = nw;
+  else E->lnk_e[c] = nw;
+}
+
+/* Split G_AB into AB-cycles (step 2 of the file comment). cyc holds the cycles one after another,
+ * cycle m in cyc[cyc_start[m] .. cyc_start[m + 1] - 1], as cities v0 v1 ... v(L-1) where the edge
+ * (v(2j), v(2j+1)) is an A-edge and (v(2j+1), v(2j+2 mod L)) a B-edge.
+ * Scratch: mask, verts n; path 2n + 2; slot 2n. */
+__device__ void mh_eax_decompose(mh_eax_t *E, int *mask, int *verts, int *path, int *slot, unsigned long long key,
+                                 unsigned long long *ctr) {
+  const int n = E->n;
+  /* mask bits: 1 A-edge to the predecessor in A unused, 2 to the successor; 4, 8 the same in B */
+  for (int v = 0; v < n; ++v) mask[v] = 0;
+  for (int v = 0; v < n; ++v) {
+    const int sa = mh_eax_succa(E, v), sb = mh_eax_succb(E, v);
+    if (sa != sb && sa != mh_eax_predb(E, v)) { mask[v] |= 2; mask[sa] |= 1; }
+    if (sb != sa && sb != mh_eax_preda(E, v)) { mask[v] |= 8; mask[sb] |= 4; }
+  }
+  int nv = 0;
+  for (int v = 0; v < n; ++v) {
+    slot[2 * v] = slot[2 * v + 1] = -1;
+    if (mask[v]) verts[nv++] = v;
+  }
+  int total = 0;
+  E->ncyc = 0;
+  E->cyc_start[0] = 0;
+  for (;;) {
+    int v = -1;
+    while (nv > 0) { /* a random city with unused edges (cities without any drop out) */
+      const int i = mh_below(key, (*ctr)++, nv);
+      if (mask[verts[i]] & 3) { v = verts[i]; break; }
+      verts[i] = verts[--nv];
+    }
+    if (v < 0) break;
+    path[0] = v;
+    slot[2 * v] = 0;
+    int plen = 1;
+    for (;;) {
+      const int m = plen - 1, cur = path[m];
+      const int isa = (m & 1) == 0; /* the walk's edges alternate A, B, A, ... */
+      const int bits = isa ? (mask[cur] & 3) : ((mask[cur] >> 2) & 3);
+      if (!bits) { /* the start city is used up (never elsewhere: degrees are balanced) */
+        for (int q = 0; q < plen; ++q) slot[2 * path[q] + (q & 1)] = -1;
+        if (plen != 1) E->error = 1;
+        break;
+      }
+      const int side = bits == 3 ? mh_below(key, (*ctr)++, 2) : bits >> 1; /* 0: predecessor, 1: successor */
+      int nxt;
+      if (isa) {
+        nxt = side ? mh_eax_succa(E, cur) : mh_eax_preda(E, cur);
+        mask[cur] &= ~(1 << side);
+        mask[nxt] &= ~(1 << (1 - side));
+      } else {
+        nxt = side ? mh_eax_succb(E, cur) : mh_eax_predb(E, cur);
+        mask[cur] &= ~(4 << side);
+        mask[nxt] &= ~(4 << (1 - side));
+      }
+      const int pm = plen;
+      path[plen++] = nxt;
+      const int j = slot[2 * nxt + (pm & 1)];
+      if (j < 0) {
+        slot[2 * nxt + (pm & 1)] = pm;
+        continue;
+      }
+      /* path[j .. pm - 1] closes an AB-cycle; store it starting with an A-edge */
+      const int L = pm - j;
+      int *out = E->cyc + total;
+      if ((j & 1) == 0) {
+        for (int q = 0; q < L; ++q) out[q] = path[j + q];
+      } else {
+        for (int q = 0; q < L - 1; ++q) out[q] = path[j + 1 + q];
+        out[L - 1] = path[j];
+      }
+      total += L;
+      E->cyc_start[++E->ncyc] = total;
+      for (int q = j + 1; q < pm; ++q) slot[2 * path[q] + (q & 1)] = -1;
+      plen = j + 1;
+    }
+  }
+}
+
+__device__ void mh_eax_sort(int *a, int m) { /* heapsort, ascending */
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int s = pass == 0 ? m / 2 - 1 : m - 1; s >= (pass == 0 ? 0 : 1); --s) {
+      int i, size;
+      if (pass == 0) { i = s; size = m; }
+      else { const int t = a[0]; a[0] = a[s]; a[s] = t; i = 0; size = s; }
+      for (;;) {
+        const int l = 2 * i + 1;
+        if (l >= size) break;
+        const int c = l + 1 < size && a[l + 1] > a[l] ? l + 1 : l;
+        if (a[i] >= a[c]) break;
+        const int t = a[i]; a[i] = a[c]; a[c] = t;
+        i = c;
+      }
+    }
+  }
+}
+
+/* Segment s of A between consecutive cuts: positions seg_start(s) .. cut[s] (cyclic); segment 0
+ * is the one that wraps past position n - 1. */
+__device__ __forceinline__ int mh_eax_seg_of(const mh_eax_t *E, int p) {
+  int lo = 0, hi = E->r;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (E->cut[mid] < p) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo == E->r ? 0 : lo;
+}
+__device__ __forceinline__ int mh_eax_seg_start(const mh_eax_t *E, int s) {
+  const int p = E->cut[s == 0 ? E->r - 1 : s - 1] + 1;
+  return p == E->n ? 0 : p;
+}
+__device__ __forceinline__ int mh_eax_seg_len(const mh_eax_t *E, int s) {
+  const int d = E->cut[s] - E->cut[s == 0 ? E->r - 1 : s - 1];
+  return d > 0 ? d : d + E->n;
+}
+__device__ __forceinline__ int mh_eax_find(mh_eax_t *E, int s) {
+  while (E->par[s] != s) {
+    E->par[s] = E->par[E->par[s]];
+    s = E->par[s];
+  }
+  return s;
+}
+
+/* Apply the E-set (AB-cycle ids) to A: fill cut (sorted) and the slots; returns the length change. */
+__device__ ll mh_eax_apply(mh_eax_t *E, const int *eset, int ne) {
+  ll delta = 0;
+  int r = 0;
+  for (int e = 0; e < ne; ++e) {
+    const int *v = E->cyc + E->cyc_start[eset[e]];
+    const int L = E->cyc_start[eset[e] + 1] - E->cyc_start[eset[e]];
+    for (int j = 0; j < L; j += 2) {
+      const int x = v[j], y = v[j + 1];          /* A-edge, leaves */
+      const int bx = v[j == 0 ? L - 1 : j - 1];  /* B-edge (bx, x) */
+      const int by = v[j + 2 == L ? 0 : j + 2];  /* B-edge (y, by), comes in */
+      if (mh_eax_succa(E, x) == y) {
+        E->cut[r++] = E->posa[x];
+        E->lnk_e[x] = bx;
+        E->lnk_s[y] = by;
+      } else {
+        E->cut[r++] = E->posa[y];
+        E->lnk_s[x] = bx;
+        E->lnk_e[y] = by;
+      }
+      delta += MH_EDIST(E, y, by) - MH_EDIST(E, x, y);
+    }
+  }
+  E->r = r;
+  mh_eax_sort(E->cut, r);
+  return delta;
+}
+
+/* Trace the sub-tours segment by segment: par (union-find), sz (cities), rep (a city) of each
+ * root segment, roots[0 .. nsub - 1]. */
+__device__ void mh_eax_subtours(mh_eax_t *E) {
+  const int r = E->r;
+  for (int s = 0; s < r; ++s) E->par[s] = -1;
+  E->nsub = 0;
+  for (int s = 0; s < r; ++s) {
+    if (E->par[s] >= 0) continue;
+    int t = s, fwd = 1, size = 0, steps = 0;
+    do {
+      E->par[t] = s;
+      size += mh_eax_seg_len(E, t);
+      const int e = fwd ? E->ta[E->cut[t]] : E->ta[mh_eax_seg_start(E, t)];
+      const int q = fwd ? E->lnk_e[e] : E->lnk_s[e];
+      const int pq = E->posa[q];
+      t = mh_eax_seg_of(E, pq);
+      fwd = pq == mh_eax_seg_start(E, t) && E->lnk_s[q] == e;
+      if (++steps > r || (E->par[t] >= 0 && t != s)) { E->error = 2; return; }
+    } while (t != s);
+    E->sz[s] = size;
+    E->rep[s] = E->ta[mh_eax_seg_start(E, s)];
+    E->roots[E->nsub++] = s;
+  }
+}
+
+struct mh_eax_move_t {
+  ll gain; /* length change */
+  int u, w, v, x;
+};
+
+/* Try joining u (in U, neighbours w0, w1 at distances du0, du1) with v outside U. */
+__device__ __forceinline__ void mh_eax_try(const mh_eax_t *E, mh_eax_move_t *M, int u, int w0, int w1, ll du0,
+                                           ll du1, int v) {
+  const int x0 = mh_eax_nb0(E, v), x1 = mh_eax_nb1(E, v);
+  const ll duv = MH_EDIST(E, u, v), dv0 = MH_EDIST(E, v, x0), dv1 = MH_EDIST(E, v, x1);
+  for (int a = 0; a < 2; ++a) {
+    const int w = a ? w1 : w0;
+    const ll du = a ? du1 : du0;
+    for (int b = 0; b < 2; ++b) {
+      const int x = b ? x1 : x0;
+      const ll g = duv + MH_EDIST(E, w, x) - du - (b ? dv1 : dv0);
+      if (g < M->gain) { M->gain = g; M->u = u; M->w = w; M->v = v; M->x = x; }
+    }
+  }
+}
+
+/* Merge the sub-tours into one tour (step 4 of the file comment); returns the length change. */
+__device__ ll mh_eax_merge(mh_eax_t *E) {
+  const int n = E->n, k = E->k;
+  ll delta = 0;
+  while (E->nsub > 1) {
+    int bi = 0;
+    for (int i = 1; i < E->nsub; ++i)
+      if (E->sz[E->roots[i]] < E->sz[E->roots[bi]]) bi = i;
+    const int U = E->roots[bi];
+    const int stamp = ++E->stamp;
+    int cnt = 0, cur = E->rep[U], prev = mh_eax_nb0(E, cur);
+    const int start = cur;
+    do { /* list and label the cities of U */
+      E->ubuf[cnt++] = cur;
+      E->label[cur] = stamp;
+      const int a0 = mh_eax_nb0(E, cur);
+      const int nxt = a0 == prev ? mh_eax_nb1(E, cur) : a0;
+      prev = cur;
+      cur = nxt;
+    } while (cur != start && cnt < n);
+    if (cur != start || cnt != E->sz[U]) { E->error = 3; return delta; }
+    mh_eax_move_t M;
+    M.gain = MH_LL_MAX; M.u = -1; M.w = M.v = M.x = -1;
+    for (int i = 0; i < cnt; ++i) {
+      const int u = E->ubuf[i], w0 = mh_eax_nb0(E, u), w1 = mh_eax_nb1(E, u);
+      const ll du0 = MH_EDIST(E, u, w0), du1 = MH_EDIST(E, u, w1);
+      for (int q = 0; q < k; ++q) {
+        const int v = E->neigh[(ll)u * k + q];
+        if (E->label[v] != stamp) mh_eax_try(E, &M, u, w0, w1, du0, du1, v);
+      }
+    }
+    if (M.u < 0) { /* no near city outside U: cities outside whose lists reach into U */
+      E->wide++;
+      for (int v = 0; v < n; ++v) {
+        if (E->label[v] == stamp) continue;
+        for (int q = 0; q < k; ++q) {
+          const int u = E->neigh[(ll)v * k + q];
+          if (E->label[u] != stamp) continue;
+          const int w0 = mh_eax_nb0(E, u), w1 = mh_eax_nb1(E, u);
+          mh_eax_try(E, &M, u, w0, w1, MH_EDIST(E, u, w0), MH_EDIST(E, u, w1), v);
+        }
+      }
+    }
+    if (M.u < 0) { /* last resort: every pair */
+      for (int i = 0; i < cnt; ++i) {
+        const int u = E->ubuf[i], w0 = mh_eax_nb0(E, u), w1 = mh_eax_nb1(E, u);
+        const ll du0 = MH_EDIST(E, u, w0), du1 = MH_EDIST(E, u, w1);
+        for (int v = 0; v < n; ++v)
+          if (E->label[v] != stamp) mh_eax_try(E, &M, u, w0, w1, du0, du1, v);
+      }
+    }
+    if (M.u < 0) { E->error = 4; return delta; }
+    /* (u, w), (v, x) -> (u, v), (w, x) */
+    mh_eax_relink(E, M.u, M.w, M.v);
+    mh_eax_relink(E, M.w, M.u, M.x);
+    mh_eax_relink(E, M.v, M.x, M.u);
+    mh_eax_relink(E, M.x, M.v, M.w);
+    int *t = E->touched + E->ntouched;
+    t[0] = M.u; t[1] = M.w; t[2] = M.v; t[3] = M.x;
+    E->ntouched += 4;
+    E->merges++;
+    delta += M.gain;
+    const int V = mh_eax_find(E, mh_eax_seg_of(E, E->posa[M.v]));
+    E->par[U] = V;
+    E->sz[V] += E->sz[U];
+    E->roots[bi] = E->roots[--E->nsub];
+  }
+  return delta;
+}
+
+/* One child from A and the E-set: returns its length minus A's. Leaves the slots set. */
+__device__ ll mh_eax_child(mh_eax_t *E, const int *eset, int ne) {
+  E->ntouched = 0;
+  E->merges = 0;
+  ll delta = mh_eax_apply(E, eset, ne);
+  mh_eax_subtours(E);
+  if (E->error) return delta;
+  return delta + mh_eax_merge(E);
+}
+
+/* Back to A: clear the slots the last child set. */
+__device__ void mh_eax_reset(mh_eax_t *E) {
+  const int n = E->n;
+  for (int i = 0; i < E->r; ++i) {
+    const int p = E->cut[i];
+    E->lnk_e[E->ta[p]] = -1;
+    E->lnk_s[E->ta[p + 1 == n ? 0 : p + 1]] = -1;
+  }
+  for (int i = 0; i < E->ntouched; ++i) E->lnk_s[E->touched[i]] = E->lnk_e[E->touched[i]] = -1;
+  E->r = 0;
+  E->ntouched = 0;
+}
+
+extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *neigh, int n, int k,
+                                   const int *tours_a, const int *tours_b, int *children, long long *child_len,
+                                   const long long *len_a, const unsigned long long *keys, long long *counters,
+                                   int strategy, int tries, int *work, long long *info) {
+  const ll c = mh_block();
+  if (mh_tid() != 0) return;
+  mh_eax_t E;
+  E.xy = xy; E.mat = mat; E.neigh = neigh; E.n = n; E.k = k;
+  E.ta = tours_a + c * n; E.tb = tours_b + c * n;
+  int *w = work + c * MH_EAX_WORK(n);
+  E.posa = w; E.posb = w + n; E.lnk_s = w + 2 * n; E.lnk_e = w + 3 * n; E.label = w + 4 * n;
+  E.cyc = w + 5 * n;                      /* 2n */
+  E.cyc_start = w + 7 * n;                /* n + 1 */
+  int *order = w + 8 * n + 1;             /* n */
+  int *eset = w + 9 * n + 1;              /* n */
+  int *best_eset = w + 10 * n + 1;        /* n */
+  int *area = w + 11 * n + 1;             /* 10 n: decomposition, then one child at a time */
+  E.cut = area; E.par = area + n; E.sz = area + 2 * n; E.rep = area + 3 * n; E.roots = area + 4 * n;
+  E.ubuf = area + 5 * n; E.touched = area + 6 * n; /* 4 n */
+  E.r = 0; E.nsub = 0; E.ntouched = 0; E.stamp = 0; E.merges = 0; E.error = 0; E.wide = 0;
+  ll *inf = info + c * MH_EAX_NINFO;
+  const unsigned long long key = keys[c];
+  unsigned long long ctr = (unsigned long long)counters[c];
+  int *out = children + c * n;
+
+  for (int i = 0; i < n; ++i) {
+    E.posa[E.ta[i]] = i;
+    E.posb[E.tb[i]] = i;
+    E.lnk_s[i] = E.lnk_e[i] = -1;
+    E.label[i] = 0;
+  }
+  mh_eax_decompose(&E, area, area + n, area + 2 * n, area + 4 * n + 2, key, &ctr);
+  const int ncyc = E.error ? 0 : E.ncyc;
+  int made = 0, best_ne = 0, best_sub = 0, best_merges = 0;
+  ll best = MH_LL_MAX;
+  if (ncyc > 0) {
+    int m = tries;
+    if (strategy == 1) {
+      m = mh_imin(tries, ncyc);
+      for (int i = 0; i < ncyc; ++i) order[i] = i;
+      for (int i = 0; i < m; ++i) { /* partial Fisher-Yates: m distinct cycles */
+        const int j = i + mh_below(key, ctr++, ncyc - i);
+        const int t = order[i]; order[i] = order[j]; order[j] = t;
+      }
+    }
+    for (int t = 0; t < m; ++t) {
+      int ne = 0;
+      if (strategy == 1) {
+        eset[ne++] = order[t];
+      } else {
+        unsigned long long bits = 0;
+        for (int i = 0; i < ncyc; ++i) {
+          if ((i & 63) == 0) bits = mh_rand64(key, ctr++);
+          if (bits & 1ULL) eset[ne++] = i;
+          bits >>= 1;
+        }
+        if (ne == 0) eset[ne++] = mh_below(key, ctr++, ncyc);
+      }
+      const ll delta = mh_eax_child(&E, eset, ne);
+      if (E.error) break;
+      made++;
+      if (delta < best) {
+        best = delta;
+        best_ne = ne;
+        for (int i = 0; i < ne; ++i) best_eset[i] = eset[i];
+      }
+      mh_eax_reset(&E);
+    }
+    if (made > 0 && !E.error) {
+      const ll again = mh_eax_child(&E, best_eset, best_ne); /* deterministic: the same child */
+      best_sub = E.nsub;
+      best_merges = E.merges;
+      if (again != best) E.error = 5;
+    }
+  }
+  const int rebuilt = made > 0 && !E.error;
+  if (!rebuilt) {
+    mh_eax_reset(&E);
+    for (int i = 0; i < n; ++i) E.lnk_s[i] = E.lnk_e[i] = -1;
+    best = 0; best_ne = 0; best_sub = 0; best_merges = 0;
+  }
+  /* write the tour by walking the slots from A's first city, in A's direction */
+  ll len = 0;
+  int cur = E.ta[0], prev = mh_eax_nb0(&E, cur);
+  for (int i = 0; i < n; ++i) {
+    out[i] = cur;
+    const int a0 = mh_eax_nb0(&E, cur);
+    const int nxt = a0 == prev ? mh_eax_nb1(&E, cur) : a0;
+    len += MH_EDIST(&E, cur, nxt);
+    prev = cur;
+    cur = nxt;
+  }
+  if (cur != E.ta[0]) E.error = 6;
+  child_len[c] = len;
+  counters[c] = (ll)ctr;
+  inf[MH_EAX_CYCLES] = E.ncyc;
+  inf[MH_EAX_CHILDREN] = made;
+  inf[MH_EAX_ESET] = best_ne;
+  inf[MH_EAX_SUBTOURS] = best_sub;
+  inf[MH_EAX_MERGES] = best_merges;
+  inf[MH_EAX_DELTA] = best;
+  inf[MH_EAX_WIDE] = E.wide;
+  inf[MH_EAX_ERROR] = E.error;
+}

@@ -1,0 +1,84 @@
+"""Load balancing between GPU islands and CPU islands (Van Luong, Taillard, Melab and Talbi 2012:
+the GPU evaluates the neighbourhoods of many searches at once while the remaining CPU cores run
+extra searches; the split is chosen so that both finish an epoch together).
+
+In a synchronous epoch every island runs the same number of generations, so its wall time is
+proportional to (children per generation) / (children improved per second on its device). The
+balancer measures each island's rate from its epochs and sizes the GPU islands' generations
+(children, and population with them) so that their time per generation matches the CPU islands'.
+It re-sizes when the measured ratio drifts by more than ``tolerance``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from metaheur.islands.island import EpochStats, IslandSpec
+
+
+@dataclass
+class DeviceLoad:
+    """Busy and idle time of the islands of one device over the run."""
+
+    device: str
+    islands: int
+    busy_seconds: float = 0.0
+    idle_seconds: float = 0.0
+    ls_iterations: int = 0
+
+    @property
+    def utilisation(self) -> float:
+        total = self.busy_seconds + self.idle_seconds
+        return self.busy_seconds / total if total > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        return {"device": self.device, "islands": self.islands, "busy_s": round(self.busy_seconds, 3),
+                "idle_s": round(self.idle_seconds, 3), "utilisation": round(self.utilisation, 3),
+                "ls_iterations": self.ls_iterations,
+                "ls_iterations_per_s": round(self.ls_iterations / self.busy_seconds, 1) if self.busy_seconds else 0.0}
+
+
+class LoadBalancer:
+    """Sizes main-process (GPU) islands against worker (CPU) islands; records device loads."""
+
+    def __init__(self, specs: list[IslandSpec], main_islands: set[int], tolerance: float = 0.2,
+                 max_offspring: int = 4096):
+        self.main = main_islands
+        self.tolerance = tolerance
+        self.max_offspring = max_offspring
+        self.loads: dict[str, DeviceLoad] = {}
+        for spec in specs:
+            self.loads.setdefault(spec.device, DeviceLoad(spec.device, 0)).islands += 1
+        self.resized = 0
+
+    def record(self, stats: list[EpochStats], wall: float) -> None:
+        for s in stats:
+            load = self.loads[s.device]
+            load.busy_seconds += min(s.seconds, wall)
+            load.idle_seconds += max(0.0, wall - s.seconds)
+            load.ls_iterations += s.ls_iterations
+
+    def rebalance(self, specs: list[IslandSpec], stats: list[EpochStats]) -> list[IslandSpec]:
+        """New specs with the main islands' generation size scaled so that their seconds per
+        generation match the worker islands' mean (unchanged when within tolerance)."""
+        if not self.main or len(self.main) == len(specs):
+            return specs
+        per_gen = {s.index: s.seconds / s.generations for s in stats if s.generations > 0}
+        workers = [per_gen[i] for i in per_gen if i not in self.main]
+        if not workers:
+            return specs
+        goal = sum(workers) / len(workers)
+        out = []
+        for spec in specs:
+            t = per_gen.get(spec.index)
+            if spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance:
+                ga = spec.params.ga
+                scale = goal / t
+                offspring = int(min(self.max_offspring, max(1, round(ga.offspring * scale))))
+                if offspring != ga.offspring:
+                    population = max(ga.population, offspring)
+                    ga = replace(ga, offspring=offspring, population=population)
+                    spec = replace(spec, params=replace(spec.params, ga=ga))
+                    self.resized += 1
+            out.append(spec)
+        return out

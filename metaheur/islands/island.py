@@ -1,0 +1,209 @@
+"""One memetic island and its epoch, a pure function of (spec, state, budget).
+
+An epoch runs generations until its budget (generations, or seconds in time mode) is spent:
+parents by binary tournament, crossover, mutation, local search of every child (one batched
+kernel launch), then replacement with diversity control: a child that duplicates a member is
+dropped; otherwise it replaces, among the members worse than it, the one closest to it when that
+one is nearer than n/10, else the worst (a distance-aware steady-state replacement). An island
+whose best has not improved for ``restart_after`` generations keeps its best and refills the
+rest with new improved random solutions. With ``crossover = "none"`` the island is a multistart
+of local searches: each child continues one member's search and replaces it when not worse.
+
+The state holds plain numpy arrays and counters, so an epoch can run in any process on any
+machine; with generation budgets the result does not depend on where or when it ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from metaheur.engine import set_cpu_threads
+from metaheur.engine.rng import stream_key
+from metaheur.islands.operators import operators_for
+from metaheur.islands.params import IslandParams
+from metaheur.problems import QAP, TSP
+
+
+@dataclass(frozen=True)
+class IslandSpec:
+    """What does not change between epochs: the problem, the device, the parameters."""
+
+    index: int
+    problem: QAP | TSP
+    problem_key: str
+    device: str
+    params: IslandParams
+    seed: int  # this island's 64-bit seed (from a numpy SeedSequence)
+    target: int | None = None
+    cpu_threads: int = 1
+
+
+@dataclass
+class IslandState:
+    """An island between epochs (plain data: picklable, comparable)."""
+
+    index: int
+    population: np.ndarray | None = None  # P x n
+    costs: np.ndarray | None = None  # P
+    generation: int = 0
+    streams: int = 0  # random streams used so far (one per child)
+    stale: int = 0  # generations since the best improved
+    best: np.ndarray | None = None
+    best_cost: int | None = None
+    ls_iterations: int = 0
+    restarts: int = 0
+
+
+@dataclass
+class EpochStats:
+    """What one epoch of one island did."""
+
+    index: int
+    device: str
+    generations: int
+    ls_iterations: int
+    seconds: float
+    best_cost: int | None
+    improved: bool
+    restarts: int
+    pid: int = field(default_factory=os.getpid)
+
+
+def _keys(spec: IslandSpec, state: IslandState, count: int) -> np.ndarray:
+    ids = np.arange(state.streams, state.streams + count, dtype=np.uint64)
+    return stream_key(np.uint64(spec.seed), ids)
+
+
+def _rng(spec: IslandSpec, state: IslandState, salt: int) -> np.random.Generator:
+    return np.random.default_rng([spec.seed, state.generation, state.restarts, salt])
+
+
+def _seconds_to(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.perf_counter())
+
+
+def _new_members(ops, spec: IslandSpec, state: IslandState, count: int, deadline: float | None):
+    starts = ops.random_solutions(count, _rng(spec, state, 1))
+    keys = _keys(spec, state, count)
+    state.streams += count
+    sols, costs, iters = ops.improve(ops.device.asarray(starts, np.int32), keys, time_limit=_seconds_to(deadline))
+    state.ls_iterations += int(np.sum(iters))
+    return sols, costs
+
+
+def _replace(ops, state: IslandState, children: np.ndarray, costs: np.ndarray) -> None:
+    pop, pc = state.population, state.costs
+    near = max(1, ops.n // 10)
+    for c in np.argsort(costs, kind="stable"):
+        child, cost = children[c], int(costs[c])
+        dist = ops.distances(child, pop)
+        if (dist == 0).any():
+            continue
+        worse = np.flatnonzero(pc > cost)
+        if worse.size == 0:
+            continue
+        closest = worse[np.argmin(dist[worse])]
+        victim = closest if dist[closest] < near else worse[np.argmax(pc[worse])]
+        pop[victim], pc[victim] = child, cost
+
+
+def _generation(ops, spec: IslandSpec, state: IslandState, deadline: float | None) -> None:
+    ga = spec.params.ga
+    pop_size = state.population.shape[0]
+    count = ga.offspring
+    keys = _keys(spec, state, count)
+    state.streams += count
+    if ga.crossover == "none":
+        source = (state.generation * count + np.arange(count)) % pop_size
+        children = ops.device.asarray(state.population[source], np.int32)
+    else:
+        rng = _rng(spec, state, 2)
+        a = rng.integers(0, pop_size, size=(count, 2))
+        b = rng.integers(0, pop_size, size=(count, 2))
+        pick = lambda t: np.where(state.costs[t[:, 0]] <= state.costs[t[:, 1]], t[:, 0], t[:, 1])  # noqa: E731
+        pairs = np.stack([pick(a), pick(b)], axis=1)
+        children = ops.crossover(state.population, pairs, keys)
+        ops.mutate(children, keys)
+    sols, costs, iters = ops.improve(children, keys, time_limit=_seconds_to(deadline))
+    state.ls_iterations += int(np.sum(iters))
+    if ga.crossover == "none":
+        better = costs <= state.costs[source]
+        state.population[source[better]] = sols[better]
+        state.costs[source[better]] = costs[better]
+    else:
+        _replace(ops, state, sols, costs)
+
+
+def _update_best(state: IslandState) -> bool:
+    k = int(np.argmin(state.costs))
+    if state.best_cost is None or state.costs[k] < state.best_cost:
+        state.best, state.best_cost = state.population[k].copy(), int(state.costs[k])
+        return True
+    return False
+
+
+def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None = None, seconds: float | None = None,
+              time_left: float | None = None, in_worker: bool = False) -> tuple[IslandState, EpochStats]:
+    """Advance ``state`` by ``generations`` generations or, in time mode, until ``seconds`` pass
+    (at least one generation either way); returns the new state and what was done.
+
+    ``time_left``: the run's remaining time, a hard cap that also bounds the local searches (a
+    generation cut short by it keeps what its searches found). ``in_worker``: running in a
+    worker process, which leaves Ctrl-C to the parent and runs its kernels on
+    ``spec.cpu_threads`` threads."""
+    if in_worker:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        set_cpu_threads(spec.cpu_threads)
+    t0 = time.perf_counter()
+    ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key)
+    state = replace(state, population=None if state.population is None else state.population.copy(),
+                    costs=None if state.costs is None else state.costs.copy())
+    start_best, start_iters, done = state.best_cost, state.ls_iterations, 0
+    deadline = None if time_left is None else t0 + time_left
+    size = spec.params.ga.population
+    if state.population is None:
+        state.population, state.costs = _new_members(ops, spec, state, size, deadline)
+        _update_best(state)
+    elif state.population.shape[0] < size:  # resized by the load balancer: add members
+        extra, extra_costs = _new_members(ops, spec, state, size - state.population.shape[0], deadline)
+        state.population = np.concatenate([state.population, extra])
+        state.costs = np.concatenate([state.costs, extra_costs])
+    elif state.population.shape[0] > size:  # keep the best
+        keep = np.argsort(state.costs, kind="stable")[:size]
+        state.population, state.costs = state.population[keep], state.costs[keep]
+    target = spec.target
+    while True:
+        now = time.perf_counter()
+        if target is not None and state.best_cost is not None and state.best_cost <= target:
+            break
+        if generations is not None and done >= generations:
+            break
+        if seconds is not None and done > 0 and now - t0 >= seconds:
+            break
+        if deadline is not None and now >= deadline:
+            break
+        _generation(ops, spec, state, deadline)
+        state.generation += 1
+        done += 1
+        if _update_best(state):
+            state.stale = 0
+        else:
+            state.stale += 1
+        restart_after = spec.params.ga.restart_after
+        if restart_after and state.stale >= restart_after and state.population.shape[0] > 1:
+            keep = int(np.argmin(state.costs))
+            fresh, fresh_costs = _new_members(ops, spec, state, state.population.shape[0] - 1, deadline)
+            others = np.array([i for i in range(state.population.shape[0]) if i != keep])
+            state.population[others], state.costs[others] = fresh, fresh_costs
+            state.restarts += 1
+            state.stale = 0
+    improved = start_best is None or (state.best_cost is not None and state.best_cost < start_best)
+    stats = EpochStats(spec.index, spec.device, done, state.ls_iterations - start_iters,
+                       time.perf_counter() - t0, state.best_cost, improved, state.restarts)
+    return state, stats
+

@@ -1,0 +1,108 @@
+"""Migration between islands at epoch boundaries (Alba and Tomassini 2002, "Parallelism and
+evolutionary algorithms"): who sends to whom (topology) and what a migrant replaces (policy).
+
+Topologies: ``ring`` (island i sends to i + 1), ``complete`` (every island to every other) and
+``random`` (each island to one other island drawn each epoch). Policies: ``best-worst`` (the
+sender's best replaces the receiver's worst, when better and not already present) and ``elite``
+(an archive of the best distinct solutions seen anywhere; each island receives the archive
+member it lacks that is best, in place of its worst). Migrants never duplicate a member.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metaheur.errors import MetaheurError
+from metaheur.islands.island import IslandState
+
+TOPOLOGIES = ("ring", "complete", "random")
+POLICIES = ("best-worst", "elite")
+
+
+@dataclass(frozen=True)
+class MigrationParams:
+    topology: str = "ring"
+    policy: str = "best-worst"
+    interval: int = 1  # epochs between migrations
+    archive: int = 8  # elite archive size
+
+    def __post_init__(self) -> None:
+        if self.topology not in TOPOLOGIES:
+            raise MetaheurError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        if self.policy not in POLICIES:
+            raise MetaheurError(f"migration policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        if self.interval < 1:
+            raise MetaheurError(f"migration interval must be at least 1 epoch, got {self.interval}")
+        if self.archive < 1:
+            raise MetaheurError(f"elite archive size must be at least 1, got {self.archive}")
+
+
+@dataclass
+class Migration:
+    """One migrant: from island ``source`` to island ``target``, with its cost."""
+
+    source: int
+    target: int
+    cost: int
+
+
+def _senders(topology: str, count: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    if count < 2:
+        return []
+    if topology == "ring":
+        return [(i, (i + 1) % count) for i in range(count)]
+    if topology == "complete":
+        return [(i, j) for i in range(count) for j in range(count) if i != j]
+    others = [(i, int(rng.integers(0, count - 1))) for i in range(count)]
+    return [(i, j + (j >= i)) for i, j in others]
+
+
+def _receive(state: IslandState, solution: np.ndarray, cost: int) -> bool:
+    """Put ``solution`` in place of the worst member when better and not already present."""
+    if state.population is None:
+        return False
+    worst = int(np.argmax(state.costs))
+    if cost >= state.costs[worst] or (state.population == solution[None, :]).all(axis=1).any():
+        return False
+    state.population[worst], state.costs[worst] = solution, cost
+    if state.best_cost is None or cost < state.best_cost:
+        state.best, state.best_cost, state.stale = solution.copy(), int(cost), 0
+    return True
+
+
+class Migrator:
+    """Applies a :class:`MigrationParams` to the island states (in place), deterministically."""
+
+    def __init__(self, params: MigrationParams, seed: int):
+        self.params = params
+        self.rng = np.random.default_rng([seed, 0x616D])
+        self.archive: list[tuple[int, np.ndarray]] = []
+
+    def migrate(self, states: list[IslandState], epoch: int) -> list[Migration]:
+        if len(states) < 2 or (epoch + 1) % self.params.interval:
+            return []
+        if self.params.policy == "elite":
+            return self._elite(states)
+        bests = [(s.best.copy(), s.best_cost) if s.best is not None else None for s in states]
+        done = []
+        for src, dst in _senders(self.params.topology, len(states), self.rng):
+            if bests[src] is not None and _receive(states[dst], bests[src][0], bests[src][1]):
+                done.append(Migration(src, dst, int(bests[src][1])))
+        return done
+
+    def _elite(self, states: list[IslandState]) -> list[Migration]:
+        for s in states:
+            if s.best is not None and not any(np.array_equal(s.best, a) for _, a in self.archive):
+                self.archive.append((int(s.best_cost), s.best.copy()))
+        self.archive.sort(key=lambda item: item[0])
+        del self.archive[self.params.archive:]
+        done = []
+        for i, s in enumerate(states):
+            for cost, sol in self.archive:
+                if s.population is not None and not (s.population == sol[None, :]).all(axis=1).any():
+                    if _receive(s, sol, cost):
+                        done.append(Migration(-1, i, cost))
+                    break
+        return done

@@ -1,0 +1,262 @@
+"""The island model: plans islands on devices, runs their epochs, migrates, balances, stops.
+
+CPU islands run in joblib worker processes (loky on this machine, or any joblib backend such as
+Dask's on a cluster), one island per core, each with single-threaded kernels; GPU islands run in
+threads of the main process, each on its own CUDA stream, overlapping the CPU epoch. After every
+epoch the migrator exchanges solutions, the balancer re-sizes GPU islands, the callbacks are
+told, and the stop rules are checked. A worker that dies mid-epoch costs one retry of that epoch
+from the islands' previous states (which are plain data kept here), so no result is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import signal
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from metaheur.devices import Device
+from metaheur.errors import MetaheurError
+from metaheur.islands.balance import LoadBalancer
+from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch
+from metaheur.islands.migration import Migration, MigrationParams, Migrator
+from metaheur.islands.params import IslandParams
+from metaheur.problems import QAP, TSP
+from metaheur.stopping import Progress, StopRules
+
+MAX_RETRIES = 3
+
+
+def problem_key(problem: QAP | TSP) -> str:
+    """A fingerprint of the instance data (what worker caches are keyed by)."""
+    h = hashlib.sha1(f"{problem.kind}:{problem.name}:{problem.n}".encode())
+    arrays = (problem.flow, problem.distance) if isinstance(problem, QAP) else (problem.coords, problem.matrix)
+    for a in arrays:
+        if a is not None:
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+class Callbacks:
+    """Hooks a caller may override; every one is a no-op by default."""
+
+    def on_start(self, model: IslandModel) -> None: ...
+
+    def on_epoch(self, model: IslandModel, epoch: int, stats: list[EpochStats]) -> None: ...
+
+    def on_best(self, model: IslandModel, cost: int, island: int) -> None: ...
+
+    def on_migration(self, model: IslandModel, epoch: int, migrations: list[Migration]) -> None: ...
+
+    def on_end(self, model: IslandModel, reason: str) -> None: ...
+
+
+@dataclass
+class EpochRecord:
+    """One row of the statistics: one island in one epoch."""
+
+    epoch: int
+    island: int
+    device: str
+    time_s: float  # run time at the end of the epoch
+    generations: int
+    ls_iterations: int
+    busy_s: float
+    best_cost: int | None
+    global_best: int | None
+    migrants_in: int
+
+
+@dataclass
+class RunRecord:
+    """What the model hands back: final states, statistics rows, loads, reason."""
+
+    states: list[IslandState]
+    specs: list[IslandSpec]
+    epochs: list[EpochRecord] = field(default_factory=list)
+    migrations: list[tuple[int, Migration]] = field(default_factory=list)
+    stop_reason: str = ""
+    seconds: float = 0.0
+    loads: list[dict] = field(default_factory=list)
+    retries: int = 0
+    resized: int = 0
+
+    def best(self) -> tuple[np.ndarray, int, int]:
+        """(solution, cost as tracked, island) of the best island."""
+        done = [s for s in self.states if s.best_cost is not None]
+        if not done:
+            raise MetaheurError("no island finished an epoch")
+        s = min(done, key=lambda x: (x.best_cost, x.index))
+        return s.best, s.best_cost, s.index
+
+
+class IslandModel:
+    """Islands of a memetic algorithm on CPU worker processes and GPUs.
+
+    ``devices``: one entry per island (``"cpu"`` or ``"cuda:k"``); CPU islands go to ``n_jobs``
+    worker processes unless ``in_process`` (the ``cpu-serial`` strategy, and tests).
+    ``sync``: epochs of ``epoch_generations`` generations (reproducible for a seed) instead of
+    ``epoch_seconds`` of work.
+    """
+
+    def __init__(self, problem: QAP | TSP, devices: list[Device], params: list[IslandParams], *, seed: int,
+                 migration: MigrationParams | None = None, sync: bool = False, epoch_seconds: float = 1.0,
+                 epoch_generations: int = 5, in_process: bool = False, backend: str | None = None,
+                 n_jobs: int | None = None, callbacks: Callbacks | None = None, balance: bool = True):
+        if len(devices) != len(params) or not devices:
+            raise MetaheurError("give one device and one parameter set per island")
+        if epoch_seconds <= 0 or epoch_generations < 1:
+            raise MetaheurError("epochs need a positive length")
+        self.problem = problem
+        self.seed = seed
+        key = problem_key(problem)
+        seeds = np.random.SeedSequence(seed).spawn(len(devices))
+        self.specs = [IslandSpec(i, problem, key, d.name, p, int(ss.generate_state(1, np.uint64)[0]))
+                      for i, (d, p, ss) in enumerate(zip(devices, params, seeds, strict=True))]
+        self.main = {i for i, d in enumerate(devices) if d.is_gpu or in_process}
+        self.migrator = Migrator(migration or MigrationParams(), seed)
+        self.sync = sync
+        self.epoch_seconds = epoch_seconds
+        self.epoch_generations = epoch_generations
+        self.backend = backend
+        self.n_jobs = n_jobs or max(1, len(devices) - len(self.main))
+        self.callbacks = callbacks or Callbacks()
+        self.balancer = LoadBalancer(self.specs, self.main) if balance else None
+        self.interrupted = False
+        self.start_time: float | None = None
+
+    # -------------------------------------------------------------------------------- epochs
+    def _run_main(self, spec: IslandSpec, state: IslandState, budget: dict):
+        if spec.device.startswith("cuda"):
+            import cupy
+
+            with cupy.cuda.Device(int(spec.device.split(":")[1])), cupy.cuda.Stream(non_blocking=True):
+                return run_epoch(spec, state, **budget)
+        return run_epoch(spec, state, **budget)
+
+    def _epoch(self, states: list[IslandState], budget: dict, parallel) -> list[tuple[IslandState, EpochStats]]:
+        main = [i for i in range(len(states)) if i in self.main]
+        workers = [i for i in range(len(states)) if i not in self.main]
+        results: dict[int, tuple[IslandState, EpochStats]] = {}
+        pool = ThreadPoolExecutor(max_workers=max(1, len(main))) if main else None
+        futures = {i: pool.submit(self._run_main, self.specs[i], states[i], budget) for i in main} if pool else {}
+        for attempt in range(MAX_RETRIES + 1):
+            try:
+                if workers:
+                    out = parallel(delayed(run_epoch)(self.specs[i], states[i], **budget, in_worker=True)
+                                   for i in workers)
+                    results.update(zip(workers, out, strict=True))
+                break
+            except (KeyboardInterrupt, MetaheurError):
+                raise
+            except Exception as exc:  # a worker died (killed, out of memory, ...): rerun its epoch
+                if attempt == MAX_RETRIES:
+                    raise MetaheurError(f"worker processes failed {MAX_RETRIES + 1} times in a row: {exc}") from exc
+                self.retries += 1
+                warnings.warn(f"metaheur: a worker failed ({type(exc).__name__}); rerunning the epoch of "
+                              f"{len(workers)} CPU island(s) from their last state", RuntimeWarning, stacklevel=2)
+        for i, fut in futures.items():
+            results[i] = fut.result()
+        if pool:
+            pool.shutdown()
+        return [results[i] for i in range(len(states))]
+
+    def _budget(self, stop: StopRules) -> dict:
+        from metaheur.stopping import TimeLimit
+
+        limit = stop.find(TimeLimit)
+        left = None if limit is None else max(0.0, limit.seconds - (time.perf_counter() - self.start_time))
+        if self.sync:
+            return {"generations": self.epoch_generations, "time_left": left}
+        seconds = self.epoch_seconds if left is None else min(self.epoch_seconds, left)
+        return {"seconds": seconds, "time_left": left}
+
+    def _make_parallel(self):
+        if len(self.main) == len(self.specs):
+            return None
+        if self.backend:
+            return Parallel(n_jobs=self.n_jobs, backend=self.backend)
+        return Parallel(n_jobs=self.n_jobs, backend="loky")
+
+    # -------------------------------------------------------------------------------- run
+    def run(self, stop: StopRules) -> RunRecord:
+        """Run epochs until a stop rule fires; the first Ctrl-C stops at the next epoch boundary."""
+        for i, spec in enumerate(self.specs):
+            self.specs[i] = IslandSpec(spec.index, spec.problem, spec.problem_key, spec.device, spec.params,
+                                       spec.seed, stop.target, spec.cpu_threads)
+        self.retries = 0
+        states = [IslandState(i) for i in range(len(self.specs))]
+        record = RunRecord(states, self.specs)
+        self.start_time = time.perf_counter()
+        self.callbacks.on_start(self)
+        best, stale, epoch = None, 0, 0
+        previous = self._install_sigint()
+        try:
+            parallel = self._make_parallel()
+            with parallel if parallel is not None else contextlib.nullcontext():
+                while True:
+                    t0 = time.perf_counter()
+                    out = self._epoch(states, self._budget(stop), parallel)
+                    wall = time.perf_counter() - t0
+                    states = [s for s, _ in out]
+                    stats = [e for _, e in out]
+                    migrations = self.migrator.migrate(states, epoch)
+                    incoming = {}
+                    for m in migrations:
+                        incoming[m.target] = incoming.get(m.target, 0) + 1
+                    epoch_best = min((s.best_cost for s in states if s.best_cost is not None), default=None)
+                    improved = epoch_best is not None and (best is None or epoch_best < best)
+                    if improved:
+                        best, stale = epoch_best, 0
+                        island = min((s for s in states if s.best_cost == epoch_best), key=lambda s: s.index).index
+                        self.callbacks.on_best(self, best, island)
+                    else:
+                        stale += 1
+                    elapsed = time.perf_counter() - self.start_time
+                    for st, e in zip(states, stats, strict=True):
+                        record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed, e.generations,
+                                                         e.ls_iterations, e.seconds, st.best_cost, best,
+                                                         incoming.get(st.index, 0)))
+                    record.migrations.extend((epoch, m) for m in migrations)
+                    if self.balancer:
+                        self.balancer.record(stats, wall)
+                        self.specs = self.balancer.rebalance(self.specs, stats)
+                    self.callbacks.on_epoch(self, epoch, stats)
+                    if migrations:
+                        self.callbacks.on_migration(self, epoch, migrations)
+                    generations = min(s.generation for s in states)
+                    reason = stop.fired(Progress(elapsed, generations, best, stale, self.interrupted))
+                    epoch += 1
+                    if reason:
+                        break
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+        record.states, record.specs = states, self.specs
+        record.stop_reason = reason
+        record.seconds = time.perf_counter() - self.start_time
+        record.retries = self.retries
+        if self.balancer:
+            record.loads = [load.as_dict() for load in self.balancer.loads.values()]
+            record.resized = self.balancer.resized
+        self.callbacks.on_end(self, reason)
+        return record
+
+    def _install_sigint(self):
+        if threading.current_thread() is not threading.main_thread():
+            return None
+
+        def handler(signum, frame):
+            if self.interrupted:  # the second Ctrl-C: stop now
+                raise KeyboardInterrupt
+            self.interrupted = True
+
+        return signal.signal(signal.SIGINT, handler)
+

@@ -1,0 +1,156 @@
+"""Problem-specific operators of a memetic island: random solutions, crossover, mutation, local
+search of children, distance between solutions, exact cost. One class per problem, each backed
+by the batched kernels; instances of them are cached per process (a worker builds them once)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine import load_module
+from metaheur.islands.params import IslandParams, ls_budget
+from metaheur.problems import QAP, TSP
+from metaheur.search.qap_tabu import QAPTabuBatch
+from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
+
+_QAP_OPS = {"pmx": 0, "cx": 1, "ux": 2}
+
+
+class QAPOperators:
+    """Robust tabu search children for the QAP; crossovers of kernels/qap_ga.cu."""
+
+    kind = "qap"
+
+    def __init__(self, qap: QAP, device: Device, params: IslandParams):
+        self.problem = qap
+        self.device = device
+        self.params = params
+        self.n = qap.n
+        self.ga = load_module("qap_ga.cu", device)
+        self.ls_budget = ls_budget(params.ga, "qap", qap.n)
+        self._tabu: dict[int, QAPTabuBatch] = {}
+
+    def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        return np.array([rng.permutation(self.n) for _ in range(count)], dtype=np.int64)
+
+    def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        dev, c, n = self.device, len(pairs), self.n
+        children = dev.zeros((c, n), np.int32)
+        counters = dev.zeros(c, np.int64)
+        self.ga.kernel("qap_crossover")(c, 1, (dev.asarray(population, np.int32), dev.asarray(pairs, np.int32), n,
+                                               _QAP_OPS[self.params.ga.crossover], dev.asarray(keys), counters,
+                                               children, dev.zeros((c, 2 * n), np.int32)))
+        self._counters = counters
+        return children
+
+    def mutate(self, children, keys: np.ndarray) -> None:
+        if self.params.ga.mutation > 0:
+            dev = self.device
+            self.ga.kernel("qap_mutate")(len(keys), 1, (children, self.n, self.params.ga.mutation, dev.asarray(keys),
+                                                        self._counters))
+
+    def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
+        """Tabu search from every child (``ls_budget`` iterations, cut short by ``time_limit``);
+        returns (best solutions, exact costs, iterations)."""
+        count = len(keys)
+        starts = to_host(children).astype(np.int64)
+        batch = self._tabu.get(count)
+        if batch is None:
+            batch = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
+            self._tabu[count] = batch
+        else:
+            batch.restart(starts, keys)
+        result = batch.run(self.ls_budget, time_limit=time_limit)
+        return result.best, result.best_costs, result.iterations
+
+    def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
+        """Hamming distance: units placed differently."""
+        return (population != solution[None, :]).sum(axis=1)
+
+    def cost(self, solution) -> int:
+        return self.problem.cost(solution)
+
+
+class TSPOperators:
+    """Iterated-local-search children for the TSP; crossovers of kernels/tsp_ga.cu."""
+
+    kind = "tsp"
+
+    def __init__(self, tsp: TSP, device: Device, params: IslandParams):
+        self.problem = tsp
+        self.device = device
+        self.params = params
+        self.n = tsp.n
+        self.ga = load_module("tsp_ga.cu", device)
+        self.ls_budget = ls_budget(params.ga, "tsp", tsp.n)
+        self._greedy = None
+
+    def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Greedy-edge tours perturbed by random segment reversals (random tours would cost the
+        local search O(n^2) reversals on large instances)."""
+        if self._greedy is None:
+            probe = TSPILSBatch(self.problem, self.device, count=1, params=self.params.ils)
+            self._greedy = greedy_tour(self.problem, probe.neigh, self.device)
+        starts = np.tile(self._greedy, (count, 1))
+        keys = rng.integers(0, 2**63, size=count, dtype=np.uint64)
+        dev = self.device
+        children = dev.asarray(starts, np.int32)
+        self.ga.kernel("tsp_segment_mutation")(count, 1, (children, self.n, max(1, self.n // 20), 50,
+                                                          dev.asarray(keys), dev.zeros(count, np.int64)))
+        return to_host(children).astype(np.int64)
+
+    def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
+        dev, c, n = self.device, len(pairs), self.n
+        children = dev.zeros((c, n), np.int32)
+        self._counters = dev.zeros(c, np.int64)
+        self.ga.kernel("tsp_ox")(c, 1, (dev.asarray(population, np.int32), dev.asarray(pairs, np.int32), n,
+                                        dev.asarray(keys), self._counters, children, dev.zeros((c, n), np.int32)))
+        return children
+
+    def mutate(self, children, keys: np.ndarray) -> None:
+        if self.params.ga.mutation > 0:
+            dev = self.device
+            self.ga.kernel("tsp_segment_mutation")(len(keys), 1, (children, self.n, self.params.ga.mutation, 50,
+                                                                  dev.asarray(keys), self._counters))
+
+    def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
+        """Iterated local search from every child (``ls_budget`` kicks, cut short by
+        ``time_limit``); returns (best tours, exact lengths, kicks)."""
+        starts = to_host(children).astype(np.int64)
+        seed = int(keys[0]) if len(keys) else 0
+        batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils)
+        result = batch.run(self.ls_budget, time_limit=time_limit)
+        return result.best, result.best_costs, result.iterations
+
+    def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
+        """Edges of ``solution`` missing from each member (0 for the same tour in any rotation or
+        direction)."""
+        n = self.n
+
+        def edge_keys(t):
+            a, b = t, np.roll(t, -1)
+            return np.sort(np.minimum(a, b) * n + np.maximum(a, b))
+
+        mine = edge_keys(solution)
+        return np.array([n - np.isin(mine, edge_keys(t), assume_unique=True).sum() for t in population])
+
+    def cost(self, solution) -> int:
+        return self.problem.tour_length(solution)
+
+
+_CACHE: dict[tuple, object] = {}
+
+
+def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str):
+    """The operators of ``problem`` on ``device`` (cached in this process under ``key``, a
+    fingerprint of the instance and parameters)."""
+    dev = parse_device(device)
+    cache_key = (key, dev.name, params)
+    ops = _CACHE.get(cache_key)
+    if ops is None:
+        if len(_CACHE) > 8:
+            _CACHE.clear()
+        cls = QAPOperators if isinstance(problem, QAP) else TSPOperators
+        ops = cls(problem, dev, params)
+        _CACHE[cache_key] = ops
+    return ops

@@ -1,0 +1,87 @@
+"""Parameters of a memetic island (validated dataclasses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+from metaheur.errors import MetaheurError
+from metaheur.search.qap_tabu import TabuParams
+from metaheur.search.tsp_ils import ILSParams
+
+QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
+TSP_CROSSOVERS = ("eax", "ox", "none")
+
+
+@dataclass(frozen=True)
+class GAParams:
+    """One island's genetic algorithm.
+
+    ``population``: individuals kept; ``offspring``: children per generation (each improved by
+    local search); ``crossover``: QAP ``ux``/``cx``/``pmx``, TSP ``eax``/``ox``, or ``none`` for a
+    local-search-only multistart (each child continues one member's search);
+    ``mutation``: random swaps (QAP) or segment reversals (TSP) applied to each child;
+    ``ls_budget``: local-search effort per child (tabu iterations for the QAP, kicks for the TSP;
+    ``None``: a size-based default); ``restart_after``: generations without a new island best
+    before all but the best individual are replaced by new random ones (0: never).
+    """
+
+    population: int = 20
+    offspring: int = 10
+    crossover: str = "ux"
+    mutation: int = 0
+    ls_budget: int | None = None
+    restart_after: int = 30
+
+    def __post_init__(self) -> None:
+        if self.population < 1:
+            raise MetaheurError(f"population must be at least 1, got {self.population}")
+        if self.offspring < 1:
+            raise MetaheurError(f"offspring per generation must be at least 1, got {self.offspring}")
+        if self.mutation < 0:
+            raise MetaheurError(f"mutation must be >= 0, got {self.mutation}")
+        if self.ls_budget is not None and self.ls_budget < 0:
+            raise MetaheurError(f"local-search budget must be >= 0, got {self.ls_budget}")
+        if self.restart_after < 0:
+            raise MetaheurError(f"restart_after must be >= 0, got {self.restart_after}")
+        if self.crossover not in QAP_CROSSOVERS + TSP_CROSSOVERS:
+            raise MetaheurError(f"unknown crossover {self.crossover!r}")
+
+    def check_for(self, kind: str) -> GAParams:
+        allowed = QAP_CROSSOVERS if kind == "qap" else TSP_CROSSOVERS
+        if self.crossover not in allowed:
+            raise MetaheurError(f"crossover {self.crossover!r} is not for the {kind.upper()}: "
+                                f"use one of {', '.join(allowed)}")
+        return self
+
+
+@dataclass(frozen=True)
+class IslandParams:
+    """Everything an island's epoch needs besides its state: GA and local-search parameters."""
+
+    ga: GAParams = field(default_factory=GAParams)
+    tabu: TabuParams = field(default_factory=TabuParams)
+    ils: ILSParams = field(default_factory=ILSParams)
+
+
+def default_ga(kind: str, n: int, *, multistart: bool = False) -> GAParams:
+    """Size-based defaults: a small population of well-improved solutions (QAP: Misevicius' and
+    Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX)."""
+    if kind == "qap":
+        ga = GAParams(population=20, offspring=10, crossover="ux", mutation=0, ls_budget=None, restart_after=30)
+    else:
+        ga = GAParams(population=30, offspring=10, crossover="ox", mutation=0, ls_budget=None, restart_after=50)
+    if multistart:
+        ga = replace(ga, crossover="none", population=1, offspring=1, restart_after=0)
+    return ga
+
+
+def ls_budget(params: GAParams, kind: str, n: int) -> int:
+    """Local-search effort per child: the explicit budget, else QAP 20 n tabu iterations, TSP n / 4
+    kicks (at least 50)."""
+    if params.ls_budget is not None:
+        return params.ls_budget
+    return 20 * n if kind == "qap" else max(50, n // 4)
+
+
+def param_names(cls) -> list[str]:
+    return [f.name for f in fields(cls)]

@@ -1,0 +1,205 @@
+"""``solve()``: plan islands on the available processors, run the island model, report a Result.
+
+Strategies (Van Luong, Taillard, Melab and Talbi 2012 compare the first four):
+  cpu-serial   one island on one core, in this process;
+  cpu-islands  one island per core (or ``islands``), in worker processes;
+  gpu          one island per GPU (or ``islands`` spread over them), driven by one host core;
+  hybrid       GPU islands plus CPU islands on the remaining cores, load-balanced;
+  auto         hybrid when a GPU is present, cpu-islands otherwise (the default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+from dataclasses import replace
+
+from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
+from metaheur.engine import compile_seconds_total, load_module
+from metaheur.errors import MetaheurError
+from metaheur.islands.migration import MigrationParams
+from metaheur.islands.model import Callbacks, IslandModel, RunRecord
+from metaheur.islands.params import GAParams, IslandParams, default_ga
+from metaheur.ops import qap_data, tsp_data
+from metaheur.problems import QAP, TSP, best_known, load_instance
+from metaheur.problems.best_known import gap_percent
+from metaheur.result import Result
+from metaheur.search.qap_tabu import TabuParams
+from metaheur.search.tsp_ils import ILSParams
+from metaheur.stopping import StopRules, stop_rules
+
+STRATEGIES = ("auto", "cpu-serial", "cpu-islands", "gpu", "hybrid")
+GPU_OFFSPRING = 256  # children per generation of a GPU island before the balancer sizes it
+
+
+def plan_devices(strategy: str, devices: list[Device] | None, islands: int | None) -> tuple[str, list[Device]]:
+    """(resolved strategy, one device per island)."""
+    if strategy not in STRATEGIES:
+        raise MetaheurError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    if islands is not None and islands < 1:
+        raise MetaheurError(f"islands must be at least 1, got {islands}")
+    pool = devices or available_devices()
+    gpus = [d for d in pool if d.is_gpu]
+    has_cpu = any(not d.is_gpu for d in pool)
+    if strategy == "auto":
+        strategy = "hybrid" if gpus and has_cpu else ("gpu" if gpus else "cpu-islands")
+    if strategy in ("gpu", "hybrid") and not gpus:
+        why = "none of the devices given is a GPU" if devices else "no GPU is available"
+        raise MetaheurError(f"strategy {strategy} needs a GPU, but {why} (try --strategy cpu-islands)")
+    if strategy in ("cpu-serial", "cpu-islands", "hybrid") and not has_cpu:
+        raise MetaheurError(f"strategy {strategy} needs the cpu device")
+    cores = cpu_count()
+    if strategy == "cpu-serial":
+        if islands not in (None, 1):
+            raise MetaheurError("cpu-serial runs exactly one island")
+        return strategy, [cpu_device()]
+    if strategy == "cpu-islands":
+        return strategy, [cpu_device()] * (islands or cores)
+    if strategy == "gpu":
+        count = islands or len(gpus)
+        return strategy, [gpus[i % len(gpus)] for i in range(count)]
+    cpu_islands = max(1, cores - len(gpus)) if islands is None else max(1, islands - len(gpus))
+    return strategy, list(gpus) + [cpu_device()] * cpu_islands
+
+
+def _precompile(problem: QAP | TSP, devices: list[Device], crossover: str) -> None:
+    """Build every kernel module the islands will load, before the clock starts (the disk cache
+    then serves the worker processes)."""
+    for dev in {d.name: d for d in devices}.values():
+        if isinstance(problem, QAP):
+            load_module("qap_tabu.cu", dev, qap_data(problem, dev).defines)
+            load_module("qap_ga.cu", dev)
+        else:
+            defines = tsp_data(problem, dev).defines
+            for source in ("tsp_ils.cu", "tsp_construct.cu"):
+                load_module(source, dev, defines)
+            load_module("tsp_ga.cu", dev)
+            if problem.weight_type not in ("EXPLICIT", "GEO"):
+                load_module("tsp_knn.cu", dev)
+
+
+def _island_params(kind: str, n: int, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
+                   gpu_sized: bool) -> IslandParams:
+    if dev.is_gpu and gpu_sized and ga.crossover != "none":
+        ga = replace(ga, offspring=max(ga.offspring, GPU_OFFSPRING), population=max(ga.population, GPU_OFFSPRING))
+    return IslandParams(ga=ga.check_for(kind), tabu=tabu, ils=ils)
+
+
+@contextlib.contextmanager
+def _dask(scheduler: str | None, local_workers: int | None):
+    """A Dask client for joblib's dask backend (an existing scheduler, or a local cluster)."""
+    if scheduler is None and local_workers is None:
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise MetaheurError("Dask is not installed: pip install 'metaheur[dask]'") from None
+    cluster = None
+    try:
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise MetaheurError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        else:
+            if local_workers < 1:
+                raise MetaheurError(f"--dask-local needs at least 1 worker, got {local_workers}")
+            cluster = LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, host="127.0.0.1")
+            client = Client(cluster)
+        with client:
+            yield client
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _versions() -> dict:
+    from metaheur.devices import system_report
+
+    report = system_report()
+    return {k: report[k] for k in ("metaheur", "python", "numpy", "cupy", "cuda_runtime", "c_compiler")} | {
+        "platform": platform.platform()}
+
+
+def solve(problem_or_path, *, strategy: str = "auto", stop: StopRules | None = None,
+          time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
+          no_improvement: int | None = None, seed: int = 0, devices: list[str] | None = None,
+          islands: int | None = None, ga: GAParams | None = None, tabu: TabuParams | None = None,
+          ils: ILSParams | None = None, migration: MigrationParams | None = None, sync: bool = False,
+          epoch_seconds: float = 1.0, epoch_generations: int = 5, scheduler: str | None = None,
+          dask_local: int | None = None, callbacks: Callbacks | None = None) -> Result:
+    """Solve a QAP or TSP instance with memetic islands on the available processors.
+
+    ``problem_or_path``: an instance, a path, a library name or a ``gen:`` name. Stop when any
+    rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
+    ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
+    ``sync=True`` runs epochs of ``epoch_generations`` generations: the result is then the same
+    for a given seed wherever it runs. The returned cost is recomputed from scratch.
+    """
+    problem = load_instance(problem_or_path)
+    entry = best_known(problem.name, problem.n)
+    if isinstance(target, str):
+        if target.lower() != "bks":
+            raise MetaheurError(f"target must be a number or 'bks', got {target!r}")
+        if entry is None:
+            raise MetaheurError(f"--target bks: no best-known value for {problem.name} (n = {problem.n})")
+        target = entry.value
+    if stop is None:
+        if time_limit is None and generations is None:
+            time_limit = 10.0
+        stop = stop_rules(time_limit=time_limit, generations=generations, target=target,
+                          no_improvement=no_improvement)
+    if seed < 0:
+        raise MetaheurError(f"seed must be >= 0, got {seed}")
+    device_list = [parse_device(d) for d in devices] if devices else None
+    if device_list is not None and len({d.name for d in device_list}) != len(device_list):
+        raise MetaheurError("a device is listed twice")
+    strategy, island_devices = plan_devices(strategy, device_list, islands)
+    kind = problem.kind
+    ga = (ga or default_ga(kind, problem.n)).check_for(kind)
+    tabu, ils = tabu or TabuParams(), ils or ILSParams()
+    params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy == "hybrid" or strategy == "gpu")
+              for d in island_devices]
+    compile_before = compile_seconds_total()
+    _precompile(problem, island_devices, ga.crossover)
+    compile_s = compile_seconds_total() - compile_before
+    in_process = strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1)
+    with _dask(scheduler, dask_local) as client:
+        model = IslandModel(problem, island_devices, params, seed=seed, migration=migration, sync=sync,
+                            epoch_seconds=epoch_seconds, epoch_generations=epoch_generations,
+                            in_process=in_process, backend="dask" if client is not None else None,
+                            callbacks=callbacks, balance=strategy == "hybrid")
+        record = model.run(stop)
+    return _result(problem, entry, record, strategy, seed, compile_s, {
+        "ga": ga.__dict__, "tabu": tabu.__dict__, "ils": ils.__dict__,
+        "migration": (migration or MigrationParams()).__dict__, "sync": sync, "epoch_seconds": epoch_seconds,
+        "epoch_generations": epoch_generations, "islands": len(island_devices),
+        "stop": {type(r).__name__: list(r.__dict__.values())[0] for r in stop.rules},
+        "dask": scheduler or (f"local:{dask_local}" if dask_local else None)})
+
+
+def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
+    best, tracked, _ = record.best()
+    cost = problem.cost(best) if isinstance(problem, QAP) else problem.tour_length(best)
+    if cost != tracked:
+        raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")
+    bks = entry.value if entry else None
+    islands = [{"island": spec.index, "device": spec.device, "generations": st.generation,
+                "ls_iterations": st.ls_iterations, "best_cost": st.best_cost, "restarts": st.restarts,
+                "population": spec.params.ga.population, "offspring": spec.params.ga.offspring}
+               for spec, st in zip(record.specs, record.states, strict=True)]
+    return Result(
+        instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],
+        cost=int(cost), best_known=bks, gap_percent=gap_percent(cost, bks), stop_reason=record.stop_reason,
+        strategy=strategy, seed=seed, devices=sorted({s.device for s in record.specs}),
+        time_s=round(record.seconds, 4), compile_s=round(compile_s, 4),
+        search_iterations=int(sum(s.ls_iterations for s in record.states)),
+        generations=int(sum(s.generation for s in record.states)), islands=islands,
+        device_loads=record.loads, history=[r.__dict__ for r in record.epochs],
+        migrations=[{"epoch": e, "source": m.source, "target": m.target, "cost": m.cost} for e, m in record.migrations],
+        parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
+        source=problem.source)
+
+
