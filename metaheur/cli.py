@@ -141,7 +141,8 @@ def _table(results) -> str:
 
 @cli.command()
 @click.argument("instances", nargs=-1, required=True)
-@click.option("--time-limit", "-t", type=float, help="Seconds of search per instance (default 10 when no --generations).")
+@click.option("--time-limit", "-t", type=float,
+              help="Seconds of search per instance (default 10 when no --generations).")
 @click.option("--generations", "-g", type=int, help="Stop after this many generations per island.")
 @click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
 @click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
@@ -272,6 +273,31 @@ def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_p
         from metaheur.plots import save_result_figure
 
         save_result_figure(result, plot_path, problem)
+
+
+@cli.command()
+@click.argument("result_json", type=click.Path(dir_okay=False))
+@click.argument("png")
+@click.option("--instance", help="The instance, when the result's source path is not at hand (for the tour).")
+def plot(result_json: str, png: str, instance: str | None) -> None:
+    """Redraw the figure of a saved RESULT_JSON into PNG."""
+    from metaheur.plots import save_result_figure
+    from metaheur.problems import load_instance
+    from metaheur.result import Result
+
+    result = Result.from_json(result_json)
+    problem = None
+    for spec in (instance, result.source, result.instance):
+        if spec:
+            try:
+                candidate = load_instance(spec)
+            except MetaheurError:
+                continue
+            if candidate.n == result.n and candidate.kind.upper() == result.problem:
+                problem = candidate
+                break
+    save_result_figure(result, png, problem)
+    click.echo(f"wrote {png}" + ("" if problem else " (instance not found: no tour/assignment panel)"))
 
 
 def main(argv: list[str] | None = None) -> None:

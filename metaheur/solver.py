@@ -176,7 +176,7 @@ def solve(problem_or_path, *, strategy: str = "auto", stop: StopRules | None = N
         "ga": ga.__dict__, "tabu": tabu.__dict__, "ils": ils.__dict__,
         "migration": (migration or MigrationParams()).__dict__, "sync": sync, "epoch_seconds": epoch_seconds,
         "epoch_generations": epoch_generations, "islands": len(island_devices),
-        "stop": {type(r).__name__: list(r.__dict__.values())[0] for r in stop.rules},
+        "stop": {type(r).__name__: next(iter(r.__dict__.values())) for r in stop.rules},
         "dask": scheduler or (f"local:{dask_local}" if dask_local else None)})
 
 

@@ -20,7 +20,7 @@ N_STATS = 6
 COST, KICKS, CTR, BETTER, MOVES, BEST = range(N_STATS)
 LOG_CAPACITY = 4096  # MH_ILS_LOG in kernels/tsp_ils.cu
 MAX_LK_DEPTH = 64  # MH_LK_DEPTH in kernels/tsp_ils.cu
-KICK_TYPES = {"double-bridge": 0, "shuffle": 1, "walk": 2}
+KICK_TYPES = {"double-bridge": 0, "shuffle": 1, "walk": 2, "segment-bridge": 3, "near-bridge": 4}
 
 
 @dataclass(frozen=True)
