@@ -121,7 +121,7 @@ def measure(fn, sync, repeat: int, min_time: float) -> float:
     once = time.perf_counter() - start
     inner = max(1, math.ceil(min_time / max(once, 1e-7)))
     best = once
-    for _ in range(repeat):
+    for _ in range(repeat if once < 1.0 else min(repeat, 1)):  # launches of seconds: one more sample
         start = time.perf_counter()
         for _ in range(inner):
             fn()

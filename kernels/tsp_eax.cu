@@ -458,7 +458,7 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
     }
     if (made > 0 && !E.error) {
       const ll again = mh_eax_child(&E, best_eset, best_ne); /* deterministic: the same child */
-      best_sub = E.nsub;
+      best_sub = E.merges + 1;
       best_merges = E.merges;
       if (again != best) E.error = 5;
     }

@@ -480,6 +480,76 @@ __device__ ll mh_double_bridge(mh_ils_t *S, int p, int l1, int l2) {
   return delta;
 }
 
+/* Double bridge (Martin, Otto and Felten 1991) on four cut points: the tour is cut after the
+ * positions p[0], p[1], p[2], p[3] (in cyclic order, all segments non-empty) into segments
+ * S0 S1 S2 S3 (S_j = p[j] + 1 .. p[j + 1]), reconnected as A D C B with A the longest segment,
+ * so only the other three move (one reversal of B C D, then one of each part). A non-sequential
+ * 4-opt move: 2-opt, 3-opt and LK moves cannot undo it in one step. Returns the length change. */
+__device__ ll mh_double_bridge4(mh_ils_t *S, const int *p) {
+  const int n = S->n;
+  int len[4], a = 0;
+  for (int j = 0; j < 4; ++j) {
+    int l = p[(j + 1) & 3] - p[j];
+    if (l <= 0) l += n;
+    len[j] = l;
+    if (l > len[a]) a = j;
+  }
+  const int b = (a + 1) & 3, c = (a + 2) & 3, d = (a + 3) & 3;
+  const int sb = p[b] + 1 == n ? 0 : p[b] + 1, sc = p[c] + 1 == n ? 0 : p[c] + 1;
+  const int sd = p[d] + 1 == n ? 0 : p[d] + 1, sa = p[a] + 1 == n ? 0 : p[a] + 1;
+  const int as = S->t[sa], ae = S->t[p[b]], bs = S->t[sb], be = S->t[p[c]];
+  const int cs = S->t[sc], ce = S->t[p[d]], ds = S->t[sd], de = S->t[p[a]];
+  const ll delta = MH_DIST(S, ae, ds) + MH_DIST(S, de, cs) + MH_DIST(S, ce, bs) + MH_DIST(S, be, as) -
+                   MH_DIST(S, ae, bs) - MH_DIST(S, be, cs) - MH_DIST(S, ce, ds) - MH_DIST(S, de, as);
+  const int ed = p[a];
+  mh_reverse_range(S, sb, ed); /* B C D -> D' C' B' */
+  int x = sb;
+  const int l3[3] = {len[d], len[c], len[b]};
+  for (int j = 0; j < 3; ++j) {
+    int y = x + l3[j] - 1;
+    if (y >= n) y -= n;
+    if (l3[j] > 1) mh_reverse_range(S, x, y);
+    x = y + 1 == n ? 0 : y + 1;
+  }
+  mh_push4(S, as, ae, bs, be); mh_push4(S, cs, ce, ds, de);
+  return delta;
+}
+
+/* Kick 3: double bridge with three consecutive segments of 1 .. window cities after a random
+ * position (a local double bridge). */
+__device__ ll mh_segment_bridge(mh_ils_t *S, int window, unsigned long long key, unsigned long long *ctr) {
+  const int n = S->n;
+  const int w = mh_imax(1, mh_imin(window, (n - 1) / 3));
+  int p[4];
+  p[0] = mh_below(key, (*ctr)++, n);
+  for (int j = 1; j < 4; ++j) {
+    p[j] = p[j - 1] + 1 + mh_below(key, (*ctr)++, w);
+    if (p[j] >= n) p[j] -= n;
+  }
+  return mh_double_bridge4(S, p);
+}
+
+/* Kick 4: geometric double bridge: the tour is cut after a random city and three others drawn
+ * from its neighbour list (cities close in space, so the new edges are short). Returns 0 without
+ * a change when the cuts coincide (after a few draws). */
+__device__ ll mh_near_bridge(mh_ils_t *S, int v, int reach, unsigned long long key, unsigned long long *ctr) {
+  const int n = S->n;
+  const int m = mh_imax(3, mh_imin(reach, S->k));
+  int p[4];
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    p[0] = S->pos[v];
+    for (int j = 1; j < 4; ++j) {
+      const int q = mh_below(key, (*ctr)++, m);
+      p[j] = S->pos[S->neigh[(ll)v * S->k + q]];
+    }
+    for (int i = 0; i < 3; ++i) /* sort */
+      for (int j = 0; j < 3 - i; ++j)
+        if (p[j] > p[j + 1]) { const int t = p[j]; p[j] = p[j + 1]; p[j + 1] = t; }
+    if (p[0] != p[1] && p[1] != p[2] && p[2] != p[3]) return mh_double_bridge4(S, p);
+  }
+  return 0;
+}
+
 /* Replay the undo log: backwards undoes the kick, forwards redoes it (each step is its own inverse). */
 __device__ void mh_replay(mh_ils_t *S, bool forward) {
   const int logging = S->logging;
@@ -539,6 +609,10 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
         delta = mh_double_bridge(&S, p, l1, l2);
       } else if (kick == 2) {
         delta = mh_walk_kick(&S, S.t[p], key, &ctr);
+      } else if (kick == 3) {
+        delta = mh_segment_bridge(&S, window, key, &ctr);
+      } else if (kick == 4) {
+        delta = mh_near_bridge(&S, S.t[p], window, key, &ctr);
       } else {
         delta = mh_shuffle_kick(&S, p, 2 + mh_below(key, ctr++, ws - 1), key, &ctr);
       }

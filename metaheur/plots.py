@@ -9,11 +9,11 @@ import os
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from metaheur.problems import QAP, TSP  # noqa: E402
-from metaheur.result import Result  # noqa: E402
+from metaheur.problems import QAP, TSP
+from metaheur.result import Result
 
 FIGURE_SIZE = (12.0, 8.0)
 DPI = 100
