@@ -1,0 +1,185 @@
+"""Local-search engines against their yardsticks, side by side in one run.
+
+QAP (robust tabu search, CPU build, one core, one search) against the independent C
+implementation shared/yardsticks/rots.c (gcc -O3 -march=native):
+  speed    same instance, same start, same random stream, same iteration budget, runs
+           interleaved; our kernel follows rots.c's trajectory exactly, so both report the same
+           best cost and the ratio of iterations per second is a pure implementation comparison;
+  quality  equal wall time on 2 cores: `metaheur.solver.solve` (the default memetic islands)
+           against rots.c run once per core with different seeds (best of the two), the
+           iteration budget of rots.c set from its measured speed; gaps to best known.
+TSP: gap to optimum at equal wall time against fast-tsp and elkai (LKH-3) where installed
+(`pip install fast-tsp elkai`), through experiments/bench_tsp_ils.py's driver when present.
+GPU rows (when CuPy finds a device): tabu-search iterations per second for batches of 1, 64, 1024.
+
+    python experiments/bench_search.py [--quick] [--qap-speed tai50a,...] [--qap-quality ...]
+        [--seconds 60] [--seeds 3] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import header, write_table  # noqa: E402
+
+from metaheur.devices import gpu_devices  # noqa: E402
+from metaheur.engine import set_cpu_threads  # noqa: E402
+from metaheur.engine.rng import rand64  # noqa: E402
+from metaheur.problems import best_known, load_instance  # noqa: E402
+from metaheur.search.qap_tabu import QAPTabuBatch  # noqa: E402
+
+YARDSTICK = Path(__file__).resolve().parents[1].parent / "shared" / "yardsticks" / "rots.c"
+SPEED = ["tai50a", "tai100a", "tai256c", "tai60b", "sko100a"]
+QUALITY = ["tai50a", "tai60b", "tai80a", "tai100a", "sko100a"]
+
+
+def build_rots(workdir: Path) -> Path:
+    source = Path(os.environ.get("METAHEUR_YARDSTICK", YARDSTICK))
+    if not source.is_file():
+        sys.exit(f"bench_search: yardstick {source} not found (set METAHEUR_YARDSTICK)")
+    exe = workdir / "rots"
+    subprocess.run(["gcc", "-O3", "-march=native", "-o", str(exe), str(source)], check=True)
+    return exe
+
+
+def rots_start(n: int, seed: int) -> tuple[np.ndarray, int]:
+    """rots.c's start: the identity shuffled by Fisher-Yates with SplitMix64 draws."""
+    p = list(range(n))
+    c = 0
+    for i in range(n - 1, 0, -1):
+        k = int(rand64(np.uint64(seed), c)) % (i + 1)
+        c += 1
+        p[i], p[k] = p[k], p[i]
+    return np.array(p), c
+
+
+def run_rots(exe: Path, path: str, iterations: int, seed: int) -> dict:
+    out = subprocess.run([str(exe), path, str(iterations), str(seed)], capture_output=True, text=True, check=True)
+    values = dict(re.findall(r"(\w+)=([\d.]+)", out.stdout))
+    return {"best": int(values["best"]), "iters": int(values["iters"]), "seconds": float(values["seconds"])}
+
+
+def run_ours(qap, iterations: int, seed: int) -> dict:
+    p0, counter = rots_start(qap.n, seed)
+    batch = QAPTabuBatch(qap, "cpu", starts=p0[None], keys=[seed], counters=[counter])
+    t0 = time.perf_counter()
+    res = batch.run(iterations)
+    seconds = time.perf_counter() - t0
+    return {"best": int(res.best_costs[0]), "iters": int(res.iterations[0]), "seconds": seconds}
+
+
+def qap_speed(exe: Path, names: list[str], reps: int, budget_seconds: float) -> list[dict]:
+    set_cpu_threads(1)
+    rows = []
+    for name in names:
+        qap = load_instance(name)
+        probe = run_rots(exe, qap.source, 2000, 1)
+        iterations = max(2000, int(budget_seconds * probe["iters"] / max(probe["seconds"], 1e-6)))
+        ours_t, rots_t, same = [], [], True
+        for r in range(reps):  # interleaved, alternating who goes first
+            order = [("ours", r), ("rots", r)] if r % 2 == 0 else [("rots", r), ("ours", r)]
+            res = {}
+            for who, seed in order:
+                res[who] = run_ours(qap, iterations, seed + 1) if who == "ours" else run_rots(exe, qap.source,
+                                                                                             iterations, seed + 1)
+            same &= res["ours"]["best"] == res["rots"]["best"]
+            ours_t.append(res["ours"]["seconds"])
+            rots_t.append(res["rots"]["seconds"])
+        o, y = iterations / float(np.median(ours_t)), iterations / float(np.median(rots_t))
+        rows.append({"instance": name, "n": qap.n, "iterations": iterations, "reps": reps,
+                     "ours_iters_per_s": round(o), "rots_iters_per_s": round(y), "ratio": round(o / y, 3),
+                     "same_best": same})
+    return rows
+
+
+def qap_quality(exe: Path, names: list[str], seconds: float, seeds: int) -> list[dict]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from metaheur.solver import solve
+
+    rows = []
+    for name in names:
+        qap = load_instance(name)
+        bks = best_known(qap.name, qap.n).value
+        probe = run_rots(exe, qap.source, 5000, 1)
+        rots_iters = int(seconds * probe["iters"] / max(probe["seconds"], 1e-6))
+        for seed in range(seeds):
+            result = solve(qap, time_limit=seconds, seed=seed)
+            with ThreadPoolExecutor(2) as pool:  # one rots per core, best of the two
+                runs = list(pool.map(lambda s: run_rots(exe, qap.source, rots_iters, s), [2 * seed + 1, 2 * seed + 2]))
+            rots_best = min(r["best"] for r in runs)
+            rows.append({"instance": name, "n": qap.n, "seed": seed, "seconds": seconds, "best_known": bks,
+                         "ours": result.cost, "ours_gap_%": round(100 * (result.cost - bks) / bks, 4),
+                         "rots_best_of_2": rots_best, "rots_gap_%": round(100 * (rots_best - bks) / bks, 4)})
+    return rows
+
+
+def gpu_rows(names: list[str]) -> list[dict]:
+    rows = []
+    for dev in gpu_devices():
+        for name in names:
+            qap = load_instance(name)
+            for count in (1, 64, 1024):
+                batch = QAPTabuBatch(qap, dev, count=count, seed=1)
+                batch.run(100)
+                t0 = time.perf_counter()
+                res = batch.run(2000)
+                dt = time.perf_counter() - t0
+                rows.append({"device": dev.name, "instance": name, "n": qap.n, "searches": count,
+                             "iters_per_s": round(float(res.iterations.sum() - 100 * count) / dt)})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small instances, seconds (smoke test)")
+    ap.add_argument("--qap-speed", default=",".join(SPEED))
+    ap.add_argument("--qap-quality", default=",".join(QUALITY))
+    ap.add_argument("--seconds", type=float, default=60.0, help="wall time per quality run")
+    ap.add_argument("--speed-seconds", type=float, default=2.0, help="approximate length of one speed run")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--skip-quality", action="store_true")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    if not os.environ.get("METAHEUR_INSTANCES"):
+        sys.exit("bench_search: set METAHEUR_INSTANCES to the folder of the benchmark libraries")
+    if args.quick:
+        args.qap_speed, args.qap_quality, args.seconds, args.reps, args.seeds = "tai12a,tai30a", "tai20a", 2.0, 2, 1
+        args.speed_seconds = 0.2
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build_rots(Path(tmp))
+        head = header("ours: QAPTabuBatch, CPU build, 1 search, 1 core; rots: shared/yardsticks/rots.c, "
+                      "gcc -O3 -march=native; same start, stream and iterations; interleaved")
+        speed = qap_speed(exe, args.qap_speed.split(","), args.reps, args.speed_seconds)
+        write_table(speed, list(speed[0]), "bench_search_qap_speed" + ("_quick" if args.quick else ""), head,
+                    args.out, "QAP tabu search: iterations per second vs rots.c")
+        if not args.skip_quality:
+            quality = qap_quality(exe, args.qap_quality.split(","), args.seconds, args.seeds)
+            qhead = header(f"ours: metaheur solve (default strategy, all cores) for {args.seconds} s; rots: best "
+                           "of two runs (one per core) with the iterations it does in the same time")
+            write_table(quality, list(quality[0]), "bench_search_qap_quality" + ("_quick" if args.quick else ""),
+                        qhead, args.out, "QAP: gap to best known at equal wall time on 2 cores")
+            for name in dict.fromkeys(r["instance"] for r in quality):
+                mine = [r for r in quality if r["instance"] == name]
+                print(f"{name}: mean gap ours {np.mean([r['ours_gap_%'] for r in mine]):.3f}% "
+                      f"rots {np.mean([r['rots_gap_%'] for r in mine]):.3f}%")
+    gpu = gpu_rows(args.qap_speed.split(",")[:2])
+    if gpu:
+        write_table(gpu, list(gpu[0]), "bench_search_gpu", header(), args.out, "QAP tabu search on GPUs")
+    else:
+        print("no GPU: GPU rows absent")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Shared by the benchmark scripts: the run header (command, date, machine, versions) and writing
+a table as CSV and Markdown. Scripts import it from their own folder."""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import os
+import platform
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in handle if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def header(extra: str = "") -> list[str]:
+    """Lines saying how a table was made."""
+    import numpy
+
+    from metaheur import __version__
+    from metaheur.engine.cpu_build import find_compiler
+
+    compiler = find_compiler()
+    lines = [
+        f"command: {' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}",
+        f"date: {_dt.datetime.now().isoformat(timespec='seconds')}",
+        f"machine: {machine()}",
+        f"versions: metaheur {__version__}, Python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"{compiler.version if compiler else 'no C compiler'}",
+    ]
+    return lines + ([extra] if extra else [])
+
+
+def fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    return "" if value is None else str(value)
+
+
+def markdown(rows: list[dict], columns: list[str]) -> str:
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def write_table(rows: list[dict], columns: list[str], stem: str, head: list[str], out: Path | None = None,
+                title: str = "") -> tuple[Path, Path]:
+    """Write ``stem.csv`` and ``stem.md`` (header lines, then the table) and print the table."""
+    folder = Path(out) if out else RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    table = markdown(rows, columns)
+    md_path.write_text((f"# {title}\n\n" if title else "") + "\n".join(f"- {h}" for h in head) + "\n\n" + table + "\n")
+    print("\n".join(head))
+    print(table)
+    return csv_path, md_path
