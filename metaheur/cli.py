@@ -140,7 +140,7 @@ def _table(results) -> str:
 
 
 @cli.command()
-@click.argument("instances", nargs=-1, required=True)
+@click.argument("instances", nargs=-1)
 @click.option("--time-limit", "-t", type=float,
               help="Seconds of search per instance (default 10 when no --generations).")
 @click.option("--generations", "-g", type=int, help="Stop after this many generations per island.")
@@ -165,6 +165,10 @@ def _table(results) -> str:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="TOML file of parameters.")
 @click.option("--scheduler", help="Run the CPU islands on a Dask cluster: tcp://HOST:PORT.")
 @click.option("--dask-local", type=int, help="Start a local Dask cluster with N workers for the CPU islands.")
+@click.option("--checkpoint", "checkpoint_path", help="Write the run's state there regularly (resume with --resume).")
+@click.option("--checkpoint-every", type=float, default=60.0, show_default=True,
+              help="Seconds between checkpoints (written at epoch boundaries and at the end).")
+@click.option("--resume", "resume_path", help="Continue the run saved in this checkpoint (INSTANCE optional).")
 @click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances).")
 @click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV.")
 @click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP).")
@@ -173,8 +177,8 @@ def _table(results) -> str:
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
 def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, population,
           offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
-          epoch_generations, config_path, scheduler, dask_local, json_path, stats_path, solution_path, plot_path,
-          quiet, verbose) -> None:
+          epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
+          json_path, stats_path, solution_path, plot_path, quiet, verbose) -> None:
     """Solve INSTANCE(s) with memetic islands on the CPU cores (and GPUs when present).
 
     Several instances or a glob are solved in turn and summarised in a table.
@@ -194,11 +198,20 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
     def pick(value, key, default=None):
         return value if value is not None else base.get(key, default)
 
-    for name, value in (("--time-limit", time_limit), ("--epoch-seconds", epoch_seconds)):
+    for name, value in (("--time-limit", time_limit), ("--epoch-seconds", epoch_seconds),
+                        ("--checkpoint-every", checkpoint_every)):
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
+    if resume_path is not None:
+        _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
+                checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet)
+        return
+    if not instances:
+        raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
     paths = _expand_instances(instances)
     many = len(paths) > 1
+    if checkpoint_path and many:
+        raise MetaheurError("--checkpoint takes one instance at a time")
     results = []
     for path in paths:
         problem = load_instance(path)
@@ -223,10 +236,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
                                                        time_limit=tl if tl is not None or gens is not None else 10.0)
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
-            try:
-                target_value = int(target_value)
-            except ValueError:
-                raise MetaheurError(f"--target must be a number or 'bks', got {target_value!r}") from None
+            target_value = _int_target(target_value)
         result = run_solve(
             problem, strategy=pick(strategy, "strategy", "auto"), time_limit=tl, generations=gens, target=target_value,
             no_improvement=pick(no_improvement, "no_improvement"), seed=pick(seed, "seed", 0),
@@ -234,7 +244,8 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
             tabu=config.get("tabu"), ils=config.get("ils"), migration=mig, sync=bool(pick(sync, "sync", False)),
             epoch_seconds=pick(epoch_seconds, "epoch_seconds", 1.0),
             epoch_generations=pick(epoch_generations, "epoch_generations", 5),
-            scheduler=pick(scheduler, "scheduler"), dask_local=pick(dask_local, "dask_local"), callbacks=reporter)
+            scheduler=pick(scheduler, "scheduler"), dask_local=pick(dask_local, "dask_local"), callbacks=reporter,
+            checkpoint=checkpoint_path, checkpoint_every=checkpoint_every)
         _write_outputs(problem, result, _output_path(json_path, problem.name, many, "--json"),
                        _output_path(stats_path, problem.name, many, "--stats"),
                        _output_path(solution_path, problem.name, many, "--solution"),
@@ -255,6 +266,38 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
         click.echo(_table(results))
     if results and results[-1].stop_reason == "interrupted":
         sys.exit(130)
+
+
+def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
+            checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet) -> None:
+    from metaheur.checkpoint import load_checkpoint
+    from metaheur.problems import best_known, load_instance
+    from metaheur.progress import ProgressReporter
+    from metaheur.solver import solve as run_solve
+
+    if len(instances) > 1:
+        raise MetaheurError("--resume continues one run: give at most one INSTANCE")
+    info = load_checkpoint(resume_path).settings["problem"]
+    problem = load_instance(instances[0] if instances else info["source"]) if (instances or info["source"]) else None
+    entry = best_known(info["name"], info["n"])
+    reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit)
+    target_value = target if target is None or target.lower() == "bks" else _int_target(target)
+    result = run_solve(problem, resume=resume_path, time_limit=time_limit, generations=generations,
+                       target=target_value, no_improvement=no_improvement, callbacks=reporter,
+                       checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
+                       dask_local=dask_local)
+    problem = problem or load_instance(info["source"])
+    _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path)
+    click.echo(_summary(result))
+    if result.stop_reason == "interrupted":
+        sys.exit(130)
+
+
+def _int_target(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise MetaheurError(f"--target must be a number or 'bks', got {text!r}") from None
 
 
 def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path) -> None:

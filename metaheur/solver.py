@@ -11,14 +11,16 @@ Strategies (Van Luong, Taillard, Melab and Talbi 2012 compare the first four):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import platform
 from dataclasses import replace
 
+from metaheur.checkpoint import Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.model import Callbacks, IslandModel, RunRecord
+from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
 from metaheur.islands.params import GAParams, IslandParams, default_ga
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
@@ -26,7 +28,7 @@ from metaheur.problems.best_known import gap_percent
 from metaheur.result import Result
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
-from metaheur.stopping import StopRules, stop_rules
+from metaheur.stopping import MaxGenerations, NoImprovement, StopRules, Target, TimeLimit, stop_rules
 
 STRATEGIES = ("auto", "cpu-serial", "cpu-islands", "gpu", "hybrid")
 GPU_OFFSPRING = 256  # children per generation of a GPU island before the balancer sizes it
@@ -62,7 +64,7 @@ def plan_devices(strategy: str, devices: list[Device] | None, islands: int | Non
     return strategy, list(gpus) + [cpu_device()] * cpu_islands
 
 
-def _precompile(problem: QAP | TSP, devices: list[Device], crossover: str) -> None:
+def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
     """Build every kernel module the islands will load, before the clock starts (the disk cache
     then serves the worker processes)."""
     for dev in {d.name: d for d in devices}.values():
@@ -123,13 +125,14 @@ def _versions() -> dict:
         "platform": platform.platform()}
 
 
-def solve(problem_or_path, *, strategy: str = "auto", stop: StopRules | None = None,
+def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | None = None,
           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
           no_improvement: int | None = None, seed: int = 0, devices: list[str] | None = None,
           islands: int | None = None, ga: GAParams | None = None, tabu: TabuParams | None = None,
           ils: ILSParams | None = None, migration: MigrationParams | None = None, sync: bool = False,
           epoch_seconds: float = 1.0, epoch_generations: int = 5, scheduler: str | None = None,
-          dask_local: int | None = None, callbacks: Callbacks | None = None) -> Result:
+          dask_local: int | None = None, callbacks: Callbacks | None = None, checkpoint: str | None = None,
+          checkpoint_every: float = 60.0, resume: str | None = None) -> Result:
     """Solve a QAP or TSP instance with memetic islands on the available processors.
 
     ``problem_or_path``: an instance, a path, a library name or a ``gen:`` name. Stop when any
@@ -137,20 +140,18 @@ def solve(problem_or_path, *, strategy: str = "auto", stop: StopRules | None = N
     ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
     ``sync=True`` runs epochs of ``epoch_generations`` generations: the result is then the same
     for a given seed wherever it runs. The returned cost is recomputed from scratch.
+
+    ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
+    at the end; ``resume``: continue the run saved in that checkpoint with its own settings (the
+    instance may be omitted; stop rules given here replace the saved ones).
     """
+    if resume is not None:
+        return _resume(problem_or_path, resume, time_limit, generations, target, no_improvement, stop, callbacks,
+                       checkpoint, checkpoint_every, scheduler, dask_local)
+    if problem_or_path is None:
+        raise MetaheurError("give an instance to solve (or a checkpoint to resume)")
     problem = load_instance(problem_or_path)
-    entry = best_known(problem.name, problem.n)
-    if isinstance(target, str):
-        if target.lower() != "bks":
-            raise MetaheurError(f"target must be a number or 'bks', got {target!r}")
-        if entry is None:
-            raise MetaheurError(f"--target bks: no best-known value for {problem.name} (n = {problem.n})")
-        target = entry.value
-    if stop is None:
-        if time_limit is None and generations is None:
-            time_limit = 10.0
-        stop = stop_rules(time_limit=time_limit, generations=generations, target=target,
-                          no_improvement=no_improvement)
+    stop = stop or _stop_rules(problem, time_limit, generations, target, no_improvement)
     if seed < 0:
         raise MetaheurError(f"seed must be >= 0, got {seed}")
     device_list = [parse_device(d) for d in devices] if devices else None
@@ -160,28 +161,92 @@ def solve(problem_or_path, *, strategy: str = "auto", stop: StopRules | None = N
     kind = problem.kind
     ga = (ga or default_ga(kind, problem.n)).check_for(kind)
     tabu, ils = tabu or TabuParams(), ils or ILSParams()
-    params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy == "hybrid" or strategy == "gpu")
-              for d in island_devices]
+    migration = migration or MigrationParams()
+    params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    settings = {
+        "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
+                    "source": problem.source},
+        "strategy": strategy, "seed": seed, "devices": [d.name for d in island_devices],
+        "migration": dataclasses.asdict(migration), "sync": sync, "epoch_seconds": epoch_seconds,
+        "epoch_generations": epoch_generations, "stop": _stop_dict(stop),
+        "in_process": strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1),
+    }
+    return _run(problem, settings, params, stop, callbacks, checkpoint, checkpoint_every, scheduler, dask_local, None)
+
+
+def _stop_rules(problem, time_limit, generations, target, no_improvement) -> StopRules:
+    entry = best_known(problem.name, problem.n)
+    if isinstance(target, str):
+        if target.lower() != "bks":
+            raise MetaheurError(f"target must be a number or 'bks', got {target!r}")
+        if entry is None:
+            raise MetaheurError(f"--target bks: no best-known value for {problem.name} (n = {problem.n})")
+        target = entry.value
+    if time_limit is None and generations is None:
+        time_limit = 10.0
+    return stop_rules(time_limit=time_limit, generations=generations, target=target, no_improvement=no_improvement)
+
+
+def _stop_dict(stop: StopRules) -> dict:
+    names = {TimeLimit: "time_limit", MaxGenerations: "generations", Target: "target", NoImprovement: "no_improvement"}
+    return {names[type(r)]: next(iter(dataclasses.asdict(r).values())) for r in stop.rules}
+
+
+def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
+         checkpoint_every: float, scheduler, dask_local, saved) -> Result:
+    island_devices = [parse_device(d) for d in settings["devices"]]
+    checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
-    _precompile(problem, island_devices, ga.crossover)
+    _precompile(problem, island_devices)
     compile_s = compile_seconds_total() - compile_before
-    in_process = strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1)
     with _dask(scheduler, dask_local) as client:
-        model = IslandModel(problem, island_devices, params, seed=seed, migration=migration, sync=sync,
-                            epoch_seconds=epoch_seconds, epoch_generations=epoch_generations,
-                            in_process=in_process, backend="dask" if client is not None else None,
-                            callbacks=callbacks, balance=strategy == "hybrid")
-        record = model.run(stop)
-    return _result(problem, entry, record, strategy, seed, compile_s, {
-        "ga": ga.__dict__, "tabu": tabu.__dict__, "ils": ils.__dict__,
-        "migration": (migration or MigrationParams()).__dict__, "sync": sync, "epoch_seconds": epoch_seconds,
-        "epoch_generations": epoch_generations, "islands": len(island_devices),
-        "stop": {type(r).__name__: next(iter(r.__dict__.values())) for r in stop.rules},
-        "dask": scheduler or (f"local:{dask_local}" if dask_local else None)})
+        model = IslandModel(problem, island_devices, params, seed=settings["seed"],
+                            migration=MigrationParams(**settings["migration"]), sync=settings["sync"],
+                            epoch_seconds=settings["epoch_seconds"], epoch_generations=settings["epoch_generations"],
+                            in_process=settings["in_process"], backend="dask" if client is not None else None,
+                            callbacks=callbacks, balance=settings["strategy"] == "hybrid")
+        resume = None
+        if saved is not None:
+            model.migrator.restore(saved.migrator_state, saved.archive)
+            resume = saved.record
+            resume.specs = [dataclasses.replace(s, params=p) for s, p in zip(model.specs, params, strict=True)]
+        record = model.run(stop, resume=resume, checkpoint=checkpointer)
+    ga = params[0].ga
+    return _result(problem, best_known(problem.name, problem.n), record, settings["strategy"], settings["seed"],
+                   compile_s, {
+                       "ga": dataclasses.asdict(ga), "tabu": dataclasses.asdict(params[0].tabu),
+                       "ils": dataclasses.asdict(params[0].ils), "migration": settings["migration"],
+                       "sync": settings["sync"], "epoch_seconds": settings["epoch_seconds"],
+                       "epoch_generations": settings["epoch_generations"], "islands": len(island_devices),
+                       "stop": _stop_dict(stop), "dask": scheduler or (f"local:{dask_local}" if dask_local else None),
+                       "checkpoint": checkpoint, "resumed": saved is not None})
+
+
+def _resume(problem_or_path, path, time_limit, generations, target, no_improvement, stop, callbacks, checkpoint,
+            checkpoint_every, scheduler, dask_local) -> Result:
+    saved = load_checkpoint(path)
+    info = saved.settings["problem"]
+    if problem_or_path is None:
+        if not info.get("source"):
+            raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
+        problem_or_path = info["source"]
+    problem = load_instance(problem_or_path)
+    if problem_key(problem) != info["key"]:
+        raise MetaheurError(f"{path}: checkpoint of instance {info['name']} (n = {info['n']}), not of "
+                            f"{problem.name} (n = {problem.n})")
+    if stop is None:
+        given = {"time_limit": time_limit, "generations": generations, "target": target,
+                 "no_improvement": no_improvement}
+        rules = {k: v for k, v in given.items() if v is not None} or saved.settings["stop"]
+        stop = _stop_rules(problem, rules.get("time_limit"), rules.get("generations"), rules.get("target"),
+                           rules.get("no_improvement"))
+    settings = dict(saved.settings, stop=_stop_dict(stop))
+    return _run(problem, settings, saved.island_params, stop, callbacks, checkpoint or path, checkpoint_every,
+                scheduler, dask_local, saved)
 
 
 def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
-    best, tracked, _ = record.best()
+    best, tracked, _ = record.best_solution()
     cost = problem.cost(best) if isinstance(problem, QAP) else problem.tour_length(best)
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")

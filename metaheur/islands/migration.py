@@ -92,6 +92,17 @@ class Migrator:
                 done.append(Migration(src, dst, int(bests[src][1])))
         return done
 
+    def state(self) -> dict:
+        """What a checkpoint must keep: the random generator and the elite archive."""
+        return {"rng": self.rng.bit_generator.state, "archive_costs": [c for c, _ in self.archive]}
+
+    def archive_arrays(self) -> list[np.ndarray]:
+        return [a for _, a in self.archive]
+
+    def restore(self, state: dict, archive: list[np.ndarray]) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.archive = [(int(c), np.asarray(a)) for c, a in zip(state["archive_costs"], archive, strict=True)]
+
     def _elite(self, states: list[IslandState]) -> list[Migration]:
         for s in states:
             if s.best is not None and not any(np.array_equal(s.best, a) for _, a in self.archive):

@@ -17,7 +17,7 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -76,19 +76,23 @@ class EpochRecord:
 
 @dataclass
 class RunRecord:
-    """What the model hands back: final states, statistics rows, loads, reason."""
+    """The run so far: island states, statistics rows, loads; what a checkpoint holds and what
+    the model hands back at the end."""
 
     states: list[IslandState]
     specs: list[IslandSpec]
     epochs: list[EpochRecord] = field(default_factory=list)
     migrations: list[tuple[int, Migration]] = field(default_factory=list)
     stop_reason: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # search time, over every session of a resumed run
     loads: list[dict] = field(default_factory=list)
     retries: int = 0
     resized: int = 0
+    next_epoch: int = 0
+    best: int | None = None
+    stale: int = 0  # epochs without a new best
 
-    def best(self) -> tuple[np.ndarray, int, int]:
+    def best_solution(self) -> tuple[np.ndarray, int, int]:
         """(solution, cost as tracked, island) of the best island."""
         done = [s for s in self.states if s.best_cost is not None]
         if not done:
@@ -186,22 +190,29 @@ class IslandModel:
         return Parallel(n_jobs=self.n_jobs, backend="loky")
 
     # -------------------------------------------------------------------------------- run
-    def run(self, stop: StopRules) -> RunRecord:
-        """Run epochs until a stop rule fires; the first Ctrl-C stops at the next epoch boundary."""
-        for i, spec in enumerate(self.specs):
-            self.specs[i] = IslandSpec(spec.index, spec.problem, spec.problem_key, spec.device, spec.params,
-                                       spec.seed, stop.target, spec.cpu_threads)
+    def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:
+        """Run epochs until a stop rule fires; the first Ctrl-C stops at the next epoch boundary.
+
+        ``resume``: a record from a checkpoint to continue (its states, counters and time).
+        ``checkpoint``: called as ``checkpoint(record, migrator, final)`` after every epoch (and
+        once at the end with ``final=True``); it decides itself when to write.
+        """
+        if resume is not None:
+            self.specs = [replace(s, params=r.params) for s, r in zip(self.specs, resume.specs, strict=True)]
+        self.specs = [replace(spec, target=stop.target) for spec in self.specs]
         self.retries = 0
-        states = [IslandState(i) for i in range(len(self.specs))]
-        record = RunRecord(states, self.specs)
-        self.start_time = time.perf_counter()
+        record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
+        states = record.states
+        before = record.seconds
+        self.start_time = time.perf_counter() - before
         self.callbacks.on_start(self)
-        best, stale, epoch = None, 0, 0
         previous = self._install_sigint()
+        reason = None
         try:
             parallel = self._make_parallel()
             with parallel if parallel is not None else contextlib.nullcontext():
-                while True:
+                while reason is None:
+                    epoch = record.next_epoch
                     t0 = time.perf_counter()
                     out = self._epoch(states, self._budget(stop), parallel)
                     wall = time.perf_counter() - t0
@@ -212,40 +223,40 @@ class IslandModel:
                     for m in migrations:
                         incoming[m.target] = incoming.get(m.target, 0) + 1
                     epoch_best = min((s.best_cost for s in states if s.best_cost is not None), default=None)
-                    improved = epoch_best is not None and (best is None or epoch_best < best)
-                    if improved:
-                        best, stale = epoch_best, 0
+                    if epoch_best is not None and (record.best is None or epoch_best < record.best):
+                        record.best, record.stale = epoch_best, 0
                         island = min((s for s in states if s.best_cost == epoch_best), key=lambda s: s.index).index
-                        self.callbacks.on_best(self, best, island)
+                        self.callbacks.on_best(self, record.best, island)
                     else:
-                        stale += 1
+                        record.stale += 1
                     elapsed = time.perf_counter() - self.start_time
                     for st, e in zip(states, stats, strict=True):
                         record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed, e.generations,
-                                                         e.ls_iterations, e.seconds, st.best_cost, best,
+                                                         e.ls_iterations, e.seconds, st.best_cost, record.best,
                                                          incoming.get(st.index, 0)))
                     record.migrations.extend((epoch, m) for m in migrations)
                     if self.balancer:
                         self.balancer.record(stats, wall)
                         self.specs = self.balancer.rebalance(self.specs, stats)
+                    record.states, record.specs, record.next_epoch = states, self.specs, epoch + 1
+                    record.seconds, record.retries = elapsed, record.retries + self.retries
+                    self.retries = 0
                     self.callbacks.on_epoch(self, epoch, stats)
                     if migrations:
                         self.callbacks.on_migration(self, epoch, migrations)
                     generations = min(s.generation for s in states)
-                    reason = stop.fired(Progress(elapsed, generations, best, stale, self.interrupted))
-                    epoch += 1
-                    if reason:
-                        break
+                    reason = stop.fired(Progress(elapsed, generations, record.best, record.stale, self.interrupted))
+                    if checkpoint is not None:
+                        checkpoint(record, self.migrator, False)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
-        record.states, record.specs = states, self.specs
         record.stop_reason = reason
-        record.seconds = time.perf_counter() - self.start_time
-        record.retries = self.retries
         if self.balancer:
             record.loads = [load.as_dict() for load in self.balancer.loads.values()]
             record.resized = self.balancer.resized
+        if checkpoint is not None:
+            checkpoint(record, self.migrator, True)
         self.callbacks.on_end(self, reason)
         return record
 
