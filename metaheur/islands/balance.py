@@ -53,7 +53,7 @@ class LoadBalancer:
 
     def record(self, stats: list[EpochStats], wall: float) -> None:
         for s in stats:
-            load = self.loads[s.device]
+            load = self.loads.setdefault(s.device, DeviceLoad(s.device, 0))
             load.busy_seconds += min(s.seconds, wall)
             load.idle_seconds += max(0.0, wall - s.seconds)
             load.ls_iterations += s.ls_iterations

@@ -27,6 +27,7 @@ from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
 from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
+from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
 from metaheur.problems import QAP, TSP
 from metaheur.stopping import Progress, StopRules
@@ -138,12 +139,22 @@ class IslandModel:
 
     # -------------------------------------------------------------------------------- epochs
     def _run_main(self, spec: IslandSpec, state: IslandState, budget: dict):
-        if spec.device.startswith("cuda"):
-            import cupy
+        if not spec.device.startswith("cuda"):
+            return run_epoch(spec, state, **budget)
+        import cupy
 
+        try:
             with cupy.cuda.Device(int(spec.device.split(":")[1])), cupy.cuda.Stream(non_blocking=True):
                 return run_epoch(spec, state, **budget)
-        return run_epoch(spec, state, **budget)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+        # not even one child fits the GPU: the island carries on with the CPU build
+        warnings.warn(f"metaheur: {spec.device} is out of memory for island {spec.index}; it moves to the CPU",
+                      RuntimeWarning, stacklevel=2)
+        moved = replace(spec, device="cpu")
+        self.specs[spec.index] = moved
+        return run_epoch(moved, state, **budget)
 
     def _epoch(self, states: list[IslandState], budget: dict, parallel) -> list[tuple[IslandState, EpochStats]]:
         main = [i for i in range(len(states)) if i in self.main]
@@ -214,7 +225,15 @@ class IslandModel:
                 while reason is None:
                     epoch = record.next_epoch
                     t0 = time.perf_counter()
-                    out = self._epoch(states, self._budget(stop), parallel)
+                    try:
+                        out = self._epoch(states, self._budget(stop), parallel)
+                    except MetaheurError as exc:
+                        if record.best is None:
+                            raise
+                        # keep what was found: the run ends here with its best solution
+                        warnings.warn(f"metaheur: the run stops early: {exc}", RuntimeWarning, stacklevel=2)
+                        reason = f"failed: {exc}"
+                        break
                     wall = time.perf_counter() - t0
                     states = [s for s, _ in out]
                     stats = [e for _, e in out]

@@ -16,6 +16,26 @@ from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
 _QAP_OPS = {"pmx": 0, "cx": 1, "ux": 2}
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for a device or host allocation failure (CuPy's OutOfMemoryError, MemoryError)."""
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+
+
+def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: float | None):
+    """Run ``improve(children, keys, time_limit)``; when the device runs out of memory, run the two
+    halves of the batch one after the other (recursively), so a batch too large for the device
+    still completes. A single child that does not fit re-raises."""
+    try:
+        return improve(children, keys, time_limit)
+    except Exception as exc:
+        if not is_out_of_memory(exc) or len(keys) < 2:
+            raise
+    half = len(keys) // 2
+    a = split_on_oom(improve, children[:half], keys[:half], time_limit)
+    b = split_on_oom(improve, children[half:], keys[half:], time_limit)
+    return tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
+
+
 class QAPOperators:
     """Robust tabu search children for the QAP; crossovers of kernels/qap_ga.cu."""
 
@@ -51,9 +71,12 @@ class QAPOperators:
 
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """Tabu search from every child (``ls_budget`` iterations, cut short by ``time_limit``);
-        returns (best solutions, exact costs, iterations)."""
+        returns (best solutions, exact costs, iterations). A batch too large for the device's
+        memory is split."""
+        return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
+
+    def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
         count = len(keys)
-        starts = to_host(children).astype(np.int64)
         batch = self._tabu.get(count)
         if batch is None:
             batch = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
@@ -115,8 +138,11 @@ class TSPOperators:
 
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """Iterated local search from every child (``ls_budget`` kicks, cut short by
-        ``time_limit``); returns (best tours, exact lengths, kicks)."""
-        starts = to_host(children).astype(np.int64)
+        ``time_limit``); returns (best tours, exact lengths, kicks). A batch too large for the
+        device's memory is split."""
+        return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
+
+    def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
         seed = int(keys[0]) if len(keys) else 0
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils)
         result = batch.run(self.ls_budget, time_limit=time_limit)
