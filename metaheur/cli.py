@@ -264,8 +264,18 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
             break
     if many:
         click.echo(_table(results))
-    if results and results[-1].stop_reason == "interrupted":
+    _exit_status(results[-1] if results else None)
+
+
+def _exit_status(result) -> None:
+    """130 after Ctrl-C, 1 when a run had to stop on an error (its best was still written)."""
+    if result is None:
+        return
+    if result.stop_reason == "interrupted":
         sys.exit(130)
+    if result.stop_reason.startswith("failed"):
+        click.echo(f"metaheur: warning: the run {result.stop_reason}; the best solution found was written", err=True)
+        sys.exit(1)
 
 
 def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
@@ -289,8 +299,7 @@ def _resume(instances, resume_path, time_limit, generations, target, no_improvem
     problem = problem or load_instance(info["source"])
     _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path)
     click.echo(_summary(result))
-    if result.stop_reason == "interrupted":
-        sys.exit(130)
+    _exit_status(result)
 
 
 def _int_target(text: str) -> int:

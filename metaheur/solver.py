@@ -32,6 +32,7 @@ from metaheur.stopping import MaxGenerations, NoImprovement, StopRules, Target, 
 
 STRATEGIES = ("auto", "cpu-serial", "cpu-islands", "gpu", "hybrid")
 GPU_OFFSPRING = 256  # children per generation of a GPU island before the balancer sizes it
+MAX_ISLANDS_PER_CORE = 8
 
 
 def plan_devices(strategy: str, devices: list[Device] | None, islands: int | None) -> tuple[str, list[Device]]:
@@ -158,11 +159,15 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     if device_list is not None and len({d.name for d in device_list}) != len(device_list):
         raise MetaheurError("a device is listed twice")
     strategy, island_devices = plan_devices(strategy, device_list, islands)
+    if scheduler is None and dask_local is None and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count():
+        raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
+                            f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
     kind = problem.kind
     ga = (ga or default_ga(kind, problem.n)).check_for(kind)
     tabu, ils = tabu or TabuParams(), ils or ILSParams()
     migration = migration or MigrationParams()
     params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    check_memory(problem, island_devices)
     settings = {
         "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
                     "source": problem.source},
@@ -182,9 +187,36 @@ def _stop_rules(problem, time_limit, generations, target, no_improvement) -> Sto
         if entry is None:
             raise MetaheurError(f"--target bks: no best-known value for {problem.name} (n = {problem.n})")
         target = entry.value
+    if target is not None and entry is not None and entry.optimal and target < entry.value:
+        raise MetaheurError(f"target {target} is below the proven optimum {entry.value} of {problem.name}: "
+                            "it can never be reached")
     if time_limit is None and generations is None:
         time_limit = 10.0
     return stop_rules(time_limit=time_limit, generations=generations, target=target, no_improvement=no_improvement)
+
+
+def tabu_bytes(n: int) -> int:
+    """Memory of one robust tabu search of size n: the delta matrix (int64) and six int32 tables."""
+    return n * n * (8 + 6 * 4) + 16 * n
+
+
+def check_memory(problem: QAP | TSP, devices: list[Device]) -> None:
+    """Refuse up front a run whose searches cannot fit: one QAP tabu search per island must fit
+    its device (a larger batch is split at run time); TSP matrices are checked when uploaded."""
+    if not isinstance(problem, QAP):
+        return
+    one = tabu_bytes(problem.n)
+    cpu_islands = sum(1 for d in devices if not d.is_gpu)
+    ram = cpu_device().memory_bytes
+    if ram and cpu_islands and one * cpu_islands > 0.8 * ram:
+        raise MetaheurError(f"{problem.name}: one tabu search of n = {problem.n} needs {one / 2**30:.1f} GiB; "
+                            f"{cpu_islands} CPU islands exceed this machine's {ram / 2**30:.0f} GiB "
+                            f"(try --islands {max(1, int(0.8 * ram // one))})")
+    for d in {d.name: d for d in devices if d.is_gpu}.values():
+        if d.memory_bytes and one > 0.9 * d.memory_bytes:
+            raise MetaheurError(f"{problem.name}: one tabu search of n = {problem.n} needs {one / 2**30:.1f} GiB, "
+                                f"more than {d.name}'s {d.memory_bytes / 2**30:.0f} GiB (use --strategy "
+                                "cpu-islands)")
 
 
 def _stop_dict(stop: StopRules) -> dict:
