@@ -1,0 +1,61 @@
+"""GPU runs of the searches and the solver (marked gpu: they skip where CuPy finds no device).
+
+The searches' kernels are the same source on both builds, so for integer problems a GPU batch
+must give bit-for-bit the CPU batch's results for the same starts and random streams.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metaheur.devices import gpu_devices
+from metaheur.problems import clustered_tsp, random_qap
+from metaheur.search.qap_tabu import QAPTabuBatch
+from metaheur.search.tsp_ils import TSPILSBatch
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    devices = gpu_devices()
+    if not devices:
+        pytest.skip("no GPU visible to CuPy: GPU tests skipped")
+    return devices[0]
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_tabu_batch_gpu_equals_cpu(gpu, symmetric):
+    qap = random_qap(37, seed=3, symmetric=symmetric, zero_diagonal=symmetric)
+    starts = np.array([np.random.default_rng(s).permutation(qap.n) for s in range(64)])
+    out = []
+    for dev in ("cpu", gpu):
+        batch = QAPTabuBatch(qap, dev, starts=starts, seed=11)
+        out.append(batch.run(3000))
+    assert np.array_equal(out[0].best_costs, out[1].best_costs)
+    assert np.array_equal(out[0].best, out[1].best)
+    assert all(qap.cost(p) == c for p, c in zip(out[1].best, out[1].best_costs, strict=True))
+
+
+def test_ils_batch_gpu_equals_cpu(gpu):
+    tsp = clustered_tsp(400, seed=2)
+    out = []
+    for dev in ("cpu", gpu):
+        batch = TSPILSBatch(tsp, dev, count=32, seed=5)
+        out.append(batch.run(200))
+    assert np.array_equal(out[0].best_costs, out[1].best_costs)
+    assert np.array_equal(out[0].best, out[1].best)
+    assert all(tsp.tour_length(t) == c for t, c in zip(out[1].best, out[1].best_costs, strict=True))
+
+
+@pytest.mark.parametrize("strategy", ["gpu", "hybrid"])
+def test_solve_on_gpu(gpu, strategy):
+    from metaheur.solver import solve
+
+    result = solve("gen:qap:40", strategy=strategy, time_limit=5, seed=1)
+    assert result.strategy == strategy
+    assert gpu.name in result.devices
+    assert result.cost == random_qap(40, seed=1).cost(result.solution)
+    if strategy == "hybrid":
+        assert {d["device"] for d in result.device_loads} >= {"cpu", gpu.name}
