@@ -24,9 +24,26 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-SOLVE_KEYS = ("time_limit", "generations", "target", "no_improvement", "seed", "strategy", "devices", "islands",
-              "sync", "epoch_seconds", "epoch_generations", "scheduler", "dask_local")
+_NUMBER = (int, float)
+SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "no_improvement": int, "seed": int,
+              "strategy": str, "devices": list, "islands": int, "sync": bool, "epoch_seconds": _NUMBER,
+              "epoch_generations": int, "scheduler": str, "dask_local": int}
 SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "migration": MigrationParams}
+_ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}
+
+
+def _check_type(path, where: str, key: str, value, expected) -> None:
+    """TOML values are typed: refuse 'population = "20"' or 'time_limit = true' up front."""
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        names = " or ".join(k.__name__ for k in kinds)
+        raise InputFormatError(path, f"[{where}] {key} must be {names}, got {value!r}")
+
+
+def _field_type(annotation: str):
+    base = annotation.replace(" | None", "").strip()
+    return _ANNOTATIONS.get(base), "None" in annotation
 
 
 def read_config(path: str | os.PathLike) -> dict:
@@ -49,13 +66,22 @@ def read_config(path: str | os.PathLike) -> dict:
             unknown = set(values) - set(SOLVE_KEYS)
             if unknown:
                 raise InputFormatError(path, f"unknown key(s) in [solve]: {', '.join(sorted(unknown))}")
+            for key, value in values.items():
+                _check_type(path, "solve", key, value, SOLVE_KEYS[key])
+            if "devices" in values and not all(isinstance(d, str) for d in values["devices"]):
+                raise InputFormatError(path, "[solve] devices must be a list of names such as \"cpu\", \"cuda:0\"")
             out["solve"] = dict(values)
         elif section in SECTIONS:
             cls = SECTIONS[section]
-            names = {f.name for f in dataclasses.fields(cls)}
+            types = {f.name: f.type for f in dataclasses.fields(cls)}
+            names = set(types)
             unknown = set(values) - names
             if unknown:
                 raise InputFormatError(path, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}")
+            for key, value in values.items():
+                expected, optional = _field_type(types[key])
+                if expected is not None and not (optional and value is None):
+                    _check_type(path, section, key, value, expected)
             try:
                 out[section] = cls(**values)
             except MetaheurError as exc:
