@@ -114,5 +114,5 @@ def test_checkpoint_of_a_header_without_islands_is_refused(tmp_path):
     np.savez(buf, header=np.array('{"format": 1, "metaheur": "0.0.0"}'))
     path = tmp_path / "other.npz"
     path.write_bytes(buf.getvalue())
-    with pytest.raises(MetaheurError, match="metaheur 0.0.0"):
+    with pytest.raises(MetaheurError, match=r"metaheur 0\.0\.0"):
         load_checkpoint(path)
