@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 
 from metaheur.devices import Device
 from metaheur.errors import MetaheurError
@@ -43,6 +43,16 @@ def problem_key(problem: QAP | TSP) -> str:
         if a is not None:
             h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def device_context(device: str):
+    """Make ``device`` (``cuda:k``) current in this thread with a stream of its own, so that GPU
+    islands driven by threads of the main process overlap."""
+    import cupy
+
+    with cupy.cuda.Device(int(device.split(":")[1])), cupy.cuda.Stream(non_blocking=True):
+        yield
 
 
 class Callbacks:
@@ -108,13 +118,16 @@ class IslandModel:
     ``devices``: one entry per island (``"cpu"`` or ``"cuda:k"``); CPU islands go to ``n_jobs``
     worker processes unless ``in_process`` (the ``cpu-serial`` strategy, and tests).
     ``sync``: epochs of ``epoch_generations`` generations (reproducible for a seed) instead of
-    ``epoch_seconds`` of work.
+    ``epoch_seconds`` of work. ``epoch``: the island algorithm, a picklable function with the
+    signature of :func:`~metaheur.islands.island.run_epoch` (a user's own hybrid can replace the
+    memetic island here).
     """
 
     def __init__(self, problem: QAP | TSP, devices: list[Device], params: list[IslandParams], *, seed: int,
                  migration: MigrationParams | None = None, sync: bool = False, epoch_seconds: float = 1.0,
                  epoch_generations: int = 5, in_process: bool = False, backend: str | None = None,
-                 n_jobs: int | None = None, callbacks: Callbacks | None = None, balance: bool = True):
+                 n_jobs: int | None = None, callbacks: Callbacks | None = None, balance: bool = True,
+                 epoch=run_epoch):
         if len(devices) != len(params) or not devices:
             raise MetaheurError("give one device and one parameter set per island")
         if epoch_seconds <= 0 or epoch_generations < 1:
@@ -136,16 +149,15 @@ class IslandModel:
         self.balancer = LoadBalancer(self.specs, self.main) if balance else None
         self.interrupted = False
         self.start_time: float | None = None
+        self.epoch = epoch
 
     # -------------------------------------------------------------------------------- epochs
     def _run_main(self, spec: IslandSpec, state: IslandState, budget: dict):
-        if not spec.device.startswith("cuda"):
-            return run_epoch(spec, state, **budget)
-        import cupy
-
+        if spec.device == "cpu":
+            return self.epoch(spec, state, **budget)
         try:
-            with cupy.cuda.Device(int(spec.device.split(":")[1])), cupy.cuda.Stream(non_blocking=True):
-                return run_epoch(spec, state, **budget)
+            with device_context(spec.device):
+                return self.epoch(spec, state, **budget)
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -154,7 +166,7 @@ class IslandModel:
                       RuntimeWarning, stacklevel=2)
         moved = replace(spec, device="cpu")
         self.specs[spec.index] = moved
-        return run_epoch(moved, state, **budget)
+        return self.epoch(moved, state, **budget)
 
     def _epoch(self, states: list[IslandState], budget: dict, parallel) -> list[tuple[IslandState, EpochStats]]:
         main = [i for i in range(len(states)) if i in self.main]
@@ -165,7 +177,7 @@ class IslandModel:
         for attempt in range(MAX_RETRIES + 1):
             try:
                 if workers:
-                    out = parallel(delayed(run_epoch)(self.specs[i], states[i], **budget, in_worker=True)
+                    out = parallel(delayed(self.epoch)(self.specs[i], states[i], **budget, in_worker=True)
                                    for i in workers)
                     results.update(zip(workers, out, strict=True))
                 break
@@ -194,11 +206,12 @@ class IslandModel:
         return {"seconds": seconds, "time_left": left}
 
     def _make_parallel(self):
+        """The joblib executor of the worker islands: loky here, or any registered backend (with
+        ``dask``, joblib's Dask backend on the active ``distributed.Client``)."""
         if len(self.main) == len(self.specs):
             return None
-        if self.backend:
-            return Parallel(n_jobs=self.n_jobs, backend=self.backend)
-        return Parallel(n_jobs=self.n_jobs, backend="loky")
+        with parallel_config(backend=self.backend or "loky"):  # registers external backends such as dask
+            return Parallel(n_jobs=self.n_jobs)
 
     # -------------------------------------------------------------------------------- run
     def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:

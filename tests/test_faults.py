@@ -1,0 +1,120 @@
+"""Faults a long run must survive: a worker process killed mid-epoch (loky and Dask), a GPU out of
+memory (the batch is split; when even one child does not fit, the island moves to the CPU), a
+run that fails part-way (it ends with its best so far)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import fault_helpers  # noqa: E402
+
+from metaheur.devices import cpu_device  # noqa: E402
+from metaheur.islands import model as model_module  # noqa: E402
+from metaheur.islands.model import IslandModel  # noqa: E402
+from metaheur.islands.operators import is_out_of_memory, split_on_oom  # noqa: E402
+from metaheur.islands.params import GAParams, IslandParams  # noqa: E402
+from metaheur.problems import random_qap  # noqa: E402
+from metaheur.stopping import stop_rules  # noqa: E402
+
+QAP = random_qap(14, seed=2)
+PARAMS = IslandParams(ga=GAParams(population=6, offspring=3, ls_budget=200))
+
+
+def _model(islands: int, epoch, **kw) -> IslandModel:
+    return IslandModel(QAP, [cpu_device()] * islands, [PARAMS] * islands, seed=4, sync=True, epoch_generations=1,
+                       epoch=epoch, **kw)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_killed_loky_worker_costs_one_retry_and_the_run_completes(tmp_path):
+    marker = tmp_path / "killed"
+    model = _model(2, functools.partial(fault_helpers.killed_once, marker=str(marker)))
+    with pytest.warns(RuntimeWarning, match="rerunning the epoch"):
+        record = model.run(stop_rules(generations=3))
+    assert marker.exists() and int(marker.read_text()) != os.getpid()
+    assert record.retries >= 1
+    assert record.stop_reason == "generations"
+    # the retried epoch started from the islands' last states: the run equals an undisturbed one
+    clean = _model(2, fault_helpers.run_epoch).run(stop_rules(generations=3))
+    assert [s.best_cost for s in record.states] == [s.best_cost for s in clean.states]
+    best, cost, _ = record.best_solution()
+    assert QAP.cost(best) == cost
+
+
+@pytest.mark.slow
+def test_a_killed_dask_worker_is_replaced_and_the_run_completes(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    marker = tmp_path / "killed"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster, distributed.Client(cluster):
+        model = _model(2, functools.partial(fault_helpers.killed_once, marker=str(marker)), backend="dask")
+        record = model.run(stop_rules(generations=3))
+    assert marker.exists()
+    assert record.stop_reason == "generations"
+    clean = _model(2, fault_helpers.run_epoch).run(stop_rules(generations=3))
+    assert [s.best_cost for s in record.states] == [s.best_cost for s in clean.states]
+
+
+def test_an_out_of_memory_batch_is_split_until_it_fits():
+    calls = []
+
+    def improve(children, keys, time_limit):
+        calls.append(len(keys))
+        if len(keys) > 3:
+            raise fault_helpers.OutOfMemoryError("out of memory")
+        return children + 1, keys * 10, np.ones(len(keys), dtype=np.int64)
+
+    children = np.arange(20).reshape(10, 2)
+    sols, costs, iters = split_on_oom(improve, children, np.arange(10), None)
+    assert np.array_equal(sols, children + 1)
+    assert np.array_equal(costs, np.arange(10) * 10)
+    assert iters.sum() == 10
+    assert max(c for c in calls if c <= 3) <= 3 and calls[0] == 10
+
+
+def test_a_single_child_that_does_not_fit_reraises():
+    def improve(children, keys, time_limit):
+        raise fault_helpers.OutOfMemoryError("out of memory")
+
+    with pytest.raises(fault_helpers.OutOfMemoryError):
+        split_on_oom(improve, np.zeros((4, 3)), np.arange(4), None)
+    assert is_out_of_memory(MemoryError()) and not is_out_of_memory(ValueError("out of memory?"))
+
+
+def test_a_gpu_island_out_of_memory_moves_to_the_cpu(monkeypatch):
+    monkeypatch.setattr(model_module, "device_context", lambda device: contextlib.nullcontext())
+    model = IslandModel(QAP, [cpu_device(), cpu_device()], [PARAMS, PARAMS], seed=1, sync=True,
+                        epoch_generations=1, in_process=True, epoch=fault_helpers.gpu_out_of_memory)
+    from dataclasses import replace
+
+    model.specs[0] = replace(model.specs[0], device="cuda:0")  # island 0 pretends to be on a GPU
+    with pytest.warns(RuntimeWarning, match="cuda:0 is out of memory for island 0; it moves to the CPU"):
+        record = model.run(stop_rules(generations=2))
+    assert [s.device for s in record.specs] == ["cpu", "cpu"]
+    assert all(s.generation == 2 for s in record.states)
+
+
+def test_a_run_that_fails_part_way_ends_with_its_best():
+    model = _model(1, fault_helpers.fails_after_first_epoch, in_process=True)
+    with pytest.warns(RuntimeWarning, match="stops early: device lost"):
+        record = model.run(stop_rules(generations=5))
+    assert record.stop_reason == "failed: device lost"
+    best, cost, _ = record.best_solution()
+    assert QAP.cost(best) == cost
+
+
+def test_a_run_that_fails_before_any_result_raises():
+    from metaheur.errors import MetaheurError
+
+    def always_fails(spec, state, **budget):
+        raise MetaheurError("no device")
+
+    with pytest.raises(MetaheurError, match="no device"):
+        _model(1, always_fails, in_process=True).run(stop_rules(generations=2))
