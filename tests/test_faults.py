@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-import fault_helpers  # noqa: E402
+import fault_helpers
 
-from metaheur.devices import cpu_device  # noqa: E402
-from metaheur.islands import model as model_module  # noqa: E402
-from metaheur.islands.model import IslandModel  # noqa: E402
-from metaheur.islands.operators import is_out_of_memory, split_on_oom  # noqa: E402
-from metaheur.islands.params import GAParams, IslandParams  # noqa: E402
-from metaheur.problems import random_qap  # noqa: E402
-from metaheur.stopping import stop_rules  # noqa: E402
+from metaheur.devices import cpu_device
+from metaheur.islands import model as model_module
+from metaheur.islands.model import IslandModel
+from metaheur.islands.operators import is_out_of_memory, split_on_oom
+from metaheur.islands.params import GAParams, IslandParams
+from metaheur.problems import random_qap
+from metaheur.stopping import stop_rules
 
 QAP = random_qap(14, seed=2)
 PARAMS = IslandParams(ga=GAParams(population=6, offspring=3, ls_budget=200))
