@@ -315,6 +315,12 @@ def read_tsplib(path: str | os.PathLike, name: str | None = None) -> TSP:
         raise InputFormatError(path, f"EDGE_WEIGHT_TYPE {wtype} needs a NODE_COORD_SECTION")
     first, body = sections["NODE_COORD_SECTION"]
     coords = _node_lines(path, "NODE_COORD_SECTION", first, body, n)
+    far = np.flatnonzero(np.abs(coords).max(axis=1) > COORD_LIMIT)
+    if far.size:
+        rows = [first + k for k, ln in enumerate(body) if ln.strip()]
+        order = [int(float(ln.split()[0])) - 1 for ln in body if ln.strip()]
+        line = rows[order.index(int(far[0]))]
+        raise InputFormatError(path, f"coordinate beyond +-{COORD_LIMIT:.0e}: distances must fit 32-bit integers", line)
     return TSP(inst_name, wtype, coords=coords, display=display, comment=comment, source=os.fspath(path))
 
 

@@ -11,8 +11,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 INSTANCES_ENV = "METAHEUR_INSTANCES"
+
+_LONG = os.environ.get("METAHEUR_FUZZ_EXAMPLES", "")
+# Property-based tests take their number of examples from the profile: 120 in the test suite,
+# $METAHEUR_FUZZ_EXAMPLES in the long fuzzing runs of experiments/fuzz.py.
+settings.register_profile("suite", max_examples=120, deadline=None)
+settings.register_profile("long", max_examples=int(_LONG) if _LONG.isdigit() else 200, deadline=None)
+settings.load_profile("long" if _LONG.isdigit() else "suite")
 SKIP_MESSAGE = "METAHEUR_INSTANCES not set: benchmark-instance tests skipped"
 
 

@@ -44,7 +44,7 @@ def test_valid_config_is_read(tmp_path):
     assert (cfg["migration"].topology, cfg["migration"].interval) == ("complete", 2)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_corrupted_config_gives_a_clean_error(tmp_path, data):
     raw = bytearray(VALID_TOML)
@@ -85,7 +85,7 @@ def test_checkpoint_round_trip(checkpoint_bytes, tmp_path):
     assert all(s.population is not None and s.best_cost is not None for s in cp.states)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_corrupted_checkpoint_gives_a_clean_error(checkpoint_bytes, tmp_path, data):
     raw = bytearray(checkpoint_bytes)

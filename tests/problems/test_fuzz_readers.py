@@ -25,8 +25,8 @@ from metaheur.problems.instances import load_solution
 from metaheur.problems.qap import QAP, read_qaplib, read_sln
 from metaheur.problems.tsp import TSP, read_tour, read_tsplib
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-NEUTRAL = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NEUTRAL = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ------------------------------------------------------------------------------------ valid files
 
