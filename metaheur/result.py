@@ -42,6 +42,8 @@ class Result:
     device_loads: list[dict] = field(default_factory=list)  # per device: busy, idle, utilisation
     history: list[dict] = field(default_factory=list)  # per epoch and island: the statistics rows
     migrations: list[dict] = field(default_factory=list)  # epoch, source, target, cost
+    trace: list[dict] = field(default_factory=list)  # time_s, island, cost: every new island best
+    setup_s: float = 0.0  # starting worker processes (not search time)
     parameters: dict = field(default_factory=dict)
     versions: dict = field(default_factory=dict)
     source: str | None = None

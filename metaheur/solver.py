@@ -296,6 +296,8 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
         generations=int(sum(s.generation for s in record.states)), islands=islands,
         device_loads=record.loads, history=[r.__dict__ for r in record.epochs],
         migrations=[{"epoch": e, "source": m.source, "target": m.target, "cost": m.cost} for e, m in record.migrations],
+        trace=[{"time_s": t, "island": i, "cost": c} for t, i, c in record.trace],
+        setup_s=round(record.setup_seconds, 4),
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)
 

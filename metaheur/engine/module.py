@@ -27,21 +27,23 @@ _INT_RANGES = {name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
 _MODULES: dict[tuple, KernelModule] = {}
 _LOCK = threading.Lock()
 _COMPILE = {"seconds": 0.0}
-_THREADS = {"cpu": 0}
+_THREADS = threading.local()
 
 
 def cpu_threads() -> int:
-    """OpenMP threads a CPU launch uses by default: ``set_cpu_threads``, else
+    """OpenMP threads a CPU launch from this thread uses by default: ``set_cpu_threads``, else
     ``$METAHEUR_CPU_THREADS``, else every core."""
-    if _THREADS["cpu"] > 0:
-        return _THREADS["cpu"]
+    chosen = getattr(_THREADS, "cpu", 0)
+    if chosen > 0:
+        return chosen
     env = os.environ.get("METAHEUR_CPU_THREADS", "")
     return int(env) if env.isdigit() and int(env) > 0 else cpu_count()
 
 
 def set_cpu_threads(threads: int) -> None:
-    """Default OpenMP threads for CPU launches in this process (CPU islands use 1)."""
-    _THREADS["cpu"] = max(0, int(threads))
+    """Default OpenMP threads for CPU launches from this thread (a CPU island uses 1; 0 restores
+    the default)."""
+    _THREADS.cpu = max(0, int(threads))
 
 
 def compile_seconds_total() -> float:

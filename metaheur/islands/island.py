@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -61,7 +62,7 @@ class IslandState:
 
 @dataclass
 class EpochStats:
-    """What one epoch of one island did."""
+    """What one epoch of one island did; ``improvements``: (seconds into the epoch, new best)."""
 
     index: int
     device: str
@@ -71,7 +72,15 @@ class EpochStats:
     best_cost: int | None
     improved: bool
     restarts: int
+    improvements: list = field(default_factory=list)
     pid: int = field(default_factory=os.getpid)
+
+
+def warm_up(spec: IslandSpec) -> int:
+    """Build this island's operators (imports, kernels) in the calling worker process before a
+    run's clock starts; returns the process id."""
+    operators_for(spec.problem, spec.device, spec.params, spec.problem_key)
+    return os.getpid()
 
 
 def _keys(spec: IslandSpec, state: IslandState, count: int) -> np.ndarray:
@@ -154,21 +163,23 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
 
     ``time_left``: the run's remaining time, a hard cap that also bounds the local searches (a
     generation cut short by it keeps what its searches found). ``in_worker``: running in a
-    worker process, which leaves Ctrl-C to the parent and runs its kernels on
-    ``spec.cpu_threads`` threads."""
-    if in_worker:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        set_cpu_threads(spec.cpu_threads)
+    worker process, which leaves Ctrl-C to the parent. CPU kernels run on ``spec.cpu_threads``
+    OpenMP threads (one: an island is one core's work)."""
+    if in_worker and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (Dask runs tasks in threads)
+    set_cpu_threads(spec.cpu_threads)
     t0 = time.perf_counter()
     ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key)
     state = replace(state, population=None if state.population is None else state.population.copy(),
                     costs=None if state.costs is None else state.costs.copy())
     start_best, start_iters, done = state.best_cost, state.ls_iterations, 0
+    improvements: list[tuple[float, int]] = []
     deadline = None if time_left is None else t0 + time_left
     size = spec.params.ga.population
     if state.population is None:
         state.population, state.costs = _new_members(ops, spec, state, size, deadline)
         _update_best(state)
+        improvements.append((time.perf_counter() - t0, state.best_cost))
     elif state.population.shape[0] < size:  # resized by the load balancer: add members
         extra, extra_costs = _new_members(ops, spec, state, size - state.population.shape[0], deadline)
         state.population = np.concatenate([state.population, extra])
@@ -192,6 +203,7 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         done += 1
         if _update_best(state):
             state.stale = 0
+            improvements.append((time.perf_counter() - t0, state.best_cost))
         else:
             state.stale += 1
         restart_after = spec.params.ga.restart_after
@@ -204,6 +216,6 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
             state.stale = 0
     improved = start_best is None or (state.best_cost is not None and state.best_cost < start_best)
     stats = EpochStats(spec.index, spec.device, done, state.ls_iterations - start_iters,
-                       time.perf_counter() - t0, state.best_cost, improved, state.restarts)
+                       time.perf_counter() - t0, state.best_cost, improved, state.restarts, improvements)
     return state, stats
 

@@ -25,7 +25,7 @@ from joblib import Parallel, delayed, parallel_config
 from metaheur.devices import Device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
-from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch
+from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch, warm_up
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
@@ -102,6 +102,8 @@ class RunRecord:
     next_epoch: int = 0
     best: int | None = None
     stale: int = 0  # epochs without a new best
+    trace: list[tuple[float, int, int]] = field(default_factory=list)  # (time_s, island, cost) of island bests
+    setup_seconds: float = 0.0  # starting the worker processes, before the clock
 
     def best_solution(self) -> tuple[np.ndarray, int, int]:
         """(solution, cost as tracked, island) of the best island."""
@@ -146,7 +148,8 @@ class IslandModel:
         self.backend = backend
         self.n_jobs = n_jobs or max(1, len(devices) - len(self.main))
         self.callbacks = callbacks or Callbacks()
-        self.balancer = LoadBalancer(self.specs, self.main) if balance else None
+        self.balancer = LoadBalancer(self.specs, self.main)
+        self.balance = balance
         self.interrupted = False
         self.start_time: float | None = None
         self.epoch = epoch
@@ -227,14 +230,18 @@ class IslandModel:
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
         states = record.states
-        before = record.seconds
-        self.start_time = time.perf_counter() - before
-        self.callbacks.on_start(self)
         previous = self._install_sigint()
         reason = None
         try:
             parallel = self._make_parallel()
             with parallel if parallel is not None else contextlib.nullcontext():
+                t_setup = time.perf_counter()
+                workers = [s for s in self.specs if s.index not in self.main]
+                if parallel is not None:  # start the workers and build their kernels before the clock
+                    parallel(delayed(warm_up)(s) for s in workers)
+                record.setup_seconds = time.perf_counter() - t_setup
+                self.start_time = time.perf_counter() - record.seconds
+                self.callbacks.on_start(self)
                 while reason is None:
                     epoch = record.next_epoch
                     t0 = time.perf_counter()
@@ -267,9 +274,12 @@ class IslandModel:
                                                          e.ls_iterations, e.seconds, st.best_cost, record.best,
                                                          incoming.get(st.index, 0)))
                     record.migrations.extend((epoch, m) for m in migrations)
-                    if self.balancer:
-                        self.balancer.record(stats, wall)
+                    self.balancer.record(stats, wall)
+                    if self.balance:
                         self.specs = self.balancer.rebalance(self.specs, stats)
+                    for e in stats:
+                        offset = t0 - self.start_time
+                        record.trace.extend((round(offset + dt, 4), e.index, c) for dt, c in e.improvements)
                     record.states, record.specs, record.next_epoch = states, self.specs, epoch + 1
                     record.seconds, record.retries = elapsed, record.retries + self.retries
                     self.retries = 0
@@ -284,9 +294,8 @@ class IslandModel:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
         record.stop_reason = reason
-        if self.balancer:
-            record.loads = [load.as_dict() for load in self.balancer.loads.values()]
-            record.resized = self.balancer.resized
+        record.loads = [load.as_dict() for load in self.balancer.loads.values()]
+        record.resized = self.balancer.resized
         if checkpoint is not None:
             checkpoint(record, self.migrator, True)
         self.callbacks.on_end(self, reason)
