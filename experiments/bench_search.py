@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,43 +28,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import header, write_table  # noqa: E402
+from benchlib import header, write_table
+from runlib import build_rots, rots_start, run_rots
 
-from metaheur.devices import gpu_devices  # noqa: E402
-from metaheur.engine import set_cpu_threads  # noqa: E402
-from metaheur.engine.rng import rand64  # noqa: E402
-from metaheur.problems import best_known, load_instance  # noqa: E402
-from metaheur.search.qap_tabu import QAPTabuBatch  # noqa: E402
+from metaheur.devices import gpu_devices
+from metaheur.engine import set_cpu_threads
+from metaheur.problems import best_known, load_instance
+from metaheur.search.qap_tabu import QAPTabuBatch
 
-YARDSTICK = Path(__file__).resolve().parents[1].parent / "shared" / "yardsticks" / "rots.c"
 SPEED = ["tai50a", "tai100a", "tai256c", "tai60b", "sko100a"]
 QUALITY = ["tai50a", "tai60b", "tai80a", "tai100a", "sko100a"]
-
-
-def build_rots(workdir: Path) -> Path:
-    source = Path(os.environ.get("METAHEUR_YARDSTICK", YARDSTICK))
-    if not source.is_file():
-        sys.exit(f"bench_search: yardstick {source} not found (set METAHEUR_YARDSTICK)")
-    exe = workdir / "rots"
-    subprocess.run(["gcc", "-O3", "-march=native", "-o", str(exe), str(source)], check=True)
-    return exe
-
-
-def rots_start(n: int, seed: int) -> tuple[np.ndarray, int]:
-    """rots.c's start: the identity shuffled by Fisher-Yates with SplitMix64 draws."""
-    p = list(range(n))
-    c = 0
-    for i in range(n - 1, 0, -1):
-        k = int(rand64(np.uint64(seed), c)) % (i + 1)
-        c += 1
-        p[i], p[k] = p[k], p[i]
-    return np.array(p), c
-
-
-def run_rots(exe: Path, path: str, iterations: int, seed: int) -> dict:
-    out = subprocess.run([str(exe), path, str(iterations), str(seed)], capture_output=True, text=True, check=True)
-    values = dict(re.findall(r"(\w+)=([\d.]+)", out.stdout))
-    return {"best": int(values["best"]), "iters": int(values["iters"]), "seconds": float(values["seconds"])}
 
 
 def run_ours(qap, iterations: int, seed: int) -> dict:
@@ -116,7 +87,8 @@ def qap_quality(exe: Path, names: list[str], seconds: float, seeds: int) -> list
         for seed in range(seeds):
             result = solve(qap, time_limit=seconds, seed=seed)
             with ThreadPoolExecutor(2) as pool:  # one rots per core, best of the two
-                runs = list(pool.map(lambda s: run_rots(exe, qap.source, rots_iters, s), [2 * seed + 1, 2 * seed + 2]))
+                runs = list(pool.map(lambda s, q=qap, k=rots_iters: run_rots(exe, q.source, k, s),
+                                     [2 * seed + 1, 2 * seed + 2]))
             rots_best = min(r["best"] for r in runs)
             rows.append({"instance": name, "n": qap.n, "seed": seed, "seconds": seconds, "best_known": bks,
                          "ours": result.cost, "ours_gap_%": round(100 * (result.cost - bks) / bks, 4),

@@ -1,0 +1,119 @@
+"""Smoke tests of the experiment scripts: each runs with --quick --out TMP as a subprocess, exits
+0 and writes its CSV and Markdown tables (with the header saying how they were made) with the
+expected columns. Scripts that read QAPLIB/TSPLIB files skip when METAHEUR_INSTANCES is unset
+(conftest's instances_dir fixture); the others run on generated instances.
+No timing or quality is asserted: those are what the scripts measure."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+pytestmark = pytest.mark.slow
+
+RUN_COLUMNS = {"instance", "n", "config", "seed", "status", "time_s", "cost", "gap_%", "ls_per_s",
+               "time_to_best_s"}
+
+
+def run(script: str, tmp_path: Path, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--quick", "--out", str(tmp_path), *extra],
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+def table(tmp_path: Path, stem: str, columns: set[str]) -> list[dict]:
+    """Rows of STEM.csv, after checking both files and the columns."""
+    csv_path, md_path = tmp_path / f"{stem}.csv", tmp_path / f"{stem}.md"
+    made = sorted(p.name for p in tmp_path.iterdir())
+    assert csv_path.is_file() and md_path.is_file(), f"{stem}.csv/.md missing: {made}"
+    with open(csv_path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        header = set(reader.fieldnames or [])
+    assert columns <= header, f"{stem}.csv lacks {sorted(columns - header)}"
+    assert rows, f"{stem}.csv has no rows"
+    md = md_path.read_text()
+    assert "- command: " in md and "- machine: " in md and "- settings: " in md
+    assert "| instance |" in md or "| target |" in md
+    return rows
+
+
+def test_scripts_have_help():
+    for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py"):
+        proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--help"], capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout, script
+
+
+def test_strategies_quick(tmp_path):
+    run("strategies.py", tmp_path)
+    rows = table(tmp_path, "strategies_quick", {"instance", "config", "cores", "status", "ls_per_s", "speedup",
+                                                "mean_gap_%", "time_to_target_s", "device_split"})
+    configs = {r["config"] for r in rows}
+    assert {"cpu-serial", "cpu-islands x1", "gpu", "hybrid"} <= configs
+    for r in rows:
+        if r["config"] in ("gpu", "hybrid"):
+            assert r["status"] in ("ok", "absent: no GPU")
+        else:
+            assert r["status"] == "ok" and float(r["ls_per_s"]) > 0
+    assert {r["speedup"] for r in rows if r["config"] == "cpu-serial"} == {"1.0"}
+    table(tmp_path, "strategies_runs_quick", RUN_COLUMNS | {"time_to_target_s"})
+    assert (tmp_path / "strategies_speedup_quick.png").stat().st_size > 1000
+
+
+def test_ablation_quick(tmp_path):
+    run("ablation.py", tmp_path)
+    rows = table(tmp_path, "ablation_quick", {"instance", "group", "config", "status", "mean_gap_%", "best_gap_%",
+                                              "ls_per_s", "note"})
+    assert {r["group"] for r in rows} == {"hybridisation", "crossover", "topology", "interval"}
+    configs = {r["config"] for r in rows}
+    assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "cx", "pmx", "complete", "random",
+            "every 10 epochs"} <= configs
+    eax = [r for r in rows if r["config"].startswith("eax")]
+    assert eax and all(r["status"] in ("ok", "skipped") for r in eax)
+    table(tmp_path, "ablation_runs_quick", RUN_COLUMNS | {"group"})
+
+
+def test_bench_hybrid_quick(tmp_path):
+    run("bench_hybrid.py", tmp_path)
+    targets = table(tmp_path, "bench_hybrid_quick", {"target", "instance", "measured", "threshold", "verdict"})
+    assert any(r["target"].startswith("cpu-islands") for r in targets)
+    assert any(r["target"].startswith("dask_local") for r in targets)
+    assert all(r["verdict"] in ("met", "not met", "not measured") for r in targets)
+    table(tmp_path, "bench_hybrid_strategies_quick", {"config", "ls_per_s", "speedup", "time_to_target_s"})
+    rows = table(tmp_path, "bench_hybrid_ablation_quick", {"config", "mean_gap_%", "ls_per_s"})
+    assert {r["config"] for r in rows} == {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)"}
+    rows = table(tmp_path, "bench_hybrid_dask_quick", {"config", "status", "ls_per_s", "ratio_to_loky"})
+    assert {r["config"] for r in rows} >= {"loky"}
+    assert (tmp_path / "bench_hybrid_speedup_quick.png").is_file()
+
+
+def test_quality_quick(tmp_path, instances_dir):
+    proc = run("quality.py", tmp_path)
+    columns = {"instance", "n", "best_known", "best_gap_%", "mean_gap_%", "reached_bks", "time_to_bks_s",
+               "time_to_best_s"}
+    for lib in ("qaplib", "tsplib"):
+        rows = table(tmp_path, f"quality_{lib}_quick", columns)
+        assert all(r["status"] == "ok" and float(r["mean_gap_%"]) >= 0 for r in rows)
+    table(tmp_path, "quality_runs_quick", RUN_COLUMNS - {"config"})
+    assert (tmp_path / "quality_gap_vs_n_quick.png").is_file()
+    assert "QAP instances with n <= 40" in proc.stdout
+
+
+def test_peers_quick(tmp_path, instances_dir):
+    run("peers.py", tmp_path)
+    columns = {"instance", "solver", "cores", "status", "wall_s", "best_gap_%", "mean_gap_%", "gap_ratio",
+               "time_ratio", "note"}
+    qap = table(tmp_path, "peers_qap_quick", columns)
+    assert [r["solver"] for r in qap] == ["metaheur", "scipy-2opt", "scipy-faq", "rots.c"]
+    assert qap[0]["status"] == "ok"
+    tsp = table(tmp_path, "peers_tsp_quick", columns)
+    assert [r["solver"] for r in tsp] == ["metaheur", "fast_tsp", "elkai", "ortools"]
+    for r in tsp[1:]:  # a peer either ran or says why not
+        assert r["status"] == "ok" or r["status"].startswith(("absent", "skipped")), r
