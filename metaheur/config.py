@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 
 from metaheur.errors import InputFormatError, MetaheurError
@@ -57,6 +58,9 @@ def read_config(path: str | os.PathLike) -> dict:
         raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         line = getattr(exc, "lineno", None)
+        if line is None:  # before Python 3.14 the line is only in the message
+            found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+            line = int(found.group(1)) if found else None
         raise InputFormatError(path, f"invalid TOML: {str(exc).split(' (at line')[0]}", line) from None
     out: dict = {"solve": {}}
     for section, values in data.items():

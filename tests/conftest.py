@@ -1,8 +1,7 @@
-"""Shared test helpers.
+"""Session-wide test configuration: the hypothesis profile and the ``instances_dir`` fixture.
 
-Benchmark-instance tests read the QAPLIB/TSPLIB files from the directory named by
-``METAHEUR_INSTANCES`` (subfolders ``qaplib/`` and ``tsplib/``, each with a ``bks.csv``) and skip
-with a message when it is not set. The files are never copied into the repository.
+Helpers that test modules import live in ``tests/testutil.py`` (``from testutil import ...``),
+not here: several folders have a conftest.py, so ``import conftest`` would be ambiguous.
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
-
-INSTANCES_ENV = "METAHEUR_INSTANCES"
+from testutil import instances_dir
 
 _LONG = os.environ.get("METAHEUR_FUZZ_EXAMPLES", "")
 # Property-based tests take their number of examples from the profile: 120 in the test suite,
@@ -21,21 +19,9 @@ _LONG = os.environ.get("METAHEUR_FUZZ_EXAMPLES", "")
 settings.register_profile("suite", max_examples=120, deadline=None)
 settings.register_profile("long", max_examples=int(_LONG) if _LONG.isdigit() else 200, deadline=None)
 settings.load_profile("long" if _LONG.isdigit() else "suite")
-SKIP_MESSAGE = "METAHEUR_INSTANCES not set: benchmark-instance tests skipped"
-
-
-def instances_dir() -> Path:
-    """The benchmark-instance directory from ``METAHEUR_INSTANCES``; skips the test when unset/missing."""
-    value = os.environ.get(INSTANCES_ENV)
-    if not value:
-        pytest.skip(SKIP_MESSAGE)
-    path = Path(value).expanduser()
-    if not path.is_dir():
-        pytest.skip(f"{SKIP_MESSAGE} ({INSTANCES_ENV}={value} is not a directory)")
-    return path
 
 
 @pytest.fixture(name="instances_dir")
 def _instances_dir_fixture() -> Path:
-    """Fixture form of :func:`instances_dir` (request it as ``instances_dir``)."""
+    """Fixture form of :func:`testutil.instances_dir` (request it as ``instances_dir``)."""
     return instances_dir()

@@ -7,13 +7,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import sys
 
+import fault_helpers
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
-import fault_helpers
 
 from metaheur.devices import cpu_device
 from metaheur.islands import model as model_module

@@ -51,11 +51,25 @@ def compile_seconds_total() -> float:
     return _COMPILE["seconds"]
 
 
-def _dim3(value, what: str) -> tuple[int, int, int]:
-    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
-    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in dims):
+#: CUDA's limits of a launch (compute capability >= 3.0): grid x, y, z and block x, y, z.
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+_BLOCK_LIMITS = (1024, 1024, 64)
+
+
+def _dim3(value, what: str, limits: tuple[int, int, int]) -> tuple[int, int, int]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        dims = (value,)
+    elif isinstance(value, (tuple, list)):
+        dims = tuple(value)
+    else:
+        dims = ()
+    if not 1 <= len(dims) <= 3 or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer))
+                                      or d < 1 for d in dims):
         raise MetaheurError(f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}")
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+    full = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+    if any(d > lim for d, lim in zip(full, limits, strict=True)):
+        raise MetaheurError(f"{what} {full} exceeds CUDA's limits {limits}")
+    return full
 
 
 def _check_scalar(kernel: str, p: Param, value):
@@ -112,7 +126,7 @@ class Kernel:
         On the CPU the blocks are spread over ``threads`` OpenMP threads (default:
         :func:`cpu_threads`); on a GPU ``stream`` is a CuPy stream (default: the current one).
         """
-        g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        g, b = _dim3(grid, "grid", _GRID_LIMITS), _dim3(block, "block", _BLOCK_LIMITS)
         if b[0] * b[1] * b[2] > 1024:
             raise MetaheurError(f"kernel {self.name}: a block has at most 1024 threads, got {b}")
         checked = self.check(args)

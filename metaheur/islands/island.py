@@ -42,6 +42,7 @@ class IslandSpec:
     seed: int  # this island's 64-bit seed (from a numpy SeedSequence)
     target: int | None = None
     cpu_threads: int = 1
+    owner_pid: int = 0  # the process running the model (a "worker" that is that process keeps Ctrl-C)
 
 
 @dataclass
@@ -79,7 +80,7 @@ class EpochStats:
 def warm_up(spec: IslandSpec) -> int:
     """Build this island's operators (imports, kernels) in the calling worker process before a
     run's clock starts; returns the process id."""
-    operators_for(spec.problem, spec.device, spec.params, spec.problem_key)
+    operators_for(spec.problem, spec.device, spec.params, spec.problem_key, spec.index)
     return os.getpid()
 
 
@@ -165,11 +166,11 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     generation cut short by it keeps what its searches found). ``in_worker``: running in a
     worker process, which leaves Ctrl-C to the parent. CPU kernels run on ``spec.cpu_threads``
     OpenMP threads (one: an island is one core's work)."""
-    if in_worker and threading.current_thread() is threading.main_thread():
+    if in_worker and os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (Dask runs tasks in threads)
     set_cpu_threads(spec.cpu_threads)
     t0 = time.perf_counter()
-    ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key)
+    ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key, spec.index)
     state = replace(state, population=None if state.population is None else state.population.copy(),
                     costs=None if state.costs is None else state.costs.copy())
     start_best, start_iters, done = state.best_cost, state.ls_iterations, 0
@@ -184,6 +185,9 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         extra, extra_costs = _new_members(ops, spec, state, size - state.population.shape[0], deadline)
         state.population = np.concatenate([state.population, extra])
         state.costs = np.concatenate([state.costs, extra_costs])
+        if _update_best(state):
+            state.stale = 0
+            improvements.append((time.perf_counter() - t0, state.best_cost))
     elif state.population.shape[0] > size:  # keep the best
         keep = np.argsort(state.costs, kind="stable")[:size]
         state.population, state.costs = state.population[keep], state.costs[keep]
@@ -214,6 +218,8 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
             state.population[others], state.costs[others] = fresh, fresh_costs
             state.restarts += 1
             state.stale = 0
+            if _update_best(state):
+                improvements.append((time.perf_counter() - t0, state.best_cost))
     improved = start_best is None or (state.best_cost is not None and state.best_cost < start_best)
     stats = EpochStats(spec.index, spec.device, done, state.ls_iterations - start_iters,
                        time.perf_counter() - t0, state.best_cost, improved, state.restarts, improvements)

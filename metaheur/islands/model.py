@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import signal
 import threading
 import time
@@ -37,7 +38,8 @@ MAX_RETRIES = 3
 
 def problem_key(problem: QAP | TSP) -> str:
     """A fingerprint of the instance data (what worker caches are keyed by)."""
-    h = hashlib.sha1(f"{problem.kind}:{problem.name}:{problem.n}".encode())
+    extra = f":{problem.weight_type}:{problem.weight_format}" if isinstance(problem, TSP) else ""
+    h = hashlib.sha1(f"{problem.kind}:{problem.name}:{problem.n}{extra}".encode())
     arrays = (problem.flow, problem.distance) if isinstance(problem, QAP) else (problem.coords, problem.matrix)
     for a in arrays:
         if a is not None:
@@ -226,7 +228,7 @@ class IslandModel:
         """
         if resume is not None:
             self.specs = [replace(s, params=r.params) for s, r in zip(self.specs, resume.specs, strict=True)]
-        self.specs = [replace(spec, target=stop.target) for spec in self.specs]
+        self.specs = [replace(spec, target=stop.target, owner_pid=os.getpid()) for spec in self.specs]
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
         states = record.states

@@ -165,17 +165,19 @@ class TSPOperators:
 
 
 _CACHE: dict[tuple, object] = {}
+_CACHE_SIZE = 64
 
 
-def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str):
-    """The operators of ``problem`` on ``device`` (cached in this process under ``key``, a
-    fingerprint of the instance and parameters)."""
+def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str, island: int = 0):
+    """The operators of ``problem`` on ``device`` for one island (cached in this process under
+    ``key``, a fingerprint of the instance, and the island: operators hold device buffers, so
+    islands that run as threads of one process must not share them)."""
     dev = parse_device(device)
-    cache_key = (key, dev.name, params)
+    cache_key = (key, dev.name, params, island)
     ops = _CACHE.get(cache_key)
     if ops is None:
-        if len(_CACHE) > 8:
-            _CACHE.clear()
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))  # forget the oldest
         cls = QAPOperators if isinstance(problem, QAP) else TSPOperators
         ops = cls(problem, dev, params)
         _CACHE[cache_key] = ops

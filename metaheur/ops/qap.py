@@ -37,6 +37,10 @@ def qap_data(qap: QAP, device: str | Device = "cpu") -> QAPData:
         raise MetaheurError(f"{qap.name}: a QAP search needs n >= 2")
     if not qap.fits_int32:
         raise MetaheurError(f"{qap.name}: matrix entries exceed the 32-bit range of the kernels")
+    for label, m in (("flow", qap.flow), ("distance", qap.distance)):
+        if int(m.max()) - int(m.min()) > 2**31 - 1:
+            raise MetaheurError(f"{qap.name}: {label} entries span more than 2^31 - 1; the kernels subtract "
+                                "entries in 32-bit ints")
     bound = int(np.abs(qap.flow).max()) * int(np.abs(qap.distance).max()) * qap.n * qap.n * 4
     if bound >= DELTA_LIMIT:
         raise MetaheurError(f"{qap.name}: costs may exceed 2^60, beyond the kernels' exact 64-bit range")
