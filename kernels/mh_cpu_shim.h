@@ -107,7 +107,7 @@ static const mh_uint3 blockDim = {1u, 1u, 1u};
 #define MH_RUN_GRID(L, CALL)                                                                   \
   do {                                                                                        \
     const long long mh_nb_ = (long long)(L)->grid[0] * (L)->grid[1] * (L)->grid[2];            \
-    const int mh_nt_ = (L)->threads > 1 ? (L)->threads : 1;                                   \
+    const int mh_nt_ = (L)->threads < mh_nb_ ? ((L)->threads > 1 ? (L)->threads : 1) : (int)mh_nb_; \
     _Pragma("omp parallel for schedule(dynamic, 1) num_threads(mh_nt_) if (mh_nt_ > 1)")      \
     for (long long mh_b_ = 0; mh_b_ < mh_nb_; ++mh_b_) { mh_set_block((L), mh_b_); CALL; }     \
   } while (0)

@@ -101,6 +101,7 @@ def _dask(scheduler: str | None, local_workers: int | None):
     cluster = None
     try:
         if scheduler is not None:
+            _probe(scheduler)
             try:
                 client = Client(scheduler, timeout="10s")
             except (OSError, TimeoutError) as exc:
@@ -116,6 +117,24 @@ def _dask(scheduler: str | None, local_workers: int | None):
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _probe(address: str) -> None:
+    """Fail at once, not after the client's time-out, when nothing listens at the scheduler's address."""
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = url.hostname, url.port
+    except ValueError:
+        host = port = None
+    if url.scheme not in ("tcp", "tls") or not host or not port:
+        raise MetaheurError(f"bad scheduler address {address!r}: use tcp://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as exc:
+        raise MetaheurError(f"cannot reach the Dask scheduler at {address}: {exc.strerror or exc}") from None
 
 
 def _versions() -> dict:

@@ -94,8 +94,22 @@ class QAPOperators:
         return self.problem.cost(solution)
 
 
+def canonical_tours(tours: np.ndarray) -> np.ndarray:
+    """Each tour rotated to start at city 0 and turned so that its second city is smaller than
+    its last: one array per cycle, so equal tours compare equal (migration, duplicates)."""
+    tours = np.asarray(tours)
+    n = tours.shape[1]
+    start = np.argmax(tours == 0, axis=1)
+    idx = (start[:, None] + np.arange(n)[None, :]) % n
+    out = np.take_along_axis(tours, idx, axis=1)
+    flip = out[:, 1] > out[:, -1]
+    out[flip, 1:] = out[flip, 1:][:, ::-1]
+    return out
+
+
 class TSPOperators:
-    """Iterated-local-search children for the TSP; crossovers of kernels/tsp_ga.cu."""
+    """Iterated-local-search children for the TSP; crossovers of kernels/tsp_ga.cu. Tours leave
+    the operators in canonical form (:func:`canonical_tours`)."""
 
     kind = "tsp"
 
@@ -120,7 +134,7 @@ class TSPOperators:
         children = dev.asarray(starts, np.int32)
         self.ga.kernel("tsp_segment_mutation")(count, 1, (children, self.n, max(1, self.n // 20), 50,
                                                           dev.asarray(keys), dev.zeros(count, np.int64)))
-        return to_host(children).astype(np.int64)
+        return canonical_tours(to_host(children).astype(np.int64))
 
     def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
         dev, c, n = self.device, len(pairs), self.n
@@ -146,7 +160,7 @@ class TSPOperators:
         seed = int(keys[0]) if len(keys) else 0
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils)
         result = batch.run(self.ls_budget, time_limit=time_limit)
-        return result.best, result.best_costs, result.iterations
+        return canonical_tours(result.best), result.best_costs, result.iterations
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
         """Edges of ``solution`` missing from each member (0 for the same tour in any rotation or
