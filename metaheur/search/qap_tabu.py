@@ -123,9 +123,9 @@ class QAPTabuBatch:
         if iterations is None and time_limit is None:
             raise MetaheurError("give an iteration budget or a time limit")
         goal = np.iinfo(np.int64).min if target is None else int(target)
-        # the first launch is short (about 2e7 delta updates), later ones are paced by the measured speed
+        # the first launch is short (about 2e6 delta updates), later ones are paced by the measured speed
         first = 2000 if iterations is None else iterations
-        first = max(1, min(first, 20_000_000 // (self.count * self.qap.n * self.qap.n)))
+        first = max(1, min(first, 2_000_000 // (self.count * self.qap.n * self.qap.n)))
         pacer = LaunchPacer(iterations, time_limit, first)
         reached = False
         while not reached:

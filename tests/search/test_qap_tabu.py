@@ -1,0 +1,453 @@
+"""Robust tabu search (kernels/qap_tabu.cu through metaheur.search.qap_tabu.QAPTabuBatch).
+
+The strongest check is the first one: the kernel follows the independent C yardstick
+``yardsticks/rots.c`` exactly. With the same random stream and start permutation both produce the
+same best cost after the same number of iterations, at every checkpoint of a run of a few
+thousand iterations, on symmetric (tai*a), asymmetric (tai*b, bur*) and generated instances with
+negative entries and non-zero diagonals.
+
+rots.c starts from the identity shuffled by Fisher-Yates with ``rnd() % (i + 1)`` where ``rnd()`` is
+SplitMix64 on the state ``seed``: draw ``k`` is ``metaheur.engine.rng.rand64(seed, k)``. After the
+shuffle (n - 1 draws) the tenures continue the same stream, so the batch gets ``keys=[seed]`` and
+``counters=[n - 1]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metaheur.engine.rng import rand64
+from metaheur.errors import MetaheurError
+from metaheur.problems import QAP, random_qap, read_qaplib
+from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams
+
+# the yardstick lives next to the repository (shared/yardsticks/rots.c), as experiments/runlib.py expects
+YARDSTICK = Path(os.environ.get("METAHEUR_YARDSTICK",
+                                Path(__file__).resolve().parents[3] / "shared" / "yardsticks" / "rots.c"))
+CHECKPOINTS = (1, 2, 5, 10, 30, 100, 300, 1000, 2000, 4000)
+
+# --------------------------------------------------------------------------------------- helpers
+
+
+def rots_start(n: int, seed: int) -> tuple[np.ndarray, int]:
+    """rots.c's start permutation and the number of random draws it used."""
+    p = list(range(n))
+    draws = 0
+    for i in range(n - 1, 0, -1):
+        k = int(rand64(np.uint64(seed), draws)) % (i + 1)
+        draws += 1
+        p[i], p[k] = p[k], p[i]
+    return np.array(p, dtype=np.int64), draws
+
+
+def write_dat(path: Path, qap: QAP) -> Path:
+    rows = [str(qap.n), ""]
+    for m in (qap.flow, qap.distance):
+        rows += [" ".join(str(int(x)) for x in row) for row in m]
+        rows.append("")
+    path.write_text("\n".join(rows))
+    return path
+
+
+def random_instance(n: int, seed: int, *, low: int = -60, high: int = 60) -> QAP:
+    """Asymmetric matrices with negative entries and a non-zero diagonal."""
+    rng = np.random.default_rng(seed)
+    return QAP(f"rand{n}-{seed}", rng.integers(low, high, (n, n)), rng.integers(low, high, (n, n)))
+
+
+def brute_force(qap: QAP) -> int:
+    return min(qap.cost(p) for p in itertools.permutations(range(qap.n)))
+
+
+@pytest.fixture(scope="module")
+def rots(tmp_path_factory) -> Path:
+    """rots.c compiled as its header says (skip without gcc or the yardstick)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc not found: cannot build the rots.c yardstick")
+    if not YARDSTICK.is_file():
+        pytest.skip(f"yardstick {YARDSTICK} not found (set METAHEUR_YARDSTICK)")
+    exe = tmp_path_factory.mktemp("rots") / "rots"
+    build = subprocess.run([gcc, "-O3", "-march=native", "-o", str(exe), str(YARDSTICK)],
+                           capture_output=True, text=True)
+    if build.returncode != 0:  # -march=native is not known to every gcc: the plain build is equivalent
+        build = subprocess.run([gcc, "-O3", "-o", str(exe), str(YARDSTICK)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    return exe
+
+
+def rots_best(exe: Path, dat: Path, iterations: int, seed: int) -> int:
+    out = subprocess.run([str(exe), str(dat), str(iterations), str(seed)], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "ROTS_CHECK": "0"})
+    assert out.returncode == 0, out.stderr
+    m = re.search(r"best=(-?\d+) iters=(\d+)", out.stdout)
+    assert m, out.stdout
+    assert int(m.group(2)) == iterations
+    return int(m.group(1))
+
+
+def trajectory(qap: QAP, seed: int, checkpoints=CHECKPOINTS) -> list[int]:
+    """Best cost of our kernel at each checkpoint of one continued run from rots.c's start."""
+    p0, draws = rots_start(qap.n, seed)
+    batch = QAPTabuBatch(qap, "cpu", starts=p0[None], keys=[seed], counters=[draws])
+    bests, done = [], 0
+    for k in checkpoints:
+        r = batch.run(k - done)
+        done = k
+        assert int(r.iterations[0]) == k
+        assert qap.cost(r.best[0]) == int(r.best_costs[0])
+        bests.append(int(r.best_costs[0]))
+    return bests
+
+
+def assert_follows_rots(exe: Path, dat: Path, qap: QAP, seed: int) -> list[int]:
+    ours = trajectory(qap, seed)
+    theirs = [rots_best(exe, dat, k, seed) for k in CHECKPOINTS]
+    assert ours == theirs, f"{qap.name} seed {seed}: kernel {ours} vs rots.c {theirs} at {CHECKPOINTS}"
+    return ours
+
+
+# ------------------------------------------------------------------------- trajectory vs rots.c
+
+
+@pytest.mark.parametrize(("name", "seed"), [
+    ("tai20a", 1), ("tai25a", 12345),  # symmetric
+    ("tai20b", 7), ("tai25b", 99),  # symmetric flow, asymmetric distance
+    ("bur26a", 3), ("bur26d", 2024),  # both asymmetric, non-zero diagonals
+])
+def test_trajectory_equals_rots_on_qaplib(rots, instances_dir, name, seed):
+    dat = instances_dir / "qaplib" / f"{name}.dat"
+    if not dat.is_file():
+        pytest.skip(f"{dat} not found")
+    qap = read_qaplib(dat)
+    bests = assert_follows_rots(rots, dat, qap, seed)
+    assert bests[0] > bests[-1], "the run should improve: otherwise the comparison proves little"
+
+
+@pytest.mark.parametrize(("n", "seed"), [(13, 1), (31, 2), (40, 3)])
+def test_trajectory_equals_rots_on_generated_asymmetric_negative(rots, tmp_path, n, seed):
+    qap = random_instance(n, seed)
+    assert not np.array_equal(qap.flow, qap.flow.T) and np.diagonal(qap.flow).any() and qap.flow.min() < 0
+    dat = write_dat(tmp_path / f"{qap.name}.dat", qap)
+    assert_follows_rots(rots, dat, qap, seed)
+
+
+def test_trajectory_equals_rots_on_generated_symmetric(rots, tmp_path):
+    qap = random_qap(33, seed=8)
+    dat = write_dat(tmp_path / "sym33.dat", qap)
+    assert_follows_rots(rots, dat, qap, 8)
+
+
+def test_continued_run_equals_one_long_run():
+    qap = random_instance(24, 5)
+    p0, draws = rots_start(qap.n, 5)
+    one = QAPTabuBatch(qap, "cpu", starts=p0[None], keys=[5], counters=[draws]).run(3000)
+    assert trajectory(qap, 5, (7, 500, 1234, 3000))[-1] == int(one.best_costs[0])
+
+
+# ------------------------------------------------------------------- tracked costs are exact
+
+
+@pytest.mark.parametrize("tenure", ["cubic", "uniform"])
+@pytest.mark.parametrize(("n", "seed"), [(2, 1), (3, 2), (7, 3), (16, 4), (29, 5)])
+def test_tracked_costs_equal_exact_costs(n, seed, tenure):
+    qap = random_instance(n, seed)
+    batch = QAPTabuBatch(qap, "cpu", count=4, seed=seed, params=TabuParams(tenure=tenure))
+    for budget in (1, 50, 400):
+        r = batch.run(budget)
+        assert r.best.shape == (4, n)
+        for k in range(4):
+            assert sorted(r.best[k]) == list(range(n))
+            assert qap.cost(r.best[k]) == int(r.best_costs[k])
+        current, costs = batch.current()
+        for k in range(4):
+            assert qap.cost(current[k]) == int(costs[k])
+            assert int(costs[k]) >= int(r.best_costs[k])
+
+
+@pytest.mark.parametrize("tenure", ["cubic", "uniform"])
+def test_tracked_costs_exact_with_large_entries(tenure):
+    """Flows just below the 2^29 limit (int32 differences of entries, int64 products and sums)."""
+    rng = np.random.default_rng(11)
+    big = ENTRY_LIMIT - 1
+    qap = QAP("big", rng.integers(-big, big + 1, (12, 12)), rng.integers(-1000, 1001, (12, 12)))
+    r = QAPTabuBatch(qap, "cpu", count=3, seed=2, params=TabuParams(tenure=tenure)).run(300)
+    for k in range(3):
+        assert qap.cost(r.best[k]) == int(r.best_costs[k])
+
+
+@pytest.mark.parametrize("tenure", ["cubic", "uniform"])
+@pytest.mark.parametrize("n", [4, 6, 7])
+def test_tiny_instances_reach_the_brute_force_optimum(n, tenure):
+    qap = random_instance(n, 100 + n)
+    r = QAPTabuBatch(qap, "cpu", count=2, seed=n, params=TabuParams(tenure=tenure)).run(2000)
+    assert int(r.best_costs.min()) == brute_force(qap)
+
+
+# -------------------------------------------------------------------------- reproducibility
+
+
+@pytest.mark.parametrize("tenure", ["cubic", "uniform"])
+def test_same_seed_same_result(tenure):
+    qap = random_instance(20, 9)
+    runs = [QAPTabuBatch(qap, "cpu", count=3, seed=42, params=TabuParams(tenure=tenure)).run(700) for _ in range(2)]
+    a, b = runs
+    assert np.array_equal(a.best, b.best)
+    assert np.array_equal(a.best_costs, b.best_costs)
+    assert np.array_equal(a.iterations, b.iterations)
+    assert np.array_equal(a.extra["current_costs"], b.extra["current_costs"])
+    assert np.array_equal(a.extra["best_iteration"], b.extra["best_iteration"])
+
+
+def test_searches_are_independent_of_their_batch():
+    """Search k of a batch gives what the same search gives alone (same start, key and counter)."""
+    qap = random_instance(18, 4)
+    rng = np.random.default_rng(0)
+    starts = np.array([rng.permutation(qap.n) for _ in range(3)])
+    keys = np.array([11, 22, 33], dtype=np.uint64)
+    together = QAPTabuBatch(qap, "cpu", starts=starts, keys=keys).run(600)
+    for k in range(3):
+        alone = QAPTabuBatch(qap, "cpu", starts=starts[k:k + 1], keys=keys[k:k + 1]).run(600)
+        assert np.array_equal(alone.best[0], together.best[k])
+        assert int(alone.best_costs[0]) == int(together.best_costs[k])
+
+
+def test_different_keys_give_different_searches():
+    qap = random_instance(25, 6)
+    start = np.tile(np.arange(qap.n), (2, 1))
+    r = QAPTabuBatch(qap, "cpu", starts=start, keys=[1, 2]).run(500)
+    assert not np.array_equal(r.extra["best_iteration"][0], r.extra["best_iteration"][1]) or \
+        not np.array_equal(r.best[0], r.best[1])
+
+
+def test_tenure_rules_differ():
+    qap = random_instance(25, 7)
+    a = QAPTabuBatch(qap, "cpu", count=2, seed=3, params=TabuParams(tenure="cubic")).run(800)
+    b = QAPTabuBatch(qap, "cpu", count=2, seed=3, params=TabuParams(tenure="uniform")).run(800)
+    assert not (np.array_equal(a.best, b.best) and np.array_equal(a.extra["best_iteration"],
+                                                                  b.extra["best_iteration"]))
+
+
+# ------------------------------------------------------------------------------------ restart
+
+
+def test_restart_equals_a_fresh_batch():
+    qap = random_instance(21, 3)
+    rng = np.random.default_rng(5)
+    first = np.array([rng.permutation(qap.n) for _ in range(3)])
+    second = np.array([rng.permutation(qap.n) for _ in range(3)])
+    keys2 = np.array([7, 8, 9], dtype=np.uint64)
+    batch = QAPTabuBatch(qap, "cpu", starts=first, keys=[1, 2, 3])
+    batch.run(900)  # leaves tabu memory, deltas and bests behind
+    batch.restart(second, keys2, counters=[4, 5, 6])
+    after_restart = batch.run(600)
+    fresh = QAPTabuBatch(qap, "cpu", starts=second, keys=keys2, counters=[4, 5, 6]).run(600)
+    assert np.array_equal(after_restart.best, fresh.best)
+    assert np.array_equal(after_restart.best_costs, fresh.best_costs)
+    assert np.array_equal(after_restart.iterations, fresh.iterations)  # counted from the restart
+    assert np.array_equal(after_restart.extra["best_iteration"], fresh.extra["best_iteration"])
+    for k in range(3):
+        assert qap.cost(after_restart.best[k]) == int(after_restart.best_costs[k])
+
+
+def test_restart_forgets_the_previous_best():
+    """The best of a restarted search is its own, even when the previous search found better."""
+    qap = random_instance(15, 8)
+    batch = QAPTabuBatch(qap, "cpu", count=1, seed=1)
+    good = batch.run(3000)
+    worst_start = max((np.random.default_rng(s).permutation(qap.n) for s in range(30)), key=qap.cost)
+    batch.restart(worst_start[None], [5])
+    r = batch.run(1)
+    assert int(r.iterations[0]) == 1
+    assert int(r.best_costs[0]) >= int(good.best_costs[0])
+    assert qap.cost(r.best[0]) == int(r.best_costs[0])
+    assert int(r.best_costs[0]) <= qap.cost(worst_start)
+
+
+def test_restart_rejects_a_wrong_shape():
+    qap = random_instance(10, 1)
+    batch = QAPTabuBatch(qap, "cpu", count=2, seed=1)
+    with pytest.raises(MetaheurError, match="restart needs 2 permutations of size 10"):
+        batch.restart(np.tile(np.arange(10), (3, 1)), [1, 2, 3])
+    with pytest.raises(MetaheurError):
+        batch.restart(np.tile(np.arange(9), (2, 1)), [1, 2])
+
+
+# ------------------------------------------------------------------------------- stop rules
+
+
+def test_target_stops_early():
+    qap = random_instance(30, 2)
+    loose = QAPTabuBatch(qap, "cpu", count=2, seed=4).run(5000)
+    # a target every search passes early: the cost reached after a few hundred iterations
+    target = int(QAPTabuBatch(qap, "cpu", count=2, seed=4).run(300).best_costs.min())
+    r = QAPTabuBatch(qap, "cpu", count=2, seed=4).run(5000, target=target)
+    assert r.stop_reason == "target"
+    assert int(r.best_costs.min()) <= target
+    assert int(r.iterations.max()) < 5000
+    assert int(loose.iterations.max()) == 5000 and loose.stop_reason == "iterations"
+    k = r.best_index
+    assert qap.cost(r.best[k]) == int(r.best_costs[k])
+
+
+def test_target_already_met_stops_at_once():
+    qap = random_instance(12, 2)
+    r = QAPTabuBatch(qap, "cpu", count=2, seed=1).run(100_000, target=10**12)
+    assert r.stop_reason == "target"
+    assert int(r.iterations.max()) < 100_000
+
+
+def test_unreachable_target_runs_the_budget():
+    qap = random_instance(12, 2)
+    r = QAPTabuBatch(qap, "cpu", count=2, seed=1).run(700, target=-(10**12))
+    assert r.stop_reason == "iterations"
+    assert list(r.iterations) == [700, 700]
+
+
+def test_time_limit_is_respected_roughly():
+    qap = random_qap(120, seed=3)
+    batch = QAPTabuBatch(qap, "cpu", count=2, seed=1)
+    t0 = time.perf_counter()
+    r = batch.run(time_limit=0.3)
+    wall = time.perf_counter() - t0
+    assert r.stop_reason == "time_limit"
+    assert wall < 5.0  # generous: the machine is shared; the pacer aims at a few percent
+    assert int(r.iterations.min()) > 0
+    assert qap.cost(r.best[0]) == int(r.best_costs[0])
+
+
+def test_iteration_budget_with_a_generous_time_limit_runs_the_budget():
+    qap = random_instance(14, 1)
+    r = QAPTabuBatch(qap, "cpu", count=1, seed=1).run(500, time_limit=60.0)
+    assert r.stop_reason == "iterations"
+    assert int(r.iterations[0]) == 500
+
+
+def test_run_needs_a_budget():
+    batch = QAPTabuBatch(random_instance(6, 1), "cpu", count=1, seed=1)
+    with pytest.raises(MetaheurError, match="iteration budget or a time limit"):
+        batch.run()
+
+
+# ------------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"tenure": "quadratic"}, "tenure rule must be one of cubic, uniform"),
+    ({"tenure": ""}, "tenure rule"),
+    ({"aspiration": 0}, "aspiration horizon must be at least 1"),
+    ({"aspiration": -5}, "aspiration horizon must be at least 1"),
+])
+def test_tabu_params_validation(kwargs, message):
+    with pytest.raises(MetaheurError, match=message):
+        TabuParams(**kwargs)
+
+
+def test_tabu_params_valid():
+    assert TabuParams().tenure == "cubic" and TabuParams().aspiration is None
+    assert TabuParams(tenure="uniform", aspiration=1).aspiration == 1
+
+
+@pytest.mark.parametrize("entry", [ENTRY_LIMIT, -ENTRY_LIMIT, ENTRY_LIMIT + 1, 2**31 - 1, 2**40])
+@pytest.mark.parametrize("matrix", ["flow", "distance"])
+def test_entries_at_or_above_2_pow_29_are_rejected(entry, matrix):
+    a = np.ones((5, 5), dtype=np.int64)
+    b = np.ones((5, 5), dtype=np.int64)
+    (a if matrix == "flow" else b)[1, 3] = entry
+    qap = QAP("huge", a, b)
+    with pytest.raises(MetaheurError, match="2\\^29"):
+        QAPTabuBatch(qap, "cpu", count=1, seed=1)
+
+
+def test_entries_just_below_2_pow_29_are_accepted():
+    a = np.array([[ENTRY_LIMIT - 1, -(ENTRY_LIMIT - 1)], [3, ENTRY_LIMIT - 1]]).repeat(2, 0).repeat(2, 1)
+    b = np.arange(16).reshape(4, 4) - 8
+    qap = QAP("edge", a, b)
+    r = QAPTabuBatch(qap, "cpu", count=1, seed=1).run(10)
+    assert int(r.best_costs[0]) == qap.cost(r.best[0])
+
+
+def test_costs_beyond_the_exact_64_bit_range_are_rejected():
+    big = ENTRY_LIMIT - 1
+    qap = QAP("wide", np.full((40, 40), big), np.full((40, 40), big))
+    with pytest.raises(MetaheurError, match="2\\^60"):
+        QAPTabuBatch(qap, "cpu", count=1, seed=1)
+
+
+def test_bad_starts_and_counts_are_rejected():
+    qap = random_instance(6, 1)
+    with pytest.raises(MetaheurError):
+        QAPTabuBatch(qap, "cpu")  # neither count nor starts
+    with pytest.raises(MetaheurError):
+        QAPTabuBatch(qap, "cpu", count=0)
+    with pytest.raises(MetaheurError):
+        QAPTabuBatch(qap, "cpu", starts=np.array([[0, 1, 2, 3, 4, 4]]))
+    with pytest.raises(MetaheurError):
+        QAPTabuBatch(qap, "cpu", starts=np.arange(5)[None])
+
+
+# ------------------------------------------------------------- time limits on a simulated clock
+
+
+class SimulatedClock:
+    """A clock that only moves when a kernel launch "runs": ``cost`` seconds per iteration of one
+    search. With it the pacing of launches is tested exactly, whatever the machine's load."""
+
+    def __init__(self, cost: float):
+        self.cost = cost
+        self.now = 1000.0
+        self.launches: list[int] = []
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def install(self, monkeypatch):
+        import metaheur.search.batch as batch_module
+        import metaheur.search.qap_tabu as tabu_module
+
+        monkeypatch.setattr(batch_module, "time", self)
+        monkeypatch.setattr(tabu_module, "time", self)
+        launch = QAPTabuBatch._launch
+        clock = self
+
+        def timed(batch, iterations, target, init=0):
+            launch(batch, iterations, target, init)
+            clock.launches.append(int(iterations))
+            clock.now += iterations * batch.count * clock.cost
+
+        monkeypatch.setattr(QAPTabuBatch, "_launch", timed)
+
+
+def test_time_limit_is_honoured_within_a_few_percent_on_a_simulated_clock(monkeypatch):
+    clock = SimulatedClock(cost=2e-5)  # 1,000 iterations of 2 searches: 0.04 s
+    clock.install(monkeypatch)
+    qap = random_instance(30, 3)
+    batch = QAPTabuBatch(qap, "cpu", count=2, seed=1)
+    start = clock.now
+    r = batch.run(time_limit=2.0)
+    spent = clock.now - start
+    assert r.stop_reason == "time_limit"
+    assert 2.0 <= spent <= 2.0 * 1.03, (spent, clock.launches)
+    assert len(clock.launches) > 10  # launches of about 0.1 s each
+    assert qap.cost(r.best[0]) == int(r.best_costs[0])
+
+
+def test_first_launch_of_a_large_batch_respects_the_time_limit(monkeypatch):
+    clock = SimulatedClock(cost=5e-5)  # 40 searches: 500 iterations take 1 s
+    clock.install(monkeypatch)
+    qap = random_instance(40, 4)
+    batch = QAPTabuBatch(qap, "cpu", count=40, seed=1)
+    start = clock.now
+    r = batch.run(800, time_limit=0.5)
+    spent = clock.now - start
+    assert spent <= 0.5 * 1.1, (spent, clock.launches)
+    assert r.stop_reason == "time_limit"

@@ -1,0 +1,305 @@
+"""``metaheur.solve``: strategies, exact reported costs, result files, errors, optimum of tiny
+instances, best-known targets and Dask."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import re
+import time
+
+import numpy as np
+import pytest
+
+from metaheur import solver as solver_module
+from metaheur.devices import cpu_device
+from metaheur.errors import MetaheurError
+from metaheur.islands.params import GAParams
+from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
+from metaheur.result import STATS_FIELDS, Result
+from metaheur.solver import plan_devices, solve
+
+QAP_GA = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80)
+TSP_GA = GAParams(population=6, offspring=3, crossover="ox", ls_budget=4)
+HAS_DASK = importlib.util.find_spec("distributed") is not None
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch):
+    """Plan on the CPU alone, whatever this machine has (the GPU tests live elsewhere)."""
+    monkeypatch.setattr(solver_module, "available_devices", lambda: [cpu_device()])
+
+
+def exact(problem, permutation) -> int:
+    return problem.cost(permutation) if isinstance(problem, QAP) else problem.tour_length(permutation)
+
+
+def qap_optimum(qap: QAP) -> int:
+    perms = np.array(list(itertools.permutations(range(qap.n))))
+    b = qap.distance[perms[:, :, None], perms[:, None, :]]
+    return int(np.einsum("ij,kij->k", qap.flow, b).min())
+
+
+def tsp_optimum(tsp: TSP) -> int:
+    d = tsp.distance_matrix().astype(np.int64)
+    rest = np.array(list(itertools.permutations(range(1, tsp.n))))
+    tours = np.hstack([np.zeros((len(rest), 1), dtype=np.int64), rest])
+    return int(d[tours, np.roll(tours, -1, axis=1)].sum(axis=1).min())
+
+
+def quick(problem, **kwargs) -> Result:
+    ga = TSP_GA if isinstance(problem, TSP) else QAP_GA
+    options = {"strategy": "cpu-serial", "generations": 2, "sync": True, "epoch_generations": 1, "seed": 1,
+               "ga": ga} | kwargs
+    return solve(problem, **options)
+
+
+# ------------------------------------------------------------------------ strategies, exact cost
+
+
+@pytest.mark.parametrize("strategy", ["cpu-serial", "cpu-islands"])
+@pytest.mark.parametrize("problem", [random_qap(20, seed=2), uniform_tsp(40, seed=3)], ids=["qap", "tsp"])
+def test_each_cpu_strategy_reports_the_exact_cost(strategy, problem):
+    r = quick(problem, strategy=strategy, islands=None if strategy == "cpu-serial" else 2)
+    assert isinstance(r, Result)
+    assert r.cost == exact(problem, r.permutation)
+    assert sorted(r.permutation) == list(range(problem.n))
+    assert (r.instance, r.problem, r.n) == (problem.name, problem.kind.upper(), problem.n)
+    assert r.strategy == strategy and r.devices == ["cpu"] and r.seed == 1
+    assert len(r.islands) == (1 if strategy == "cpu-serial" else 2)
+    assert r.stop_reason == "generations"
+    assert r.generations == 2 * len(r.islands)
+    assert r.search_iterations == sum(i["ls_iterations"] for i in r.islands) > 0
+    assert r.best_known is None and r.gap_percent is None
+    assert r.cost == min(i["best_cost"] for i in r.islands)
+    assert r.time_s > 0 and r.compile_s >= 0
+    assert r.history and {row["island"] for row in r.history} == set(range(len(r.islands)))
+    assert r.source == problem.source
+
+
+def test_auto_without_a_gpu_is_cpu_islands():
+    r = quick(random_qap(12, seed=1), strategy="auto", islands=2)
+    assert r.strategy == "cpu-islands" and len(r.islands) == 2
+
+
+def test_instances_by_generated_name():
+    r = quick("gen:qap:12:4", ga=QAP_GA)
+    assert r.instance == "gen-qap-12-s4" and r.cost == random_qap(12, seed=4).cost(r.permutation)
+
+
+def test_sync_solve_is_reproducible():
+    qap = random_qap(18, seed=6)
+    a = quick(qap, strategy="cpu-islands", islands=2, generations=4, epoch_generations=2, seed=3)
+    b = quick(qap, strategy="cpu-islands", islands=2, generations=4, epoch_generations=2, seed=3)
+    assert a.permutation == b.permutation and a.cost == b.cost
+    keys = ("epoch", "island", "generations", "ls_iterations", "best_cost", "global_best", "migrants_in")
+    assert [[row[k] for k in keys] for row in a.history] == [[row[k] for k in keys] for row in b.history]
+    assert a.migrations == b.migrations
+    assert a.islands == b.islands
+
+
+# ------------------------------------------------------------------------------ result files
+
+
+def test_json_round_trip(tmp_path):
+    r = quick(random_qap(14, seed=2), strategy="cpu-islands", islands=2)
+    text = r.to_json()
+    back = Result.from_json(text)
+    assert back == r
+    path = tmp_path / "r.json"
+    assert r.to_json(path) == text
+    assert Result.from_json(path) == r
+    data = json.loads(path.read_text())
+    for key in ("instance", "problem", "n", "cost", "best_known", "gap_percent", "permutation", "seed", "strategy",
+                "devices", "time_s", "search_iterations", "stop_reason", "history", "islands", "versions"):
+        assert key in data
+    assert data["cost"] == random_qap(14, seed=2).cost(data["permutation"])
+    assert not list(tmp_path.glob(".*.tmp"))  # written through a temporary file and a rename
+
+
+def test_from_json_ignores_unknown_keys_and_rejects_non_results(tmp_path):
+    r = quick(random_qap(8, seed=2))
+    data = r.to_dict() | {"added_later": 1}
+    assert Result.from_json(json.dumps(data)) == r
+    with pytest.raises(MetaheurError, match="not a metaheur result"):
+        Result.from_json('{"a": 1}')
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\n  \"instance\": \n")
+    with pytest.raises(MetaheurError, match="invalid JSON"):
+        Result.from_json(bad)
+    with pytest.raises(MetaheurError, match="cannot read"):
+        Result.from_json(tmp_path / "missing.json")
+
+
+def test_stats_csv_round_trip(tmp_path):
+    r = quick(uniform_tsp(30, seed=1), strategy="cpu-islands", islands=2, generations=3)
+    path = tmp_path / "stats.csv"
+    text = r.stats_csv(path)
+    assert path.read_text() == text
+    assert text.splitlines()[0] == ",".join(STATS_FIELDS)
+    rows = Result.read_stats_csv(path)
+    assert len(rows) == len(r.history) == 3 * 2
+    for got, want in zip(rows, r.history, strict=True):
+        for k in STATS_FIELDS:
+            if isinstance(want[k], float):
+                assert got[k] == pytest.approx(want[k])
+            else:
+                assert got[k] == want[k], k
+
+
+# ---------------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("strategy", ["gpu", "hybrid"])
+def test_gpu_strategies_without_a_gpu(strategy):
+    with pytest.raises(MetaheurError) as info:
+        quick(random_qap(8, seed=1), strategy=strategy)
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"strategy {strategy} needs a GPU" in message and "cpu-islands" in message
+
+
+def test_gpu_strategy_with_only_the_cpu_listed():
+    with pytest.raises(MetaheurError, match="none of the devices given is a GPU"):
+        quick(random_qap(8, seed=1), strategy="gpu", devices=["cpu"])
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"strategy": "cpu-turbo"}, "unknown strategy 'cpu-turbo': use one of auto, cpu-serial, cpu-islands, gpu, hybrid"),
+    ({"devices": ["cpu", "cpu"]}, "a device is listed twice"),
+    ({"devices": ["CPU", "cpu"]}, "a device is listed twice"),
+    ({"devices": ["tpu"]}, "bad device 'tpu'"),
+    ({"strategy": "cpu-islands", "islands": 0}, "islands must be at least 1"),
+    ({"strategy": "cpu-serial", "islands": 2}, "cpu-serial runs exactly one island"),
+    ({"seed": -1}, "seed must be >= 0"),
+    ({"target": "best"}, "target must be a number or 'bks'"),
+    ({"target": "bks"}, "no best-known value"),
+    ({"generations": 0}, "generations must be at least 1"),
+    ({"generations": None, "time_limit": -1}, "time limit must be positive"),
+    ({"no_improvement": 0}, "no-improvement limit must be at least 1"),
+    ({"epoch_generations": 0}, "epochs need a positive length"),
+    ({"ga": GAParams(crossover="eax")}, "crossover 'eax' is not for the QAP"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(MetaheurError) as info:
+        quick(random_qap(8, seed=1), **kwargs)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_more_islands_than_the_machine_can_run():
+    too_many = 8 * solver_module.cpu_count() + 1
+    with pytest.raises(MetaheurError, match="more than this machine can run"):
+        quick(random_qap(8, seed=1), strategy="cpu-islands", islands=too_many)
+
+
+def test_tsp_crossover_for_a_qap_and_back():
+    with pytest.raises(MetaheurError, match="crossover 'ux' is not for the TSP"):
+        quick(uniform_tsp(10, seed=1), ga=GAParams(crossover="ux"))
+
+
+def test_nothing_to_solve():
+    with pytest.raises(MetaheurError, match="give an instance"):
+        solve(None, generations=1)
+
+
+def test_unknown_instance_name():
+    with pytest.raises(MetaheurError, match="no such file"):
+        solve("surely-not-an-instance-xyz", generations=1)
+
+
+def test_plan_devices():
+    cpu = cpu_device()
+    assert plan_devices("cpu-serial", [cpu], None) == ("cpu-serial", [cpu])
+    assert plan_devices("cpu-islands", [cpu], 3) == ("cpu-islands", [cpu] * 3)
+    strategy, devices = plan_devices("auto", [cpu], None)
+    assert strategy == "cpu-islands" and all(d == cpu for d in devices) and len(devices) >= 1
+
+
+def test_two_instances_differing_only_in_weight_type_in_one_session():
+    coords = uniform_tsp(30, seed=1).coords / 1000.0 + 0.3
+    for weight_type in ("EUC_2D", "CEIL_2D"):
+        tsp = TSP("same-points", weight_type, coords=coords)
+        r = quick(tsp)
+        assert r.cost == tsp.tour_length(r.permutation)
+
+
+# -------------------------------------------------------------------------- tiny optimum
+
+
+@pytest.mark.parametrize(("n", "seed"), [(6, 1), (7, 2), (8, 3)])
+def test_tiny_qap_reaches_the_brute_force_optimum(n, seed):
+    qap = random_qap(n, seed=seed, symmetric=seed != 2, zero_diagonal=seed != 3)
+    optimum = qap_optimum(qap)
+    r = solve(qap, strategy="cpu-serial", time_limit=5, target=optimum, seed=seed)
+    assert r.cost == optimum == qap.cost(r.permutation)
+    assert r.stop_reason == "target"
+
+
+@pytest.mark.parametrize(("n", "seed"), [(7, 1), (8, 2), (8, 5)])
+def test_tiny_tsp_reaches_the_brute_force_optimum(n, seed):
+    tsp = uniform_tsp(n, seed=seed)
+    optimum = tsp_optimum(tsp)
+    r = solve(tsp, strategy="cpu-serial", time_limit=5, target=optimum, seed=seed)
+    assert r.cost == optimum == tsp.tour_length(r.permutation)
+    assert r.stop_reason == "target"
+
+
+def test_tiny_qap_without_a_target_finds_the_optimum_too():
+    qap = random_qap(7, seed=9)
+    r = quick(qap, generations=3)
+    assert r.cost == qap_optimum(qap)
+
+
+# ------------------------------------------------------------------------- best-known target
+
+
+@pytest.mark.parametrize("name", ["nug12", "tai12a"])
+def test_target_bks_stops_at_the_best_known_value(instances_dir, monkeypatch, name):
+    monkeypatch.setenv("METAHEUR_INSTANCES", str(instances_dir))
+    r = solve(name, strategy="cpu-islands", islands=2, time_limit=30, target="bks", seed=1)
+    assert r.stop_reason == "target"
+    assert r.best_known is not None and r.cost == r.best_known
+    assert r.gap_percent == 0.0
+    assert r.time_s < 30
+    qap = solver_module.load_instance(name)
+    assert qap.cost(r.permutation) == r.cost
+
+
+def test_target_below_a_proven_optimum_is_refused(instances_dir):
+    with pytest.raises(MetaheurError, match="below the proven optimum 578"):
+        solve(instances_dir / "qaplib" / "nug12.dat", generations=1, target=577)
+
+
+# ------------------------------------------------------------------------------------ Dask
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_DASK, reason="dask.distributed is not installed")
+def test_dask_local_cluster_gives_the_loky_result():
+    qap = random_qap(18, seed=4)
+    options = {"strategy": "cpu-islands", "islands": 2, "generations": 4, "epoch_generations": 2, "seed": 5}
+    loky = quick(qap, **options)
+    dask = quick(qap, **options, dask_local=2)
+    assert dask.cost == qap.cost(dask.permutation)
+    assert dask.permutation == loky.permutation
+    assert dask.islands == loky.islands
+    assert [h["best_cost"] for h in dask.history] == [h["best_cost"] for h in loky.history]
+    assert dask.parameters["dask"] == "local:2"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_DASK, reason="dask.distributed is not installed")
+def test_unreachable_scheduler_is_a_clean_error():
+    t0 = time.perf_counter()
+    with pytest.raises(MetaheurError, match=re.escape("cannot reach the Dask scheduler at tcp://127.0.0.1:1")):
+        quick(random_qap(8, seed=1), strategy="cpu-islands", islands=2, scheduler="tcp://127.0.0.1:1")
+    assert time.perf_counter() - t0 < 30  # the client's own connection timeout is 10 s
+
+
+def test_dask_local_needs_a_worker():
+    if not HAS_DASK:
+        pytest.skip("dask.distributed is not installed")
+    with pytest.raises(MetaheurError, match="at least 1 worker"):
+        quick(random_qap(8, seed=1), strategy="cpu-islands", islands=2, dask_local=0)
