@@ -12,8 +12,8 @@ SHA-256 of the self-contained source, the options and the compiler's version: a 
 compiled again only when one of those changed. The CPU builds use the CPU build's own disk
 cache; the fiber simulation is compiled for the first variant of each file.
 
-Which GPU variants (``METAHEUR_COMPILE_CHECK``): ``all`` compiles every variant (the default
-where ``CI`` is set); ``cover`` (the default elsewhere) compiles the first variant of every file
+Which GPU variants (``METAHEUR_COMPILE_CHECK``): ``all`` compiles every variant (the default);
+``cover`` (a quicker local choice) compiles the first variant of every file
 and every distinct set of defines once, on the smallest file that has it (e.g. each MH_TSP_WEIGHT
 through tsp_moves.cu), so a large kernel is not compiled once per distance function on every
 local run; ``first`` the first variant of each file; ``off`` none.
@@ -45,7 +45,7 @@ CPU_JOBS = [(source, defines, False) for source, defines in VARIANTS] + [
 
 
 def _gpu_mode() -> str:
-    default = "all" if os.environ.get("CI") else "cover"
+    default = "all"
     mode = os.environ.get("METAHEUR_COMPILE_CHECK", default).strip().lower() or default
     if mode not in ("all", "cover", "first", "off"):
         raise ValueError(f"METAHEUR_COMPILE_CHECK must be all, cover, first or off, not {mode!r}")
