@@ -9,7 +9,7 @@ import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
-from metaheur.engine.rng import stream_key
+from metaheur.engine.rng import rand64, stream_key
 from metaheur.errors import MetaheurError
 from metaheur.ops import qap_data
 from metaheur.problems import QAP
@@ -39,6 +39,18 @@ class TabuParams:
             raise MetaheurError(f"tenure rule must be one of {', '.join(TENURE_RULES)}, got {self.tenure!r}")
         if self.aspiration is not None and self.aspiration < 1:
             raise MetaheurError(f"aspiration horizon must be at least 1 iteration, got {self.aspiration}")
+
+
+def yardstick_start(n: int, seed: int) -> tuple[np.ndarray, int]:
+    """The start of the yardstick shared/yardsticks/rots.c for ``seed``: the identity shuffled by
+    Fisher-Yates with its SplitMix64 draws (``k = rnd() % (i + 1)``), and the draws it used. With
+    ``keys=[seed]`` and ``counters=[draws]``, a :class:`QAPTabuBatch` search from this start
+    follows rots.c move for move."""
+    p = list(range(n))
+    for draws, i in enumerate(range(n - 1, 0, -1)):
+        k = int(rand64(np.uint64(seed), draws)) % (i + 1)
+        p[i], p[k] = p[k], p[i]
+    return np.array(p, dtype=np.int64), max(0, n - 1)
 
 
 def default_block(device: Device, n: int) -> tuple[int, int]:

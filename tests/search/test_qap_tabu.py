@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaheur.engine.rng import rand64
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP, random_qap, read_qaplib
-from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams
+from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams, yardstick_start
 
 # the yardstick lives next to the repository (shared/yardsticks/rots.c), as experiments/runlib.py expects
 YARDSTICK = Path(os.environ.get("METAHEUR_YARDSTICK",
@@ -36,17 +35,6 @@ YARDSTICK = Path(os.environ.get("METAHEUR_YARDSTICK",
 CHECKPOINTS = (1, 2, 5, 10, 30, 100, 300, 1000, 2000, 4000)
 
 # --------------------------------------------------------------------------------------- helpers
-
-
-def rots_start(n: int, seed: int) -> tuple[np.ndarray, int]:
-    """rots.c's start permutation and the number of random draws it used."""
-    p = list(range(n))
-    draws = 0
-    for i in range(n - 1, 0, -1):
-        k = int(rand64(np.uint64(seed), draws)) % (i + 1)
-        draws += 1
-        p[i], p[k] = p[k], p[i]
-    return np.array(p, dtype=np.int64), draws
 
 
 def write_dat(path: Path, qap: QAP) -> Path:
@@ -97,7 +85,7 @@ def rots_best(exe: Path, dat: Path, iterations: int, seed: int) -> int:
 
 def trajectory(qap: QAP, seed: int, checkpoints=CHECKPOINTS) -> list[int]:
     """Best cost of our kernel at each checkpoint of one continued run from rots.c's start."""
-    p0, draws = rots_start(qap.n, seed)
+    p0, draws = yardstick_start(qap.n, seed)
     batch = QAPTabuBatch(qap, "cpu", starts=p0[None], keys=[seed], counters=[draws])
     bests, done = [], 0
     for k in checkpoints:
@@ -149,7 +137,7 @@ def test_trajectory_equals_rots_on_generated_symmetric(rots, tmp_path):
 
 def test_continued_run_equals_one_long_run():
     qap = random_instance(24, 5)
-    p0, draws = rots_start(qap.n, 5)
+    p0, draws = yardstick_start(qap.n, 5)
     one = QAPTabuBatch(qap, "cpu", starts=p0[None], keys=[5], counters=[draws]).run(3000)
     assert trajectory(qap, 5, (7, 500, 1234, 3000))[-1] == int(one.best_costs[0])
 
