@@ -24,9 +24,10 @@ _SUFFIXES = (".dat", ".tsp")
 
 
 def instances_dir() -> Path | None:
-    """The directory named by ``METAHEUR_INSTANCES``, if set."""
+    """The directory named by ``METAHEUR_INSTANCES``, if set (a relative path is taken from the
+    current directory)."""
     value = os.environ.get(ENV_VAR)
-    return Path(value).expanduser() if value else None
+    return Path(value).expanduser().absolute() if value else None
 
 
 def _candidates(root: Path, name: str):
