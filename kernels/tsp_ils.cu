@@ -1,26 +1,41 @@
-/* tsp_ils.cu - iterated local search for the TSP with 2-opt and Or-opt moves. One block = one
- * search; thread 0 of a block runs it (the standard sequential first-improvement design; see
- * tsp_ls_best in tsp_ls_block.cu for the variant that uses a whole GPU block).
+/* tsp_ils.cu - iterated local search for the TSP: 2-opt, Or-opt and Lin-Kernighan moves with
+ * neighbour lists and don't-look bits, double-bridge kicks. One block = one search; thread 0 of a
+ * block runs it (the standard sequential first-improvement design).
  *
  * Local search (Bentley 1992, "Fast algorithms for geometric TSP"): cities wait in a FIFO queue
- * of "don't-look bits"; a city taken from the queue is tried as the end of an improving
- *  - 2-opt move: a, b = succ/pred(a), c among a's k nearest with d(a, c) < d(a, b), d = succ/pred(c);
+ * of "don't-look bits"; a city a taken from the queue is tried as the end of an improving
+ *  - 2-opt move: b = succ/pred(a), c among a's k nearest with d(a, c) < d(a, b), d = succ/pred(c);
  *  - Or-opt move (Or 1976): the segment of 1-3 cities starting at a (either direction) goes next
  *    to one of its first city's neighbours c with d(s0, c) < removal gain, on either side of c;
+ *  - Lin-Kernighan move (Lin and Kernighan 1973) from t1 = a, one of two kinds (lk_move):
+ *    1 (default) chains of sequential 3-opt steps as in Helsgaun's LKH with MOVE_TYPE = 3
+ *      (mh_try_lk3): every 2-opt or 3-opt step from the closing edge is evaluated on the
+ *      unchanged tour, the first that closes with a gain is applied, else the best partial-gain
+ *      step is applied and the chain goes on (at most lk_depth steps, taken back when it fails);
+ *    0 a first-improvement 3-opt search (mh_try_3opt), then chains of 2-opt steps in the array
+ *      form of Johnson and McGeoch 1997 (breadth lk_b1 / lk_b2 at the first two steps);
  * the first improving move is applied and the cities at its ends re-enter the queue.
  * The tour is an array with a position index; every move is a sequence of 2-opt reversals of
- * the shorter side (Or-opt: 2 or 3 of them), which also gives an undo log.
- * Iterated local search (Lourenco, Martin and Stuetzle 2003) with a local double-bridge kick:
- * two adjacent segments of at most `window` cities each, at a random place, swap places; the
- * local search repairs around the six touched cities (or kick 1: a random stretch of at most
- * `window` cities is shuffled and rebuilt). The result is kept if it is no longer (equal lengths
- * let the search drift across plateaus) or, with temperature T > 0, if it is longer by less than
- * T * (length / n) * u with u uniform in (0, 1] (a threshold-accepting walk that keeps the best
- * tour apart); else it is undone from the log.
+ * the shorter side, which also gives an undo log.
  *
- * State (S searches): tours, best_tours, pos S x n; stats S x MH_ILS_NSTATS; keys S;
- * work S x (2n + 2 LOG).
- * neigh, neigh_d: n x k nearest cities and their distances, sorted by distance.
+ * Iterated local search (Lourenco, Martin and Stuetzle 2003): a kick, then the local search from
+ * the cities at its ends. Kicks (`kick`):
+ *  3 double bridge (Martin, Otto and Felten 1991) of three consecutive segments of 1 .. window
+ *    cities at a random place (A B C D -> A D C B, a non-sequential 4-opt move);
+ *  4 geometric double bridge: cuts after a random city and three of its `window` nearest;
+ *  0 segment swap: two adjacent segments of 1 .. window cities swap places (a pure 3-opt move,
+ *    which the 3-opt and LK moves can take back directly);
+ *  1 segment shuffle: a random stretch of at most `window` cities is put in random order;
+ *  2 walk: a segment swap at three cities found by a random walk over the neighbour lists.
+ * The result is kept if it is no longer (equal lengths let the search drift across plateaus) or,
+ * with temperature T > 0, if it is longer by less than T * (length / n) * u with u uniform in
+ * (0, 1] (a threshold-accepting walk that keeps the best tour apart); else it is undone from
+ * the log.
+ *
+ * State (S searches): tours, best_tours, pos S x n (pos is rebuilt from tours at every launch,
+ * so the host may replace a tour between launches); stats S x MH_ILS_NSTATS; keys S;
+ * work S x (3n + 2 LOG + 1).
+ * neigh, neigh_d: n x k candidate cities and their distances, sorted by distance.
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
@@ -40,8 +55,11 @@ struct mh_ils_t {
   const int *mat, *neigh, *neigh_d;
   int n, k, k5; /* k5: neighbours tried at depth 3 of the 3-opt search (0: no 3-opt) */
   int lk_depth; /* longest Lin-Kernighan chain (0: none) */
+  int lk_b1, lk_b2; /* alternatives tried at the first and second LK steps */
+  int lk3_depth; /* longest chain of 3-opt steps (0: none) */
   int *t, *pos;
   int *queue, *inq; /* FIFO of cities to look at, and membership flags */
+  int *mark, stamp; /* mark[c] == stamp: c ends an edge the current LK3 chain added */
   int head, count;
   int *log, nlog, logging, overflow;
   int last_i, last_j; /* positions of the latest reversal */
@@ -225,7 +243,7 @@ __device__ ll mh_try_3opt(mh_ils_t *S, int t1, int k5) {
 }
 
 #define MH_LK_DEPTH 64 /* longest chain of 2-opt steps a Lin-Kernighan move may take */
-#define MH_LK_BREADTH 5 /* alternatives tried at the first step (3 at the second, 1 deeper) */
+#define MH_LK_BREADTH 10 /* most alternatives tried at the first and second steps (1 deeper) */
 
 /* The chain of a Lin-Kernighan move: step m turned edges (a, b), (c, d) into (a, c), (b, d) by
  * reversing the positions i .. j; stored as (a, b, c, d, i, j). */
@@ -303,12 +321,12 @@ __device__ ll mh_try_lk(mh_ils_t *S, int t1, int depth) {
   for (int dir = 0; dir < 2; ++dir) {
     const int t2 = dir == 0 ? mh_succ(S, t1) : mh_pred(S, t1);
     const ll g0 = MH_DIST(S, t1, t2);
-    const int n1 = mh_lk_candidates(S, &C, t1, t2, g0, MH_LK_BREADTH, c3[0], c4[0], cv[0]);
+    const int n1 = mh_lk_candidates(S, &C, t1, t2, g0, S->lk_b1, c3[0], c4[0], cv[0]);
     for (int a = 0; a < n1; ++a) {
       mh_lk_step(S, &C, t1, t2, c3[0][a], c4[0][a]);
       ll best_gain = cv[0][a] - MH_DIST(S, c4[0][a], t1);
       int best_len = best_gain > 0 ? 1 : 0;
-      const int n2 = best_gain > 0 ? 0 : mh_lk_candidates(S, &C, t1, c4[0][a], cv[0][a], 3, c3[1], c4[1], cv[1]);
+      const int n2 = best_gain > 0 ? 0 : mh_lk_candidates(S, &C, t1, c4[0][a], cv[0][a], S->lk_b2, c3[1], c4[1], cv[1]);
       for (int b = 0; b < n2 && best_gain <= 0; ++b) {
         mh_lk_step(S, &C, t1, c4[0][a], c3[1][b], c4[1][b]);
         ll g = cv[1][b];
@@ -333,6 +351,151 @@ __device__ ll mh_try_lk(mh_ils_t *S, int t1, int depth) {
       }
       mh_lk_undo_to(S, &C, 0);
     }
+  }
+  return 0;
+}
+
+#define MH_LK3_DEPTH 64 /* longest chain of 3-opt steps */
+
+/* A chain of LK3 steps: the reversals made (to take them back), the edges added (never removed
+ * again by the same chain) and the cities touched (queued when the chain improves the tour). */
+struct mh_lk3_t {
+  int rev[2 * 3 * MH_LK3_DEPTH];
+  int nrev;
+  int add[4 * MH_LK3_DEPTH];
+  int nadd;
+  int touched[6 * MH_LK3_DEPTH + 1];
+  int ntouched;
+};
+
+__device__ __forceinline__ void mh_lk3_move(mh_ils_t *S, mh_lk3_t *C, int a, int b, int c, int d) {
+  mh_two_opt_move(S, a, b, c, d);
+  C->rev[2 * C->nrev] = S->last_i;
+  C->rev[2 * C->nrev + 1] = S->last_j;
+  C->nrev++;
+}
+
+__device__ __forceinline__ bool mh_lk3_added(const mh_lk3_t *C, int x, int y) {
+  for (int m = 0; m < C->nadd; ++m) {
+    const int u = C->add[2 * m], v = C->add[2 * m + 1];
+    if ((u == x && v == y) || (u == y && v == x)) return true;
+  }
+  return false;
+}
+
+/* Apply the sequential 3-opt step (t1..t6, kind: 0 = 2-opt t1 t2 t3 t4; 1 = 3-opt with t4 before
+ * t3; 2 = 3-opt, t4 after t3, t6 after t5; 3 = t4 after t3, t6 before t5), as in mh_try_3opt.
+ * Afterwards the tour holds the added edges and the closing edge (t4 or t6, t1). */
+__device__ void mh_lk3_apply(mh_ils_t *S, mh_lk3_t *C, int kind, int t1, int t2, int t3, int t4, int t5, int t6) {
+  if (kind == 0) {
+    mh_lk3_move(S, C, t1, t2, t4, t3);
+  } else if (kind == 1) {
+    mh_lk3_move(S, C, t1, t2, t4, t3);
+    mh_lk3_move(S, C, t1, t4, t6, t5);
+  } else if (kind == 2) {
+    mh_lk3_move(S, C, t1, t2, t5, t6);
+    mh_lk3_move(S, C, t1, t5, t3, t4);
+    mh_lk3_move(S, C, t1, t3, t6, t2);
+  } else {
+    mh_lk3_move(S, C, t1, t2, t6, t5);
+    mh_lk3_move(S, C, t2, t5, t3, t4);
+  }
+  C->add[2 * C->nadd] = t2; C->add[2 * C->nadd + 1] = t3; C->nadd++;
+  S->mark[t2] = S->mark[t3] = S->stamp;
+  int *tc = C->touched + C->ntouched;
+  tc[0] = t2; tc[1] = t3; tc[2] = t4;
+  C->ntouched += 3;
+  if (kind > 0) {
+    C->add[2 * C->nadd] = t4; C->add[2 * C->nadd + 1] = t5; C->nadd++;
+    S->mark[t4] = S->mark[t5] = S->stamp;
+    tc[3] = t5; tc[4] = t6;
+    C->ntouched += 2;
+  }
+}
+
+/* Lin-Kernighan search with sequential 3-opt steps (the move structure of Helsgaun's LKH with
+ * MOVE_TYPE 3): from the closing edge (t1, t2) with partial gain G, every sequential 2-opt or
+ * 3-opt step over the neighbour lists (t3 among t2's k, t5 among t4's k5 nearest) is evaluated on
+ * the unchanged tour; the first one that closes with a gain is applied and ends the search;
+ * otherwise the step with the largest partial gain is applied and the chain goes on from its end,
+ * for at most `depth` steps. Edges the chain added are never removed again. A chain that finds no
+ * gain is taken back. Returns the (negative) delta, or 0. */
+__device__ ll mh_try_lk3(mh_ils_t *S, int t1, int depth) {
+  mh_lk3_t C;
+  const int k = S->k, k5 = S->k5;
+  for (int side = 0; side < 2; ++side) {
+    C.nrev = 0; C.nadd = 0; C.ntouched = 1; C.touched[0] = t1;
+    if (++S->stamp >= 0x3fffffff) { /* new stamp; clear the marks when it wraps */
+      for (int i = 0; i < S->n; ++i) S->mark[i] = 0;
+      S->stamp = 1;
+    }
+    const int stamp = S->stamp;
+    int t2 = side == 0 ? mh_succ(S, t1) : mh_pred(S, t1);
+    ll G = MH_DIST(S, t1, t2);
+    for (int step = 0; step < depth; ++step) {
+      const int dir = mh_succ(S, t1) == t2 ? 0 : 1;
+      const int t2next = dir == 0 ? mh_succ(S, t2) : mh_pred(S, t2);
+      ll bestG = 0;
+      int bk = -1, b3 = 0, b4 = 0, b5 = 0, b6 = 0;
+      ll close = 0;
+      int ck = -1, c3 = 0, c4 = 0, c5 = 0, c6 = 0;
+      for (int q3 = 0; q3 < k && ck < 0; ++q3) {
+        const int t3 = S->neigh[(ll)t2 * k + q3];
+        const ll g1 = G - S->neigh_d[(ll)t2 * k + q3];
+        if (g1 <= 0) break;
+        if (t3 == t1 || t3 == t2next) continue;
+        for (int x4 = 0; x4 < 2 && ck < 0; ++x4) {
+          const int t4 = (x4 == 0) == (dir == 0) ? mh_pred(S, t3) : mh_succ(S, t3);
+          if (t4 == t1 || t4 == t2) continue;
+          if (S->mark[t3] == stamp && S->mark[t4] == stamp && mh_lk3_added(&C, t3, t4)) continue;
+          const ll g1b = g1 + MH_DIST(S, t3, t4);
+          if (x4 == 0) {
+            const ll gain = g1b - MH_DIST(S, t4, t1);
+            if (gain > 0) { close = gain; ck = 0; c3 = t3; c4 = t4; break; }
+            if (g1b > bestG) { bestG = g1b; bk = 0; b3 = t3; b4 = t4; }
+          }
+          for (int q5 = 0; q5 < k5; ++q5) {
+            const int t5 = S->neigh[(ll)t4 * k + q5];
+            const ll g2 = g1b - S->neigh_d[(ll)t4 * k + q5];
+            if (g2 <= 0) break;
+            if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) continue;
+            if (x4 == 1 && !mh_between(S, dir, t2, t5, t3)) continue;
+            for (int x6 = 0; x6 < 1 + x4; ++x6) {
+              int t6;
+              if (x4 == 0) {
+                const bool inside = mh_between(S, dir, t2, t5, t4);
+                t6 = inside == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
+              } else {
+                t6 = (x6 == 0) == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
+              }
+              if (t6 == t1 || t6 == t2 || t6 == t3 || t6 == t4) continue;
+              if (S->mark[t5] == stamp && S->mark[t6] == stamp && mh_lk3_added(&C, t5, t6)) continue;
+              const ll g3 = g2 + MH_DIST(S, t5, t6);
+              const ll gain = g3 - MH_DIST(S, t6, t1);
+              const int kind = x4 == 0 ? 1 : 2 + x6;
+              if (gain > 0) { close = gain; ck = kind; c3 = t3; c4 = t4; c5 = t5; c6 = t6; break; }
+              if (g3 > bestG) { bestG = g3; bk = kind; b3 = t3; b4 = t4; b5 = t5; b6 = t6; }
+            }
+            if (ck >= 0) break;
+          }
+        }
+      }
+      if (ck >= 0) { /* improvement: apply, queue every city the chain touched */
+        mh_lk3_apply(S, &C, ck, t1, t2, c3, c4, c5, c6);
+        for (int m = 0; m < C.ntouched; ++m) mh_push(S, C.touched[m]);
+        return -close;
+      }
+      if (bk < 0 || step + 1 == depth) break;
+      mh_lk3_apply(S, &C, bk, t1, t2, b3, b4, b5, b6);
+      G = bestG;
+      t2 = bk == 0 ? b4 : b6;
+    }
+    /* no gain: take the chain back (also out of the undo log) */
+    const int logging = S->logging;
+    S->logging = 0;
+    for (int r = C.nrev - 1; r >= 0; --r) mh_reverse_range(S, C.rev[2 * r], C.rev[2 * r + 1]);
+    S->logging = logging;
+    if (logging) S->nlog -= C.nrev;
   }
   return 0;
 }
@@ -392,7 +555,7 @@ __device__ ll mh_try_oropt(mh_ils_t *S, int a) {
 __device__ ll mh_local_search(mh_ils_t *S) {
   ll total = 0;
   while (S->count > 0) {
-    if (S->logging && S->nlog + 3 + MH_LK_DEPTH > MH_ILS_LOG) {
+    if (S->logging && S->nlog + 3 + MH_LK_DEPTH + 3 * MH_LK3_DEPTH > MH_ILS_LOG) {
       S->overflow = 1;
       break;
     }
@@ -402,8 +565,9 @@ __device__ ll mh_local_search(mh_ils_t *S) {
     S->inq[a] = 0;
     ll delta = mh_try_2opt(S, a);
     if (delta == 0) delta = mh_try_oropt(S, a);
-    if (delta == 0 && S->k5 > 0) delta = mh_try_3opt(S, a, S->k5);
+    if (delta == 0 && S->k5 > 0 && S->lk3_depth == 0) delta = mh_try_3opt(S, a, S->k5);
     if (delta == 0 && S->lk_depth > 0) delta = mh_try_lk(S, a, S->lk_depth);
+    if (delta == 0 && S->lk3_depth > 0) delta = mh_try_lk3(S, a, S->lk3_depth);
     if (delta < 0) {
       total += delta;
       S->moves++;
@@ -437,22 +601,26 @@ __device__ ll mh_shuffle_kick(mh_ils_t *S, int p, int len, unsigned long long ke
   return after - before;
 }
 
-/* Kick 2, geometric double bridge (Applegate, Cook and Rohe 2003, "Chained Lin-Kernighan for
- * large traveling salesman problems": random-walk kicks): three cities are picked by a short
- * random walk over the neighbour lists from a random city, and the tour is cut after each of
- * them; the two segments between the cuts swap places (three 2-opt moves, each reversing the
- * shorter side). The new edges are short but the segments may be long, so the local search rarely
- * undoes the kick. Returns the length change (0 when the walk gave fewer than three cuts). */
+/* Kick 2, walk: three cities are picked by a short random walk over the neighbour lists from
+ * city v (Applegate, Cook and Rohe 2003 pick double-bridge cuts this way), the tour is cut after
+ * each of them and the two segments between the cuts swap places (three 2-opt moves, each
+ * reversing the shorter side). Returns the length change (0 without a change when eight walks
+ * gave fewer than three distinct cuts). */
 __device__ ll mh_walk_kick(mh_ils_t *S, int v, unsigned long long key, unsigned long long *ctr) {
-  int x[3];
-  x[0] = v;
-  x[1] = S->neigh[(ll)x[0] * S->k + mh_below(key, (*ctr)++, S->k)];
-  x[2] = S->neigh[(ll)x[1] * S->k + mh_below(key, (*ctr)++, S->k)];
-  int p[3] = {S->pos[x[0]], S->pos[x[1]], S->pos[x[2]]};
-  for (int i = 0; i < 2; ++i) /* sort the three positions */
-    for (int j = 0; j < 2 - i; ++j)
-      if (p[j] > p[j + 1]) { const int t = p[j]; p[j] = p[j + 1]; p[j + 1] = t; }
-  if (p[0] == p[1] || p[1] == p[2] || (p[0] == 0 && p[2] == S->n - 1)) return 0;
+  int p[3];
+  bool ok = false;
+  for (int attempt = 0; attempt < 8 && !ok; ++attempt) { /* redraw when the cuts coincide */
+    int x[3];
+    x[0] = v;
+    x[1] = S->neigh[(ll)x[0] * S->k + mh_below(key, (*ctr)++, S->k)];
+    x[2] = S->neigh[(ll)x[1] * S->k + mh_below(key, (*ctr)++, S->k)];
+    p[0] = S->pos[x[0]]; p[1] = S->pos[x[1]]; p[2] = S->pos[x[2]];
+    for (int i = 0; i < 2; ++i) /* sort the three positions */
+      for (int j = 0; j < 2 - i; ++j)
+        if (p[j] > p[j + 1]) { const int t = p[j]; p[j] = p[j + 1]; p[j + 1] = t; }
+    ok = !(p[0] == p[1] || p[1] == p[2] || (p[0] == 0 && p[2] == S->n - 1));
+  }
+  if (!ok) return 0;
   const int n = S->n;
   const int t1 = S->t[p[0]], t2 = S->t[p[0] + 1], t5 = S->t[p[1]], t6 = S->t[p[1] + 1];
   const int t3 = S->t[p[2]], t4 = S->t[p[2] + 1 == n ? 0 : p[2] + 1];
@@ -465,9 +633,10 @@ __device__ ll mh_walk_kick(mh_ils_t *S, int v, unsigned long long key, unsigned 
   return delta;
 }
 
-/* Kick 0, local double bridge: segments B = t[p+1 .. p+l1] and C = t[p+l1+1 .. p+l1+l2] swap places
- * (three reversals). Returns the length change and queues the six cities at its edges. */
-__device__ ll mh_double_bridge(mh_ils_t *S, int p, int l1, int l2) {
+/* Kick 0, segment swap (a pure sequential 3-opt move, often called a double bridge): segments
+ * B = t[p+1 .. p+l1] and C = t[p+l1+1 .. p+l1+l2] swap places (three reversals). Returns the
+ * length change and queues the six cities at its edges. */
+__device__ ll mh_segment_swap(mh_ils_t *S, int p, int l1, int l2) {
   const int n = S->n;
   const int i1 = (p + 1) % n, i2 = (p + l1) % n, i3 = (p + l1 + 1) % n, i4 = (p + l1 + l2) % n;
   const int a = S->t[p], b0 = S->t[i1], b1 = S->t[i2], c0 = S->t[i3], c1 = S->t[i4], d = S->t[(i4 + 1) % n];
@@ -517,7 +686,7 @@ __device__ ll mh_double_bridge4(mh_ils_t *S, const int *p) {
 
 /* Kick 3: double bridge with three consecutive segments of 1 .. window cities after a random
  * position (a local double bridge). */
-__device__ ll mh_segment_bridge(mh_ils_t *S, int window, unsigned long long key, unsigned long long *ctr) {
+__device__ ll mh_local_double_bridge(mh_ils_t *S, int window, unsigned long long key, unsigned long long *ctr) {
   const int n = S->n;
   const int w = mh_imax(1, mh_imin(window, (n - 1) / 3));
   int p[4];
@@ -533,8 +702,7 @@ __device__ ll mh_segment_bridge(mh_ils_t *S, int window, unsigned long long key,
  * from its neighbour list (cities close in space, so the new edges are short). Returns 0 without
  * a change when the cuts coincide (after a few draws). */
 __device__ ll mh_near_bridge(mh_ils_t *S, int v, int reach, unsigned long long key, unsigned long long *ctr) {
-  const int n = S->n;
-  const int m = mh_imax(3, mh_imin(reach, S->k));
+  const int m = mh_imin(S->k, mh_imax(3, reach));
   int p[4];
   for (int attempt = 0; attempt < 8; ++attempt) {
     p[0] = S->pos[v];
@@ -566,26 +734,30 @@ __device__ void mh_replay(mh_ils_t *S, bool forward) {
 extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const int *neigh, const int *neigh_d, int n,
                                        int k, int *tours, int *best_tours, int *pos, long long *stats,
                                        const unsigned long long *keys, int *work, long long kicks, int kick,
-                                       int window, int k5, int lk_depth, double temperature, long long target,
-                                       int init) {
+                                       int window, int k5, int lk_move, int lk_depth, int lk_b1, int lk_b2,
+                                       double temperature, long long target, int init) {
   const ll sol = mh_block();
   if (mh_tid() != 0) return;
   mh_ils_t S;
   S.xy = xy; S.mat = mat; S.neigh = neigh; S.neigh_d = neigh_d; S.n = n; S.k = k; S.k5 = mh_imin(k5, k);
-  S.lk_depth = mh_imin(lk_depth, MH_LK_DEPTH);
+  S.lk_depth = lk_move == 0 ? mh_imin(lk_depth, MH_LK_DEPTH) : 0;
+  S.lk3_depth = lk_move == 1 ? mh_imin(lk_depth, MH_LK3_DEPTH) : 0;
+  S.lk_b1 = mh_imax(1, mh_imin(lk_b1, MH_LK_BREADTH)); S.lk_b2 = mh_imax(1, mh_imin(lk_b2, MH_LK_BREADTH));
   S.t = tours + sol * n; S.pos = pos + sol * n;
   int *bt = best_tours + sol * n;
-  int *w = work + sol * (2LL * n + 2 * MH_ILS_LOG);
-  S.queue = w; S.inq = w + n; S.log = w + 2 * n;
+  int *w = work + sol * (3LL * n + 2 * MH_ILS_LOG + 1);
+  S.queue = w; S.inq = w + n; S.mark = w + 2 * n; S.log = w + 3 * n;
+  int *stamp_store = w + 3 * n + 2 * MH_ILS_LOG;
+  S.stamp = *stamp_store;
   S.head = 0; S.count = 0; S.nlog = 0; S.logging = 0; S.overflow = 0; S.moves = 0;
   ll *st = stats + sol * MH_ILS_NSTATS;
   const unsigned long long key = keys[sol];
   unsigned long long ctr = (unsigned long long)st[MH_ILS_CTR];
 
+  for (int i = 0; i < n; ++i) S.pos[S.t[i]] = i; /* the host may have replaced the tour */
   if (init) {
     ll len = 0;
     for (int i = 0; i < n; ++i) {
-      S.pos[S.t[i]] = i;
       S.inq[i] = 0;
       len += MH_DIST(&S, S.t[i], S.t[i + 1 == n ? 0 : i + 1]);
     }
@@ -597,7 +769,8 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
   }
   ll cost = st[MH_ILS_COST], best = st[MH_ILS_BEST], better = 0, done = 0;
   bool best_is_current = cost == best; /* best_tours is refreshed at the end of every launch */
-  const int w1 = mh_imax(1, mh_imin(window, (n - 2) / 2)), ws = mh_imax(2, mh_imin(window, n - 2));
+  const int w1 = mh_imax(1, mh_imin(window, (n - 2) / 2));
+  const int ws = mh_imax(2, mh_imin(mh_imin(window, n - 2), MH_ILS_LOG / 2)); /* a shuffle logs a swap a city */
   if (n >= 8) {
     S.logging = 1;
     for (; done < kicks && best > target; ++done) {
@@ -606,11 +779,11 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
       ll delta;
       if (kick == 0) {
         const int l1 = 1 + mh_below(key, ctr++, w1), l2 = 1 + mh_below(key, ctr++, w1);
-        delta = mh_double_bridge(&S, p, l1, l2);
+        delta = mh_segment_swap(&S, p, l1, l2);
       } else if (kick == 2) {
         delta = mh_walk_kick(&S, S.t[p], key, &ctr);
       } else if (kick == 3) {
-        delta = mh_segment_bridge(&S, window, key, &ctr);
+        delta = mh_local_double_bridge(&S, window, key, &ctr);
       } else if (kick == 4) {
         delta = mh_near_bridge(&S, S.t[p], window, key, &ctr);
       } else {
@@ -640,6 +813,7 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
   }
   if (best_is_current)
     for (int i = 0; i < n; ++i) bt[i] = S.t[i];
+  *stamp_store = S.stamp;
   st[MH_ILS_COST] = cost;
   st[MH_ILS_BEST] = best;
   st[MH_ILS_KICKS] += done;

@@ -53,6 +53,13 @@ def tsp_data(tsp: TSP, device: str | Device = "cpu", *, use_matrix: bool | None 
             use_matrix = False
         else:
             return TSPData(dev, tsp.n, 0, dev.asarray(np.zeros(2, np.float64)), dev.asarray(mat))
+    if tsp.weight_type in ("EUC_2D", "CEIL_2D", "ATT", "MAN_2D", "MAX_2D"):
+        span = tsp.coords.max(axis=0) - tsp.coords.min(axis=0)
+        longest = {"MAN_2D": float(span.sum()), "MAX_2D": float(span.max())}.get(tsp.weight_type,
+                                                                                  float(np.hypot(*span)))
+        if longest + 1 >= 2**31:
+            raise MetaheurError(f"{tsp.name}: {tsp.weight_type} distances up to {longest:.3g} exceed the kernels' "
+                                "32-bit range")
     xy = tsp.geo if tsp.weight_type == "GEO" else tsp.coords
     return TSPData(dev, tsp.n, WEIGHT_CODES[tsp.weight_type], dev.asarray(xy, np.float64),
                    dev.asarray(np.zeros(1, np.int32)))
@@ -76,10 +83,15 @@ def _grid(xy: np.ndarray):
     return cell_of, cell_start, cell_items, gx, gy, side
 
 
-def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget: int = MATRIX_BUDGET) -> np.ndarray:
+def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget: int = MATRIX_BUDGET,
+               quadrant: int = 0) -> np.ndarray:
     """The ``k`` nearest cities of every city (n x k int32), ordered by exact TSPLIB distance, ties
     by index. Coordinate instances use a grid kernel (Euclidean candidates, then re-ranked by the
-    instance's distance); others the distance matrix."""
+    instance's distance); others the distance matrix.
+
+    ``quadrant`` > 0 (coordinate instances only): the list holds the ``quadrant`` nearest cities of
+    each of the four quadrants around the city, then the nearest others up to ``k`` (Helsgaun's
+    quadrant candidates, which keep links between clusters); still ordered by distance."""
     n = tsp.n
     k = int(min(k, n - 1))
     if k < 1:
@@ -98,13 +110,19 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
     dev = parse_device(device)
     if k > 32:
         raise MetaheurError("neighbour lists hold at most 32 cities")
+    quadrant = int(quadrant)
+    if quadrant < 0 or 4 * quadrant > k:
+        raise MetaheurError(f"quadrant neighbours: need 0 <= 4 * quadrant <= k, got quadrant={quadrant}, k={k}")
     cell_of, cell_start, cell_items, gx, gy, side = _grid(tsp.coords)
     out = dev.zeros((n, k), np.int32)
-    kernel = load_module("tsp_knn.cu", dev).kernel("tsp_knn_grid")
+    module = load_module("tsp_knn.cu", dev)
     threads = 128 if dev.is_gpu else 1
-    kernel(((n + threads - 1) // threads,), (threads,),
-           (dev.asarray(tsp.coords), dev.asarray(cell_of), dev.asarray(cell_start), dev.asarray(cell_items),
-            gx, gy, side, n, k, out))
+    args = (dev.asarray(tsp.coords), dev.asarray(cell_of), dev.asarray(cell_start), dev.asarray(cell_items),
+            gx, gy, side, n, k)
+    if quadrant:
+        module.kernel("tsp_knn_quadrant")(((n + threads - 1) // threads,), (threads,), (*args, quadrant, out))
+    else:
+        module.kernel("tsp_knn_grid")(((n + threads - 1) // threads,), (threads,), (*args, out))
     near = to_host(out).astype(np.int64)
     dist = tsp.dist(np.arange(n)[:, None], near)
     order = np.argsort(dist * n + near, axis=1, kind="stable")

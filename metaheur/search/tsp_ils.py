@@ -1,5 +1,6 @@
-"""Batched iterated local search for the TSP: 2-opt, Or-opt, 3-opt and Lin-Kernighan moves with
-neighbour lists and don't-look bits, and double-bridge kicks (kernels/tsp_ils.cu)."""
+"""Batched iterated local search for the TSP: 2-opt, Or-opt and Lin-Kernighan moves (chains of
+3-opt steps) with neighbour lists and don't-look bits, and double-bridge kicks (kernels/tsp_ils.cu),
+and :func:`solve_ils`, the time-limited driver that runs one search per CPU core."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine import load_module
+from metaheur.engine import cpu_threads, load_module
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
 from metaheur.ops import neighbours, tsp_data
@@ -19,38 +20,64 @@ from metaheur.search.batch import BatchResult, LaunchPacer
 N_STATS = 6
 COST, KICKS, CTR, BETTER, MOVES, BEST = range(N_STATS)
 LOG_CAPACITY = 4096  # MH_ILS_LOG in kernels/tsp_ils.cu
-MAX_LK_DEPTH = 64  # MH_LK_DEPTH in kernels/tsp_ils.cu
-KICK_TYPES = {"double-bridge": 0, "shuffle": 1, "walk": 2, "segment-bridge": 3, "near-bridge": 4}
+MAX_LK_DEPTH = 64  # MH_LK_DEPTH and MH_LK3_DEPTH in kernels/tsp_ils.cu
+MAX_LK_BREADTH = 10  # MH_LK_BREADTH in kernels/tsp_ils.cu
+KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
+LK_MOVES = {"2opt": 0, "3opt": 1}
+LAUNCH_SECONDS = 0.05  # target length of one kernel launch (time limits are checked between launches)
+SHARE_SECONDS = 0.25  # how often solve_ils compares its searches
 
 
 @dataclass(frozen=True)
 class ILSParams:
-    """Parameters of the iterated local search (see kernels/tsp_ils.cu for the moves).
+    """Parameters of the iterated local search (kernels/tsp_ils.cu describes the moves).
 
-    ``neighbours``: candidate list length k; ``window``: longest kicked segment; ``k5``: neighbours
-    tried at depth 3 of the 3-opt move (0: no 3-opt); ``lk_depth``: longest Lin-Kernighan chain
-    (0: no LK); ``kick``: ``double-bridge`` (local segment swap), ``shuffle`` or ``walk``
-    (random-walk double bridge); ``temperature``: accept a kick that lengthens the tour by less
-    than ``temperature * u * length / n`` (0: only kicks that do not lengthen it).
+    - ``neighbours``: candidate list length k (1..32); ``quadrant``: when > 0, the lists of
+      coordinate instances hold the ``quadrant`` nearest cities of each quadrant around a city
+      first (Helsgaun's quadrant candidates, for clustered instances; ``4 * quadrant <= neighbours``);
+    - ``k5``: candidates tried for the second added edge of a 3-opt step;
+    - ``lk_move``: ``3opt`` (Lin-Kernighan chains of sequential 3-opt steps, LKH style) or ``2opt``
+      (a 3-opt search, then LK chains of 2-opt steps with ``lk_breadth1`` / ``lk_breadth2``
+      alternatives at the first two steps); ``lk_depth``: longest chain (0: no LK, 3-opt only);
+    - ``kick``: ``double-bridge`` (three consecutive segments of 1..``window`` cities, A B C D ->
+      A D C B), ``near-bridge`` (cuts at a city and three of its ``window`` nearest),
+      ``segment-swap`` (two adjacent segments of 1..``window`` cities swap: a 3-opt move),
+      ``shuffle`` (a stretch of up to ``window`` cities in random order) or ``walk``;
+    - ``temperature``: accept a kick that lengthens the tour by less than
+      ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it).
+
+    The defaults are the best configuration measured by experiments/bench_tsp_ils.py.
     """
 
     neighbours: int = 10
-    window: int = 50
+    quadrant: int = 0
     k5: int = 5
+    lk_move: str = "3opt"
     lk_depth: int = 30
+    lk_breadth1: int = 5
+    lk_breadth2: int = 3
     kick: str = "double-bridge"
-    temperature: float = 0.3
+    window: int = 100
+    temperature: float = 0.1
 
     def __post_init__(self) -> None:
         if not 1 <= self.neighbours <= 32:
             raise MetaheurError(f"neighbour lists hold 1 to 32 cities, got {self.neighbours}")
+        if self.quadrant < 0 or 4 * self.quadrant > self.neighbours:
+            raise MetaheurError(f"quadrant must be in 0..neighbours / 4, got {self.quadrant}")
         if self.window < 1:
             raise MetaheurError(f"kick window must be at least 1, got {self.window}")
-        if self.k5 < 0 or not 0 <= self.lk_depth <= MAX_LK_DEPTH:
-            raise MetaheurError(f"k5 must be >= 0 and lk_depth in 0..{MAX_LK_DEPTH}")
+        if self.k5 < 0:
+            raise MetaheurError(f"k5 must be >= 0, got {self.k5}")
+        if self.lk_move not in LK_MOVES:
+            raise MetaheurError(f"lk_move must be one of {', '.join(LK_MOVES)}, got {self.lk_move!r}")
+        if not 0 <= self.lk_depth <= MAX_LK_DEPTH:
+            raise MetaheurError(f"lk_depth must be in 0..{MAX_LK_DEPTH}, got {self.lk_depth}")
+        if not (1 <= self.lk_breadth1 <= MAX_LK_BREADTH and 1 <= self.lk_breadth2 <= MAX_LK_BREADTH):
+            raise MetaheurError(f"LK breadths must be in 1..{MAX_LK_BREADTH}")
         if self.kick not in KICK_TYPES:
             raise MetaheurError(f"kick must be one of {', '.join(KICK_TYPES)}, got {self.kick!r}")
-        if self.temperature < 0:
+        if not self.temperature >= 0:
             raise MetaheurError(f"temperature must be >= 0, got {self.temperature}")
 
 
@@ -95,7 +122,7 @@ class TSPILSBatch:
         if n < 5:
             raise MetaheurError(f"{tsp.name}: iterated local search needs at least 5 cities")
         self.data = tsp_data(tsp, dev, use_matrix=use_matrix)
-        self.neigh = neighbours(tsp, self.params.neighbours, dev)
+        self.neigh = neighbours(tsp, self.params.neighbours, dev, quadrant=min(self.params.quadrant, (n - 1) // 4))
         self.k = self.neigh.shape[1]
         neigh_d = tsp.dist(np.arange(n)[:, None], self.neigh).astype(np.int32)
         if starts is None:
@@ -111,17 +138,34 @@ class TSPILSBatch:
         self.pos = dev.zeros((S, n), np.int32)
         self.stats = dev.zeros((S, N_STATS), np.int64)
         self.keys = dev.asarray(stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64)))
-        self.work = dev.zeros((S, 2 * n + 2 * LOG_CAPACITY), np.int32)
+        self.work = dev.zeros((S, 3 * n + 2 * LOG_CAPACITY + 1), np.int32)
         self.neigh_dev = dev.asarray(self.neigh)
         self.neigh_d = dev.asarray(neigh_d)
         self.initialised = False
+        self.rate = 0.0  # kicks per second of the latest launch
+
+    def adopt(self, index: int, tour, length: int | None = None) -> None:
+        """Replace search ``index``'s current and best tour with ``tour`` (a local optimum, e.g.
+        another search's best); its walk continues from there."""
+        tour = np.asarray(self.tsp.check_tour(tour), dtype=np.int32)
+        if not self.initialised:
+            raise MetaheurError("adopt() needs the searches initialised (call run() first)")
+        length = self.tsp.tour_length(tour) if length is None else int(length)
+        self.tours[index] = self.device.asarray(tour)
+        self.best_tours[index] = self.device.asarray(tour)
+        stats = to_host(self.stats)
+        stats[index, COST] = stats[index, BEST] = length
+        self.stats[index] = self.device.asarray(stats[index])
 
     def _launch(self, kicks: int, target: int, init: int) -> None:
         p = self.params
+        # never more OpenMP threads than blocks: an idle thread's spin-wait slows the busy one
+        threads = None if self.device.is_gpu else max(1, min(self.count, cpu_threads()))
         self.kernel(self.count, 1, (self.data.xy, self.data.mat, self.neigh_dev, self.neigh_d, self.tsp.n, self.k,
                                     self.tours, self.best_tours, self.pos, self.stats, self.keys, self.work,
-                                    int(kicks), KICK_TYPES[p.kick], int(p.window), int(p.k5), int(p.lk_depth),
-                                    float(p.temperature), int(target), init))
+                                    int(kicks), KICK_TYPES[p.kick], int(p.window), int(p.k5), LK_MOVES[p.lk_move],
+                                    int(p.lk_depth), int(p.lk_breadth1), int(p.lk_breadth2), float(p.temperature),
+                                    int(target), init), threads=threads)
 
     def run(self, kicks: int | None = None, *, time_limit: float | None = None,
             target: int | None = None) -> BatchResult:
@@ -130,7 +174,9 @@ class TSPILSBatch:
         if kicks is None and time_limit is None:
             raise MetaheurError("give a kick budget or a time limit")
         goal = np.iinfo(np.int64).min if target is None else int(target)
-        pacer = LaunchPacer(kicks, time_limit, first=min(kicks or 1000, 1000), target_seconds=0.05)
+        # first launch: sized from the rate of earlier launches, else a short probe
+        first = max(1, int(self.rate * LAUNCH_SECONDS)) if self.rate > 0 else 32
+        pacer = LaunchPacer(kicks, time_limit, first=min(kicks or first, first), target_seconds=LAUNCH_SECONDS)
         if not self.initialised:
             self._launch(0, goal, 1)
             self.device.synchronize()
@@ -144,6 +190,7 @@ class TSPILSBatch:
             self._launch(step, goal, 0)
             self.device.synchronize()
             pacer.record(step, time.perf_counter() - t0)
+            self.rate = pacer.rate
             reached = bool((to_host(self.stats)[:, BEST] <= goal).any())
         stats = to_host(self.stats)
         return BatchResult(
@@ -152,3 +199,47 @@ class TSPILSBatch:
             stop_reason=pacer.reason(reached),
             extra={"improving_kicks": stats[:, BETTER].copy(), "moves": stats[:, MOVES].copy(),
                    "current_costs": stats[:, COST].copy()})
+
+
+def solve_ils(tsp: TSP, time_limit: float, seed: int = 0, device: str | Device = "cpu", searches: int | None = None,
+              *, params: ILSParams | None = None, patience: float | None = 1.0, target: int | None = None,
+              use_matrix: bool | None = None):
+    """Iterated local search on ``searches`` parallel searches (default: one per CPU core) for
+    ``time_limit`` seconds of wall time, everything included (neighbour lists, start tour, kernel
+    build). Every ``SHARE_SECONDS`` the driver looks at the searches: one that has not improved its
+    own best for ``patience`` seconds and is behind the best of the batch continues from that best
+    tour (``patience=None``: independent searches). Returns ``(tour, length, stats)`` with the
+    length recomputed on the host."""
+    start = time.perf_counter()
+    dev = parse_device(device)
+    if searches is None:
+        searches = cpu_threads() if not dev.is_gpu else 1
+    if searches < 1:
+        raise MetaheurError(f"searches must be >= 1, got {searches}")
+    batch = TSPILSBatch(tsp, dev, count=searches, seed=seed, params=params, use_matrix=use_matrix)
+    result = batch.run(kicks=0, target=target)
+    costs = result.best_costs.copy()
+    last_gain = np.full(searches, time.perf_counter())
+    adopted = 0
+    while result.stop_reason != "target":
+        left = time_limit - (time.perf_counter() - start)
+        if left <= 0:
+            break
+        result = batch.run(time_limit=min(SHARE_SECONDS, left), target=target)
+        now = time.perf_counter()
+        last_gain[result.best_costs < costs] = now
+        costs = result.best_costs.copy()
+        b = result.best_index
+        if patience is not None and searches > 1:
+            for i in range(searches):
+                if costs[i] > costs[b] and now - last_gain[i] >= patience:
+                    batch.adopt(i, result.best[b], int(costs[b]))
+                    costs[i] = costs[b]
+                    last_gain[i] = now
+                    adopted += 1
+    b = result.best_index
+    tour = result.best[b]
+    length = int(tsp.tour_length(tour))
+    stats = {"seconds": time.perf_counter() - start, "searches": searches, "kicks": int(result.iterations.sum()),
+             "search_costs": result.best_costs.tolist(), "adopted": adopted, "stop_reason": result.stop_reason}
+    return tour, length, stats

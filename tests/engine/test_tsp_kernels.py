@@ -349,3 +349,45 @@ def test_knn_kernel_gives_the_same_lists_for_any_block_shape():
     d2 = ((tsp.coords[:, None, :] - tsp.coords[None, :, :]) ** 2).sum(-1)
     np.fill_diagonal(d2, np.inf)
     np.testing.assert_array_equal(fast, np.lexsort((np.broadcast_to(np.arange(n), (n, n)), d2), axis=1)[:, :k])
+
+
+def brute_force_quadrant(tsp: TSP, k: int, q: int) -> np.ndarray:
+    """Helsgaun's quadrant candidates by brute force: the q nearest (squared distance, then index)
+    cities of each quadrant around a city (x > 0, y >= 0; x <= 0, y > 0; x < 0, y <= 0; x >= 0,
+    y < 0; a duplicate of the city is in none), then the nearest others up to k; ordered by exact
+    distance, ties by index."""
+    n = tsp.n
+    out = np.empty((n, k), np.int64)
+    for c in range(n):
+        others = np.array([o for o in range(n) if o != c])
+        dx, dy = tsp.coords[others, 0] - tsp.coords[c, 0], tsp.coords[others, 1] - tsp.coords[c, 1]
+        d2 = dx * dx + dy * dy
+        quads = [(dx > 0) & (dy >= 0), (dx <= 0) & (dy > 0), (dx < 0) & (dy <= 0), (dx >= 0) & (dy < 0)]
+        chosen: list[int] = []
+        for mask in quads:
+            members = others[mask]
+            order = np.lexsort((members, d2[mask]))
+            chosen += [int(o) for o in members[order][:q]]
+        for o in others[np.lexsort((others, d2))]:
+            if len(chosen) == k:
+                break
+            if int(o) not in chosen:
+                chosen.append(int(o))
+        near = np.array(chosen)
+        exact = tsp.dist(c, near)
+        out[c] = near[np.lexsort((near, exact))]
+    return out.astype(np.int32)
+
+
+@pytest.mark.parametrize(("tsp", "k", "q"), [
+    (uniform_tsp(300, 7), 10, 2),
+    (clustered_tsp(400, 8), 12, 3),
+    (grid_ties_tsp(250, 9), 8, 2),
+    (clustered_tsp(200, 10), 5, 1),
+], ids=["uniform", "clustered", "grid-ties", "clustered-q1"])
+def test_quadrant_neighbours_equal_brute_force(tsp, k, q):
+    import inspect
+
+    if "quadrant" not in inspect.signature(neighbours).parameters:
+        pytest.skip("neighbours() has no quadrant candidates in this version")
+    np.testing.assert_array_equal(neighbours(tsp, k, quadrant=q), brute_force_quadrant(tsp, k, q))
