@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import header, write_table  # noqa: E402
+from benchlib import header, write_table
 
 
 def _rss_mib() -> float:
