@@ -8,8 +8,8 @@ wall time for every variant, several seeds:
   hybridisation  GA+LS (default) / LS-only multistart (crossover "none": what `metaheur solve
                  --crossover none` runs, population 1, one child per generation) / GA-only
                  (ls_budget = 0: no local search)
-  crossover      QAP ux / cx / pmx; TSP ox / eax (eax is skipped, with the reason in the table,
-                 while the island operators do not run the EAX kernel: see runlib.eax_unavailable)
+  crossover      QAP ux / cx / pmx; TSP ox / eax (the default: Nagata's GA, no local search of
+                 children, so for the TSP "GA-only" is the default itself)
   topology       ring / complete / random
   interval       migration every 1 / 3 / 10 epochs
 
@@ -68,9 +68,6 @@ def main(argv: list[str] | None = None) -> None:
                              f"epochs of {epoch} s; groups: {', '.join(groups)}")
     if missing:
         head.append(f"not present (skipped): {', '.join(missing)}")
-    why = runlib.eax_unavailable()
-    if why and "crossover" in groups:
-        head.append(f"eax: {why}")
     rows, runs = runlib.run_ablation(names, seeds, lambda prob: seconds, args.islands, groups, epoch)
     suffix = "_quick" if args.quick else ""
     write_table(rows, runlib.ABLATION_COLUMNS, "ablation" + suffix, head, args.out,

@@ -46,7 +46,7 @@ from metaheur.devices import cpu_count, gpu_devices
 from metaheur.engine import set_cpu_threads
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.params import TSP_CROSSOVERS, GAParams, default_ga
+from metaheur.islands.params import GAParams, default_ga, with_crossover
 from metaheur.problems import load_instance
 from metaheur.result import Result
 from metaheur.search.qap_tabu import yardstick_start
@@ -445,24 +445,6 @@ def plot_speedup(rows: list[dict], path: Path, title: str) -> Path | None:
 ABLATION_GROUPS = ("hybridisation", "crossover", "topology", "interval")
 
 
-def eax_unavailable() -> str | None:
-    """Why the islands cannot run EAX (None when they can): GAParams must accept 'eax' and the
-    TSP island operators must dispatch to the EAX kernel (metaheur.ga.tsp_eax)."""
-    if "eax" not in TSP_CROSSOVERS:
-        return "GAParams does not accept 'eax'"
-    try:
-        import inspect
-
-        import metaheur.ga.tsp_eax  # noqa: F401
-        from metaheur.islands.operators import TSPOperators
-
-        if "eax" not in inspect.getsource(TSPOperators):
-            return "'eax' is accepted by GAParams but the island operators always run OX (EAX kernel not wired in)"
-    except (ImportError, OSError, TypeError) as exc:
-        return f"EAX kernel not available ({exc})"
-    return None
-
-
 @dataclass(frozen=True)
 class Variant:
     group: str
@@ -482,15 +464,13 @@ def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS
     for group in groups:
         if group == "hybridisation":
             out += [Variant(group, "GA+LS (default)", base),
-                    Variant(group, "LS-only multistart", replace(base, crossover="none", population=1, offspring=1,
-                                                                 restart_after=0)),
+                    Variant(group, "LS-only multistart", with_crossover(base, "none")),
                     Variant(group, "GA-only (ls_budget=0)", replace(base, ls_budget=0))]
         elif group == "crossover":
             ops = ("ux", "cx", "pmx") if kind == "qap" else ("ox", "eax")
             for op in ops:
-                why = eax_unavailable() if op == "eax" else None
                 out.append(Variant(group, op + (" (default)" if op == base.crossover else ""),
-                                   replace(base, crossover=op), skip=f"skipped: {why}" if why else ""))
+                                   with_crossover(base, op)))
         elif group == "topology":
             out += [Variant(group, t + (" (default)" if t == mig.topology else ""), base, replace(mig, topology=t))
                     for t in ("ring", "complete", "random")]

@@ -9,21 +9,29 @@
  *  2. G_AB is split into AB-cycles, closed walks whose edges alternate between A and B: a walk
  *     from a random city takes, alternately, a random unused A-edge and a random unused B-edge at
  *     its end, and whenever its end meets an earlier point of the walk at the same parity the
- *     closed part is cut off as an AB-cycle (Nagata 2013, sec. 3.1). Every AB-cycle has >= 4 edges.
+ *     closed part is cut off as an AB-cycle (as in Nagata and Kobayashi 2013). Every AB-cycle
+ *     has at least 4 edges.
  *  3. An E-set (a set of AB-cycles) is applied to A: its A-edges leave, its B-edges come in.
  *     strategy 0 "rand": each AB-cycle enters the E-set with probability 1/2 (EAX-Rand, Nagata
  *       and Kobayashi 1997; an empty draw takes one random AB-cycle);
  *     strategy 1 "single": one AB-cycle (EAX-1AB / EAX-Single of Nagata 2013); the `tries`
  *       children of a block take distinct AB-cycles, in random order.
- *  4. The intermediate solution is a set of sub-tours. They are merged greedily (Nagata 2013,
- *     sec. 3.4): the smallest sub-tour U is joined to another by the best 2-opt-style exchange,
+ *  4. The intermediate solution is a set of sub-tours. They are merged greedily (Nagata's local
+ *     merging): the smallest sub-tour U is joined to another by the best 2-opt-style exchange,
  *     removing an edge (u, w) of U and an edge (v, x) of another sub-tour and adding (u, v),
  *     (w, x), with v among u's k nearest cities (neigh); when no near city lies outside U, the
  *     cities whose neighbour lists reach into U are tried, and as a last resort every city.
  *     Repeated until one tour remains.
- * A block builds `tries` children this way (each from A and its own E-set) and writes the
- * shortest (ties: the first) with its exact length; `tries = 1` is one child per block. When
- * A and B have the same edges (no AB-cycle), the child is A.
+ * A block builds `tries` children this way (each from A and its own E-set) and writes one with its
+ * exact length; `tries = 1` is one child per block. When A and B have the same edges (no
+ * AB-cycle), the child is A. Which child (ties: the first):
+ *   select 0, greedy: the shortest;
+ *   select 1, entropy-preserving (Nagata and Kobayashi 2013): among the children shorter than
+ *     A, the one of largest  dL / -dH  (dH < 0)  or  dL / eps  (dH >= 0), where dL = L(A) - L(child) and
+ *     dH the change of the population's edge entropy H = sum_e h(F(e)) if the child replaced A;
+ *     F(e) = how many tours of the population hold edge e (table freq_*, built and kept up to date
+ *     by tsp_eax_freq), h(f) = -(f/P) log(f/P) tabulated by the host (ent_h[0..P], so that both
+ *     builds sum the same doubles). No child shorter than A: the shortest.
  *
  * Data structures (so that a child costs O(|E-set| log |E-set| + merging work), not O(n)): A
  * stays an array (ta, posa); the E-set's A-edges cut it into segments, found by binary search in
@@ -34,10 +42,24 @@
  * out by walking the slots (O(n)), its length summed from scratch (exact, long long).
  *
  * Arguments (C blocks): tours_a, tours_b C x n (city orders); children C x n and child_len C
- * (out); len_a C (A's exact length: the incremental delta in info is relative to it);
+ * (out); len_a C (A's exact length: the written child's length, summed from scratch, is checked
+ * against len_a + the incrementally tracked delta);
  * keys C, counters C (random stream of block c and its next draw, written back);
+ * strategy 0 / 1 (rand / single); tries >= 1 children a block; select 0 / 1 (greedy / entropy);
  * work C x MH_EAX_WORK(n) ints; info C x MH_EAX_NINFO (out, see below).
  * neigh: n x k nearest cities.
+ * freq_nb, freq_cnt: n x freq_m, freq_len: n (select 1; 1-element placeholders otherwise): the
+ * distinct neighbours of every city in the population's tours and how many tours hold each edge,
+ * stored in the rows of both its cities; freq_m = 2P never overflows; ent_h[0..npop], npop = P.
+ * record != 0: changes C x n x 5 (out) lists, for the written child, every city whose neighbours
+ * differ from A's as (city, A's two neighbours, the child's two), info[MH_EAX_CHANGED] rows, so
+ * that the host can update the frequency table when the child replaces A (1-element placeholder
+ * when record = 0).
+ *
+ * tsp_eax_freq (one block per city that changes, `count` blocks): applies tour replacements to
+ * that table. Block b updates city cities[b] with the changes starts[b] .. starts[b + 1] - 1:
+ * old_nb[i], new_nb[i] (x 2) are its two neighbours in a replaced tour and in its replacement
+ * (-1: no tour, to build the table from an empty one).
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
@@ -52,8 +74,10 @@
 #define MH_EAX_MERGES 4   /* merge moves (each adds two edges that may be in neither parent) */
 #define MH_EAX_DELTA 5    /* its length minus len_a, computed incrementally */
 #define MH_EAX_WIDE 6     /* merges of all children that needed the wider search */
-#define MH_EAX_ERROR 7    /* non-zero: inconsistent structure (a bug); the child is then A */
-#define MH_EAX_NINFO 8
+#define MH_EAX_ERROR 7    /* non-zero: inconsistent structure (1-6, a bug; the child is then A), or 7: the
+                           * child's length from scratch differs from len_a + delta (len_a is wrong) */
+#define MH_EAX_CHANGED 8  /* record: cities whose neighbours differ from A's (rows of `changes`) */
+#define MH_EAX_NINFO 9
 
 struct mh_eax_t {
   const double *xy;
@@ -388,10 +412,91 @@ __device__ void mh_eax_reset(mh_eax_t *E) {
   E->ntouched = 0;
 }
 
+/* Population frequency of edge (a, b): row a of the table. */
+__device__ __forceinline__ int mh_eax_freq_of(const int *fnb, const int *fcnt, const int *flen, int m, int a, int b) {
+  const int *row = fnb + (ll)a * m;
+  const int len = flen[a];
+  for (int j = 0; j < len; ++j)
+    if (row[j] == b) return fcnt[(ll)a * m + j];
+  return 0;
+}
+
+/* The cities whose neighbours may differ from A's in the current child: the ends of the E-set's
+ * cuts (i < 2r), then the cities the merges relinked (i < 2r + ntouched); may repeat. */
+__device__ __forceinline__ int mh_eax_candidate(const mh_eax_t *E, int i) {
+  if (i < 2 * E->r) {
+    const int p = E->cut[i >> 1] + (i & 1);
+    return E->ta[p == E->n ? 0 : p];
+  }
+  return E->touched[i - 2 * E->r];
+}
+
+/* Entropy change if the current child replaced A: every changed edge has both ends among the
+ * candidate cities; each is counted once, from its smaller end. */
+__device__ double mh_eax_entropy_delta(mh_eax_t *E, const int *fnb, const int *fcnt, const int *flen, int m,
+                                       const double *h, int npop) {
+  const int stamp = ++E->stamp;
+  double dh = 0.0;
+  const int total = 2 * E->r + E->ntouched;
+  for (int i = 0; i < total; ++i) {
+    const int c = mh_eax_candidate(E, i);
+    if (E->label[c] == stamp) continue;
+    E->label[c] = stamp;
+    const int y0 = mh_eax_nb0(E, c), y1 = mh_eax_nb1(E, c);
+    const int a0 = mh_eax_preda(E, c), a1 = mh_eax_succa(E, c);
+    for (int j = 0; j < 2; ++j) {
+      const int y = j ? y1 : y0, a = j ? a1 : a0;
+      if (y != a0 && y != a1 && c < y) { /* edge of the child, not of A */
+        const int f = mh_eax_freq_of(fnb, fcnt, flen, m, c, y);
+        dh += h[mh_imin(f + 1, npop)] - h[f];
+      }
+      if (a != y0 && a != y1 && c < a) { /* edge of A, not of the child */
+        const int f = mh_eax_freq_of(fnb, fcnt, flen, m, c, a);
+        dh += h[mh_imax(f - 1, 0)] - h[f];
+      }
+    }
+  }
+  return dh;
+}
+
+extern "C" __global__ void tsp_eax_freq(const int *cities, const int *starts, const int *old_nb, const int *new_nb,
+                                        int count, int m, int *freq_nb, int *freq_cnt, int *freq_len,
+                                        long long *overflow) {
+  const ll b = mh_block();
+  if (mh_tid() != 0 || b >= count) return;
+  const int c = cities[b];
+  int *row = freq_nb + (ll)c * m, *cnt = freq_cnt + (ll)c * m;
+  int len = freq_len[c];
+  for (int i = starts[b]; i < starts[b + 1]; ++i) {
+    const int *o = old_nb + 2LL * i, *w = new_nb + 2LL * i;
+    for (int j = 0; j < 2; ++j) { /* edges that leave */
+      const int v = o[j];
+      if (v < 0 || v == w[0] || v == w[1] || (j == 1 && v == o[0])) continue;
+      for (int q = 0; q < len; ++q) {
+        if (row[q] != v) continue;
+        if (--cnt[q] == 0) { --len; row[q] = row[len]; cnt[q] = cnt[len]; }
+        break;
+      }
+    }
+    for (int j = 0; j < 2; ++j) { /* edges that come */
+      const int v = w[j];
+      if (v < 0 || v == o[0] || v == o[1] || (j == 1 && v == w[0])) continue;
+      int q = 0;
+      while (q < len && row[q] != v) ++q;
+      if (q < len) cnt[q]++;
+      else if (len < m) { row[len] = v; cnt[len] = 1; ++len; }
+      else atomicAdd((unsigned long long *)overflow, 1ULL);
+    }
+  }
+  freq_len[c] = len;
+}
+
 extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *neigh, int n, int k,
                                    const int *tours_a, const int *tours_b, int *children, long long *child_len,
                                    const long long *len_a, const unsigned long long *keys, long long *counters,
-                                   int strategy, int tries, int *work, long long *info) {
+                                   int strategy, int tries, int *work, long long *info, int select,
+                                   const int *freq_nb, const int *freq_cnt, const int *freq_len, int freq_m,
+                                   const double *ent_h, int npop, int *changes, int record) {
   const ll c = mh_block();
   if (mh_tid() != 0) return;
   mh_eax_t E;
@@ -423,6 +528,7 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
   const int ncyc = E.error ? 0 : E.ncyc;
   int made = 0, best_ne = 0, best_sub = 0, best_merges = 0;
   ll best = MH_LL_MAX;
+  double best_eval = 0.0;
   if (ncyc > 0) {
     int m = tries;
     if (strategy == 1) {
@@ -449,7 +555,20 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
       const ll delta = mh_eax_child(&E, eset, ne);
       if (E.error) break;
       made++;
-      if (delta < best) {
+      bool take;
+      if (select == 1) { /* entropy-preserving: improving children by dL / -dH, else the shortest */
+        if (delta < 0) {
+          const double dh = mh_eax_entropy_delta(&E, freq_nb, freq_cnt, freq_len, freq_m, ent_h, npop);
+          const double ev = dh < 0.0 ? (double)(-delta) / -dh : (double)(-delta) / 1e-9;
+          take = best >= 0 || ev > best_eval;
+          if (take) best_eval = ev;
+        } else {
+          take = best >= 0 && delta < best;
+        }
+      } else {
+        take = delta < best;
+      }
+      if (take) {
         best = delta;
         best_ne = ne;
         for (int i = 0; i < ne; ++i) best_eset[i] = eset[i];
@@ -469,6 +588,23 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
     for (int i = 0; i < n; ++i) E.lnk_s[i] = E.lnk_e[i] = -1;
     best = 0; best_ne = 0; best_sub = 0; best_merges = 0;
   }
+  if (record) { /* the cities whose neighbours differ from A's: city, A's two, the child's two */
+    int *ch = changes + c * 5LL * n, nch = 0;
+    if (rebuilt) {
+      const int stamp = ++E.stamp, total = 2 * E.r + E.ntouched;
+      for (int i = 0; i < total; ++i) {
+        const int v = mh_eax_candidate(&E, i);
+        if (E.label[v] == stamp) continue;
+        E.label[v] = stamp;
+        const int a0 = mh_eax_preda(&E, v), a1 = mh_eax_succa(&E, v);
+        const int y0 = mh_eax_nb0(&E, v), y1 = mh_eax_nb1(&E, v);
+        if ((y0 == a0 && y1 == a1) || (y0 == a1 && y1 == a0)) continue;
+        int *e = ch + 5 * nch++;
+        e[0] = v; e[1] = a0; e[2] = a1; e[3] = y0; e[4] = y1;
+      }
+    }
+    inf[MH_EAX_CHANGED] = nch;
+  }
   /* write the tour by walking the slots from A's first city, in A's direction */
   ll len = 0;
   int cur = E.ta[0], prev = mh_eax_nb0(&E, cur);
@@ -481,6 +617,7 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
     cur = nxt;
   }
   if (cur != E.ta[0]) E.error = 6;
+  else if (len != len_a[c] + best) E.error = 7; /* len_a is not A's length, or the incremental delta is off */
   child_len[c] = len;
   counters[c] = (ll)ctr;
   inf[MH_EAX_CYCLES] = E.ncyc;

@@ -187,7 +187,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
 
     from metaheur.config import read_config
     from metaheur.islands.migration import MigrationParams
-    from metaheur.islands.params import default_ga
+    from metaheur.islands.params import default_ga, with_crossover
     from metaheur.problems import best_known, load_instance
     from metaheur.progress import ProgressReporter
     from metaheur.solver import solve as run_solve
@@ -217,15 +217,10 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
         problem = load_instance(path)
         kind = problem.kind
         ga = config.get("ga") or default_ga(kind, problem.n)
-        if crossover is None and "ga" not in config and kind == "tsp" and ga.crossover not in ("eax", "ox", "none"):
-            ga = replace(ga, crossover="ox")
-        overrides = {k: v for k, v in (("population", population), ("offspring", offspring), ("crossover", crossover),
-                                       ("ls_budget", ls_budget)) if v is not None}
-        if crossover == "none":
-            overrides.setdefault("population", 1)
-            overrides.setdefault("offspring", 1)
-            overrides["restart_after"] = 0
-        ga = replace(ga, **overrides)
+        if crossover is not None:
+            ga = with_crossover(ga, crossover)
+        ga = replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
+                                              ("ls_budget", ls_budget)) if v is not None})
         mig = config.get("migration") or MigrationParams()
         mig = replace(mig, **{k: v for k, v in (("interval", migration_interval), ("topology", topology),
                                                 ("policy", migration_policy)) if v is not None})

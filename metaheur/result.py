@@ -36,7 +36,7 @@ class Result:
     devices: list[str]
     time_s: float  # search time
     compile_s: float  # kernel compilation (or cache loading), apart from search time
-    search_iterations: int  # local-search iterations (QAP) or kicks (TSP) of all searches together
+    search_iterations: int  # tabu iterations (QAP), ILS kicks or EAX children (TSP) of all searches together
     generations: int
     islands: list[dict] = field(default_factory=list)  # per island: device, generations, best, ...
     device_loads: list[dict] = field(default_factory=list)  # per device: busy, idle, utilisation

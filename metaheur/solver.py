@@ -304,7 +304,8 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
     bks = entry.value if entry else None
     islands = [{"island": spec.index, "device": spec.device, "generations": st.generation,
                 "ls_iterations": st.ls_iterations, "best_cost": st.best_cost, "restarts": st.restarts,
-                "population": spec.params.ga.population, "offspring": spec.params.ga.offspring}
+                "population": 0 if st.population is None else int(st.population.shape[0]),
+                "offspring": spec.params.ga.offspring}
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],

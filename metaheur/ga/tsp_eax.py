@@ -9,8 +9,15 @@ the sub-tours greedily over the neighbour lists, and returns the shortest child 
 length. Random draws come from stream ``keys[c]`` from draw ``counters[c]`` on, and the counters
 are advanced in place.
 
+The child a block returns is the shortest (``select="greedy"``) or, with an
+:class:`EdgeFrequency` table of the population, Nagata's entropy-preserving choice
+(``select="entropy"``: among the children shorter than A, the largest length gain per unit of
+edge-entropy lost).
+
 Scratch memory: :func:`work_ints` ``(n) = 21 n + 4`` int32 per block, so a batch of C pairs
-takes ``C * (21 n + 4) * 4`` bytes besides the tours.
+takes ``C * (21 n + 4) * 4`` bytes besides the tours; an :class:`EdgeFrequency` table takes
+``n * (4 P + 1) * 4`` bytes for a population of P, and entropy selection ``C * 5 n * 4`` more
+for the changes the kernel records (:meth:`EdgeFrequency.replace_children`).
 """
 
 from __future__ import annotations
@@ -26,9 +33,10 @@ from metaheur.ops.tsp import TSPData
 from metaheur.problems import TSP
 
 STRATEGIES = {"rand": 0, "single": 1}
-N_INFO = 8
+SELECTIONS = {"greedy": 0, "entropy": 1}
+N_INFO = 9
 #: Columns of :attr:`EAXBatch.info` (MH_EAX_* in kernels/tsp_eax.cu).
-INFO_FIELDS = ("cycles", "children", "eset", "subtours", "merges", "delta", "wide", "error")
+INFO_FIELDS = ("cycles", "children", "eset", "subtours", "merges", "delta", "wide", "error", "changed")
 
 
 def work_ints(n: int) -> int:
@@ -47,7 +55,8 @@ class EAXInfo:
     merges: np.ndarray  # merge moves (each adds at most two edges from neither parent)
     delta: np.ndarray  # returned length minus len_a, as tracked incrementally by the kernel
     wide: np.ndarray  # merges (of all children) that needed the search beyond the neighbour lists
-    error: np.ndarray  # non-zero: an internal inconsistency (the child is then A)
+    error: np.ndarray  # non-zero: 7 = len_a was not A's length; others an internal inconsistency
+    changed: np.ndarray  # with select="entropy": cities whose neighbours differ from A's (EAXBatch.changes)
 
 
 def _as_tours(name: str, tours, n: int, check: bool) -> np.ndarray:
@@ -65,6 +74,104 @@ def _as_tours(name: str, tours, n: int, check: bool) -> np.ndarray:
         if bad.size:
             raise MetaheurError(f"{name}[{int(bad[0])}] is not a permutation of the {n} cities")
     return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def tour_neighbours(tours) -> np.ndarray:
+    """R x n x 2 int32: the predecessor and successor of every city in each tour (host arrays)."""
+    t = np.atleast_2d(np.asarray(tours))
+    r, n = t.shape
+    out = np.empty((r * n, 2), dtype=np.int32)
+    flat = (t + (np.arange(r, dtype=np.int64) * n)[:, None]).ravel()
+    out[flat, 0] = np.roll(t, 1, axis=1).ravel()
+    out[flat, 1] = np.roll(t, -1, axis=1).ravel()
+    return out.reshape(r, n, 2)
+
+
+class EdgeFrequency:
+    """How many tours of a population of ``size`` hold each edge (Nagata's F(e)), on a device:
+    row c of ``nb``/``cnt`` (n x 2P) lists the distinct neighbours of city c in the population and
+    their counts, ``length[c]`` how many there are. Built from the population, then kept up to
+    date with :meth:`replace` (kernel tsp_eax_freq, one block per city whose neighbours change)."""
+
+    def __init__(self, tours, device: str | Device = "cpu", defines=None):
+        t = np.atleast_2d(np.asarray(to_host(tours)))
+        self.device = dev = parse_device(device)
+        self.size, self.n = (int(x) for x in t.shape)
+        if self.size < 2:
+            raise MetaheurError("an edge-frequency table needs a population of at least 2 tours")
+        self.m = 2 * self.size
+        self.nb = dev.zeros((self.n, self.m), np.int32)
+        self.cnt = dev.zeros((self.n, self.m), np.int32)
+        self.length = dev.zeros(self.n, np.int32)
+        self.overflow = dev.zeros(1, np.int64)
+        f = np.arange(self.size + 1, dtype=np.float64) / self.size
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = np.where(f > 0, -f * np.log(np.where(f > 0, f, 1.0)), 0.0)
+        self.h = dev.asarray(h)
+        self.kernel = load_module("tsp_eax.cu", dev, defines or {}).kernel("tsp_eax_freq")
+        empty = np.full((self.size, self.n, 2), -1, dtype=np.int32)
+        self._apply(empty, tour_neighbours(t))
+
+    def _apply(self, old_nb: np.ndarray, new_nb: np.ndarray, threads: int | None = None) -> None:
+        """Replacements given as R x n x 2 neighbour arrays; only the cities whose neighbours
+        change are sent."""
+        o0, o1, w0, w1 = old_nb[..., 0], old_nb[..., 1], new_nb[..., 0], new_nb[..., 1]
+        changed = ~(((o0 == w0) & (o1 == w1)) | ((o0 == w1) & (o1 == w0)))
+        rows, cities = np.nonzero(changed)
+        entries = np.empty((cities.size, 5), dtype=np.int32)
+        entries[:, 0] = cities
+        entries[:, 1:3] = old_nb[rows, cities]
+        entries[:, 3:5] = new_nb[rows, cities]
+        self.apply_changes(entries, threads)
+
+    def apply_changes(self, entries: np.ndarray, threads: int | None = None) -> None:
+        """Apply rows (city, old neighbour x 2, new neighbour x 2) of replaced tours, any order
+        (grouped by city here; one block per city)."""
+        if len(entries) == 0:
+            return
+        dev = self.device
+        entries = np.asarray(entries, dtype=np.int32)
+        entries = entries[np.argsort(entries[:, 0], kind="stable")]
+        unique, first = np.unique(entries[:, 0], return_index=True)
+        starts = np.append(first, len(entries)).astype(np.int32)
+        self.kernel(int(unique.size), 1, (dev.asarray(unique.astype(np.int32)), dev.asarray(starts),
+                                          dev.asarray(np.ascontiguousarray(entries[:, 1:3])),
+                                          dev.asarray(np.ascontiguousarray(entries[:, 3:5])), int(unique.size),
+                                          self.m, self.nb, self.cnt, self.length, self.overflow),
+                    threads=None if dev.is_gpu else threads)
+        if int(to_host(self.overflow)[0]):
+            raise MetaheurError("edge-frequency table overflow: more tours replaced than the population holds")
+
+    def replace_children(self, batch: EAXBatch, blocks, threads: int | None = None) -> None:
+        """Account for the children of ``blocks`` of the last entropy-selection launch of ``batch``
+        replacing their parents A (from the changes the kernel recorded: no O(n) work a tour)."""
+        if batch.info is None or batch.last_select != "entropy":
+            raise MetaheurError("replace_children needs a preceding EAXBatch call with select='entropy'")
+        blocks = np.asarray(blocks, dtype=np.int64).ravel()
+        if blocks.size == 0:
+            return
+        changes = to_host(batch.changes)
+        counts = batch.info.changed
+        self.apply_changes(np.concatenate([changes[b, :counts[b]] for b in blocks]), threads)
+
+    def replace(self, old_tours, new_tours, threads: int | None = None) -> None:
+        """Account for each ``old_tours[i]`` of the population being replaced by ``new_tours[i]``."""
+        old_t, new_t = np.atleast_2d(to_host(old_tours)), np.atleast_2d(to_host(new_tours))
+        if old_t.shape != new_t.shape or old_t.shape[1] != self.n:
+            raise MetaheurError(f"replaced and new tours must both be R x {self.n}")
+        if old_t.shape[0]:
+            self._apply(tour_neighbours(old_t), tour_neighbours(new_t), threads)
+
+    def frequencies(self) -> dict[tuple[int, int], int]:
+        """The table as {(a, b): count} with a < b (host; for tests and inspection)."""
+        nb, cnt, ln = to_host(self.nb), to_host(self.cnt), to_host(self.length)
+        out = {}
+        for a in range(self.n):
+            for j in range(int(ln[a])):
+                b = int(nb[a, j])
+                if a < b:
+                    out[(a, b)] = int(cnt[a, j])
+        return out
 
 
 class EAXBatch:
@@ -99,17 +206,36 @@ class EAXBatch:
         self.children = dev.zeros((self.count, n), np.int32)
         self.lengths = dev.zeros(self.count, np.int64)
         self._info = dev.zeros((self.count, N_INFO), np.int64)
+        self._none_i = dev.zeros(1, np.int32)
+        self._none_d = dev.zeros(1, np.float64)
+        self.changes = None  # C x n x 5, allocated by the first entropy-selection call
+        self.last_select: str | None = None
         self.info: EAXInfo | None = None
 
     def __call__(self, tours_a, tours_b, len_a, keys, counters, strategy: str = "rand", tries: int = 1, *,
-                 check: bool = True, threads: int | None = None):
+                 select: str = "greedy", freq: EdgeFrequency | None = None, check: bool = True,
+                 threads: int | None = None):
         """Children of the pairs (tours_a[c], tours_b[c]): ``(children C x n int32, lengths C int64)``
         as arrays of the batch's device. ``counters`` (int64, C) is advanced in place; a numpy
-        ``counters`` is updated on the host also for a GPU batch. ``check=False`` skips the
-        (O(C n log n)) validation of the tours."""
+        ``counters`` is updated on the host also for a GPU batch. ``select="entropy"`` needs
+        ``freq``, the edge frequencies of the population the parents A come from. ``check=False``
+        skips the (O(C n log n)) validation of the tours."""
         dev, n, C = self.device, self.n, self.count
         if strategy not in STRATEGIES:
             raise MetaheurError(f"EAX strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        if select not in SELECTIONS:
+            raise MetaheurError(f"EAX selection must be one of {', '.join(SELECTIONS)}, got {select!r}")
+        if select == "entropy":
+            if not isinstance(freq, EdgeFrequency):
+                raise MetaheurError("entropy-preserving selection needs the population's EdgeFrequency table")
+            if freq.n != n or freq.device.name != dev.name:
+                raise MetaheurError(f"the EdgeFrequency table is for {freq.n} cities on {freq.device.name}, "
+                                    f"not {n} on {dev.name}")
+            if self.changes is None:
+                self.changes = dev.zeros((C, n, 5), np.int32)
+            fargs = (freq.nb, freq.cnt, freq.length, freq.m, freq.h, freq.size, self.changes, 1)
+        else:
+            fargs = (self._none_i, self._none_i, self._none_i, 1, self._none_d, 1, self._none_i, 0)
         if not isinstance(tries, (int, np.integer)) or tries < 1:
             raise MetaheurError(f"tries (children per pair) must be a positive integer, got {tries!r}")
         gpu_in = dev.is_gpu and not isinstance(tours_a, np.ndarray)
@@ -141,7 +267,7 @@ class EAXBatch:
         ctr = dev.asarray(ch) if (dev.is_gpu or not counters.flags.c_contiguous) else counters
         self.kernel(C, 1, (self.data.xy, self.data.mat, self.neigh, n, self.k, dev.asarray(ta), dev.asarray(tb),
                            self.children, self.lengths, dev.asarray(la, np.int64), dev.asarray(kh), ctr,
-                           STRATEGIES[strategy], int(tries), self.work, self._info),
+                           STRATEGIES[strategy], int(tries), self.work, self._info, SELECTIONS[select], *fargs),
                     threads=None if dev.is_gpu else threads)
         if ctr is not counters:
             if host_counters:
@@ -150,16 +276,21 @@ class EAXBatch:
                 counters[...] = ctr
         info = to_host(self._info)
         self.info = EAXInfo(*(info[:, i].copy() for i in range(N_INFO)))
+        self.last_select = select
         if self.info.error.any():
             bad = int(np.flatnonzero(self.info.error)[0])
-            raise MetaheurError(f"EAX kernel: internal inconsistency {int(self.info.error[bad])} on pair {bad} "
+            code = int(self.info.error[bad])
+            if code == 7:
+                raise MetaheurError(f"EAX: len_a[{bad}] = {int(la[bad])} is not the exact length of tours_a[{bad}] "
+                                    "(the child's length from scratch differs from len_a + its tracked change)")
+            raise MetaheurError(f"EAX kernel: internal inconsistency {code} on pair {bad} "
                                 "(please report it with the instance and seeds)")
         return self.children, self.lengths
 
 
 def eax_children(tsp: TSP, data: TSPData, neigh, tours_a, tours_b, len_a, keys, counters, strategy: str = "rand",
-                 device: str | Device = "cpu", *, tries: int = 1, threads: int | None = None,
-                 return_info: bool = False):
+                 device: str | Device = "cpu", *, tries: int = 1, select: str = "greedy",
+                 freq: EdgeFrequency | None = None, threads: int | None = None, return_info: bool = False):
     """One EAX child per pair ``(tours_a[c], tours_b[c])`` (the best of ``tries``), as host arrays
     ``(children C x n int64, lengths C int64)`` (plus an :class:`EAXInfo` with ``return_info``).
 
@@ -169,6 +300,7 @@ def eax_children(tsp: TSP, data: TSPData, neigh, tours_a, tours_b, len_a, keys, 
     dev = parse_device(device)
     ta = np.atleast_2d(to_host(tours_a))
     batch = EAXBatch(tsp, data, neigh, ta.shape[0], dev)
-    children, lengths = batch(ta, tours_b, len_a, keys, counters, strategy, tries, threads=threads)
+    children, lengths = batch(ta, tours_b, len_a, keys, counters, strategy, tries, select=select, freq=freq,
+                              threads=threads)
     out = to_host(children).astype(np.int64), to_host(lengths).copy()
     return (*out, batch.info) if return_info else out

@@ -25,6 +25,7 @@ import numpy as np
 
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
+from metaheur.islands import eax
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import IslandParams
 from metaheur.problems import QAP, TSP
@@ -57,7 +58,7 @@ class IslandState:
     stale: int = 0  # generations since the best improved
     best: np.ndarray | None = None
     best_cost: int | None = None
-    ls_iterations: int = 0
+    ls_iterations: int = 0  # tabu iterations (QAP), ILS kicks (TSP), EAX children built (EAX islands)
     restarts: int = 0
 
 
@@ -122,9 +123,39 @@ def _replace(ops, state: IslandState, children: np.ndarray, costs: np.ndarray) -
         pop[victim], pc[victim] = child, cost
 
 
-def _generation(ops, spec: IslandSpec, state: IslandState, deadline: float | None) -> None:
+def _first_population(ops, spec: IslandSpec, state: IslandState, deadline: float | None,
+                      time_left: float | None):
+    """The island's first members: ``population`` of them, or for an automatic (EAX) size a first
+    few, timed, then as many more as the time budget affords (metaheur/islands/eax.py)."""
+    size = spec.params.ga.population
+    if size:
+        return _new_members(ops, spec, state, size, deadline)
+    (pop, costs), per = eax.timed(lambda k: _new_members(ops, spec, state, k, deadline), eax.MIN_POPULATION)
+    more = eax.population_size(per, time_left, eax.MIN_POPULATION) - eax.MIN_POPULATION
+    if more > 0 and (deadline is None or time.perf_counter() < deadline):
+        extra, extra_costs = _new_members(ops, spec, state, more, deadline)
+        pop, costs = np.concatenate([pop, extra]), np.concatenate([costs, extra_costs])
+    return pop, costs
+
+
+def _progress(state: IslandState, t0: float, elapsed: float, limit: float | None,
+              generation_limit: int | None) -> float | None:
+    """How far the run is, in [0, 1] (time, else generations), or None without a horizon."""
+    if limit:
+        return min(1.0, (elapsed + time.perf_counter() - t0) / limit)
+    if generation_limit:
+        return min(1.0, state.generation / generation_limit)
+    return None
+
+
+def _generation(ops, spec: IslandSpec, state: IslandState, deadline: float | None, progress: float | None) -> None:
     ga = spec.params.ga
     pop_size = state.population.shape[0]
+    if ga.crossover == "eax":
+        keys = _keys(spec, state, pop_size)
+        state.streams += pop_size
+        eax.eax_generation(ops, state, keys, _rng(spec, state, 2).permutation(pop_size), progress)
+        return
     count = ga.offspring
     keys = _keys(spec, state, count)
     state.streams += count
@@ -158,14 +189,17 @@ def _update_best(state: IslandState) -> bool:
 
 
 def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None = None, seconds: float | None = None,
-              time_left: float | None = None, in_worker: bool = False) -> tuple[IslandState, EpochStats]:
+              time_left: float | None = None, elapsed: float = 0.0, limit: float | None = None,
+              generation_limit: int | None = None, in_worker: bool = False) -> tuple[IslandState, EpochStats]:
     """Advance ``state`` by ``generations`` generations or, in time mode, until ``seconds`` pass
     (at least one generation either way); returns the new state and what was done.
 
     ``time_left``: the run's remaining time, a hard cap that also bounds the local searches (a
-    generation cut short by it keeps what its searches found). ``in_worker``: running in a
-    worker process, which leaves Ctrl-C to the parent. CPU kernels run on ``spec.cpu_threads``
-    OpenMP threads (one: an island is one core's work)."""
+    generation cut short by it keeps what its searches found). ``elapsed``, ``limit`` (seconds)
+    and ``generation_limit`` say how far the whole run is, for algorithms that change with it
+    (EAX's selection). ``in_worker``: running in a worker process, which leaves Ctrl-C to the
+    parent. CPU kernels run on ``spec.cpu_threads`` OpenMP threads (one: an island is one core's
+    work)."""
     if in_worker and os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (Dask runs tasks in threads)
     set_cpu_threads(spec.cpu_threads)
@@ -178,9 +212,11 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     deadline = None if time_left is None else t0 + time_left
     size = spec.params.ga.population
     if state.population is None:
-        state.population, state.costs = _new_members(ops, spec, state, size, deadline)
+        state.population, state.costs = _first_population(ops, spec, state, deadline, time_left)
         _update_best(state)
         improvements.append((time.perf_counter() - t0, state.best_cost))
+    elif size == 0:  # an automatic size is kept once chosen
+        pass
     elif state.population.shape[0] < size:  # resized by the load balancer: add members
         extra, extra_costs = _new_members(ops, spec, state, size - state.population.shape[0], deadline)
         state.population = np.concatenate([state.population, extra])
@@ -192,6 +228,8 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         keep = np.argsort(state.costs, kind="stable")[:size]
         state.population, state.costs = state.population[keep], state.costs[keep]
     target = spec.target
+    if spec.params.ga.crossover == "eax":
+        ops.eax_begin(state.population)
     while True:
         now = time.perf_counter()
         if target is not None and state.best_cost is not None and state.best_cost <= target:
@@ -202,7 +240,7 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
             break
         if deadline is not None and now >= deadline:
             break
-        _generation(ops, spec, state, deadline)
+        _generation(ops, spec, state, deadline, _progress(state, t0, elapsed, limit, generation_limit))
         state.generation += 1
         done += 1
         if _update_best(state):
@@ -220,6 +258,8 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
             state.stale = 0
             if _update_best(state):
                 improvements.append((time.perf_counter() - t0, state.best_cost))
+            if spec.params.ga.crossover == "eax":
+                ops.eax_begin(state.population)
     improved = start_best is None or (state.best_cost is not None and state.best_cost < start_best)
     stats = EpochStats(spec.index, spec.device, done, state.ls_iterations - start_iters,
                        time.perf_counter() - t0, state.best_cost, improved, state.restarts, improvements)

@@ -201,14 +201,17 @@ class IslandModel:
         return [results[i] for i in range(len(states))]
 
     def _budget(self, stop: StopRules) -> dict:
-        from metaheur.stopping import TimeLimit
+        from metaheur.stopping import MaxGenerations, TimeLimit
 
-        limit = stop.find(TimeLimit)
-        left = None if limit is None else max(0.0, limit.seconds - (time.perf_counter() - self.start_time))
+        limit, gens = stop.find(TimeLimit), stop.find(MaxGenerations)
+        elapsed = time.perf_counter() - self.start_time
+        left = None if limit is None else max(0.0, limit.seconds - elapsed)
+        horizon = {"elapsed": elapsed, "limit": None if limit is None else limit.seconds,
+                   "generation_limit": None if gens is None else gens.generations}
         if self.sync:
-            return {"generations": self.epoch_generations, "time_left": left}
+            return {"generations": self.epoch_generations, "time_left": left} | horizon
         seconds = self.epoch_seconds if left is None else min(self.epoch_seconds, left)
-        return {"seconds": seconds, "time_left": left}
+        return {"seconds": seconds, "time_left": left} | horizon
 
     def _make_parallel(self):
         """The joblib executor of the worker islands: loky here, or any registered backend (with

@@ -23,6 +23,11 @@ class GAParams:
     ``ls_budget``: local-search effort per child (tabu iterations for the QAP, kicks for the TSP;
     ``None``: a size-based default); ``restart_after``: generations without a new island best
     before all but the best individual are replaced by new random ones (0: never).
+
+    With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
+    metaheur/islands/eax.py): every member is parent A once a generation, ``tries`` EAX children
+    per pair, no local search of children; ``population = 0`` sizes the population from the time
+    budget; ``ls_budget`` is then the kicks of the local search that builds the population.
     """
 
     population: int = 20
@@ -31,10 +36,13 @@ class GAParams:
     mutation: int = 0
     ls_budget: int | None = None
     restart_after: int = 30
+    tries: int = 30
 
     def __post_init__(self) -> None:
-        if self.population < 1:
-            raise MetaheurError(f"population must be at least 1, got {self.population}")
+        if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
+            raise MetaheurError(f"population must be at least 1 (0, automatic, with eax), got {self.population}")
+        if self.tries < 1:
+            raise MetaheurError(f"tries must be at least 1, got {self.tries}")
         if self.offspring < 1:
             raise MetaheurError(f"offspring per generation must be at least 1, got {self.offspring}")
         if self.mutation < 0:
@@ -69,17 +77,31 @@ def default_ga(kind: str, n: int, *, multistart: bool = False) -> GAParams:
     if kind == "qap":
         ga = GAParams(population=20, offspring=10, crossover="ux", mutation=0, ls_budget=None, restart_after=30)
     else:
-        ga = GAParams(population=30, offspring=10, crossover="ox", mutation=0, ls_budget=None, restart_after=50)
-    if multistart:
-        ga = replace(ga, crossover="none", population=1, offspring=1, restart_after=0)
-    return ga
+        ga = GAParams(population=0, offspring=1, crossover="eax", mutation=0, ls_budget=None, restart_after=100)
+    return with_crossover(ga, "none") if multistart else ga
+
+
+def with_crossover(ga: GAParams, crossover: str) -> GAParams:
+    """``ga`` with another crossover, and the sizes that crossover needs: ``none`` (a
+    local-search multistart) keeps one member and one child a generation and never restarts;
+    ``eax`` sizes its population automatically with every member a parent each generation; a
+    steady-state crossover taking over from EAX's automatic size gets 30 members and 10 children."""
+    if crossover == "none":
+        return replace(ga, crossover="none", population=1, offspring=1, restart_after=0)
+    if crossover == "eax":
+        return replace(ga, crossover="eax", population=0, offspring=1)
+    if ga.population == 0:
+        return replace(ga, crossover=crossover, population=30, offspring=10)
+    return replace(ga, crossover=crossover)
 
 
 def ls_budget(params: GAParams, kind: str, n: int) -> int:
     """Local-search effort per child: the explicit budget, else QAP 20 n tabu iterations, TSP n / 4
-    kicks (at least 50)."""
+    kicks (at least 50); with EAX, none (a descent) for the members that start the population."""
     if params.ls_budget is not None:
         return params.ls_budget
+    if params.crossover == "eax":
+        return 0
     return 20 * n if kind == "qap" else max(50, n // 4)
 
 

@@ -19,6 +19,7 @@ COMPILE_VARIANTS: dict[str, list[dict]] = {
     "tsp_knn.cu": [{}],
     "qap_ga.cu": [{}],
     "tsp_ga.cu": [{}],
+    "tsp_eax.cu": _TSP,
 }
 
 __all__ = ["COMPILE_VARIANTS", "WEIGHT_CODES", "QAPData", "TSPData", "neighbours", "qap_data", "tsp_data"]

@@ -110,11 +110,12 @@ class TSPILSBatch:
 
     Starts are ``starts`` (S x n tours) or, by default, the greedy-edge tour for every search; the
     searches diverge through their own random streams ``(seed, k)``. The first :meth:`run` first
-    brings every start to a local optimum.
+    brings every start to a local optimum. ``neigh``: the neighbour lists of ``params``, when the
+    caller has them already (they are computed otherwise).
     """
 
     def __init__(self, tsp: TSP, device: str | Device = "cpu", *, count: int | None = None, starts=None,
-                 seed: int = 0, params: ILSParams | None = None, use_matrix: bool | None = None):
+                 seed: int = 0, params: ILSParams | None = None, use_matrix: bool | None = None, neigh=None):
         self.tsp = tsp
         self.device = dev = parse_device(device)
         self.params = params or ILSParams()
@@ -122,7 +123,9 @@ class TSPILSBatch:
         if n < 5:
             raise MetaheurError(f"{tsp.name}: iterated local search needs at least 5 cities")
         self.data = tsp_data(tsp, dev, use_matrix=use_matrix)
-        self.neigh = neighbours(tsp, self.params.neighbours, dev, quadrant=min(self.params.quadrant, (n - 1) // 4))
+        if neigh is None:  # ``neigh``: the lists these parameters give, when the caller has them already
+            neigh = neighbours(tsp, self.params.neighbours, dev, quadrant=min(self.params.quadrant, (n - 1) // 4))
+        self.neigh = np.asarray(neigh)
         self.k = self.neigh.shape[1]
         neigh_d = tsp.dist(np.arange(n)[:, None], self.neigh).astype(np.int32)
         if starts is None:

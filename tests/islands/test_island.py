@@ -378,8 +378,6 @@ def test_tsp_distance_ignores_rotation_and_direction():
     assert ops.distances(tour, other[None])[0] > 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: TSPOperators.crossover always launches tsp_ox: crossover='eax' is "
-                   "accepted (GAParams, --crossover eax) but silently runs OX (metaheur/ga/tsp_eax.py is unused)")
 def test_tsp_eax_crossover_is_not_ox():
     eax, _ = run_epoch(make_spec(TSP40, crossover="eax"), IslandState(0), generations=3)
     ox, _ = run_epoch(make_spec(TSP40, crossover="ox"), IslandState(0), generations=3)

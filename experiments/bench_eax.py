@@ -1,0 +1,458 @@
+"""GA-EAX for the TSP: a small standalone driver, benchmarked against the iterated local search
+alone and against LKH-3 (elkai) at equal wall time.
+
+GA-EAX (after Nagata and Kobayashi, INFORMS J. Computing 25(2), 2013):
+
+1. population: P tours (``--pop``; 0, the default: as many as ``--init-share`` of the budget
+   builds, timed on a first batch of 2 x threads, at most ``--max-pop`` = 300), each a random
+   permutation (``--init random``) or the greedy-edge tour with n/20 random local double bridges
+   (``--init greedy``), brought to a local optimum by
+   metaheur.search.tsp_ils.TSPILSBatch (2-opt, Or-opt, 3-opt, Lin-Kernighan; ``--init-kicks``
+   ILS kicks each, default 0: descent only);
+2. every generation, a random cyclic order r of the population; individual r[i] (A) is crossed
+   with r[i+1] (B) by kernels/tsp_eax.cu (metaheur.ga.tsp_eax.EAXBatch: one block per pair, all
+   pairs in one launch, spread over the OpenMP threads), ``--tries`` children per pair
+   (``--strategy single``: one AB-cycle each, distinct; ``rand``: random E-sets); the selected
+   child replaces A when it is shorter than A (``--polish``: the children are first brought to a
+   local optimum by TSPILSBatch with kicks=0);
+3. child selection (``--select``): ``greedy`` (the shortest child), ``entropy`` (Nagata's
+   entropy-preserving evaluation, which keeps the population diverse longer) or ``auto``
+   (entropy, then greedy from ``--greedy-at`` of the budget on, so that the population
+   converges before the end of a short budget; the default); the edge frequencies entropy
+   selection needs are kept by metaheur.ga.tsp_eax.EdgeFrequency from the changes the kernel
+   records;
+4. until the time budget (``--stall G``: after G generations without a better best, the strategy
+   becomes ``rand``).
+
+Baselines at the same wall time on the same cores:
+
+* ``ils``: TSPILSBatch from the greedy tour, one search per thread (``--threads``), its default
+  parameters (LK depth 30, 3-opt, double-bridge kicks), best of the searches;
+* ``lkh``: LKH-3 (elkai 2.0.1's LKH-3.0.8) with its default parameters, RUNS = 1, one run per
+  thread with seeds 1, 2, ... (LKH is sequential), run with the interpreter given by ``--lkh-python``
+  (default /tmp/benchvenv/bin/python) and killed after the budget. Each improvement is timed by
+  the wall clock when LKH prints it (trace level 1, stdout line-buffered by stdbuf): LKH's own
+  "Time" is CPU time, which on a loaded machine runs slower than the wall clock the other
+  methods are measured by. The time includes its preprocessing (subgradient ascent).
+
+Every method's best length is recorded against wall time since its start (population building,
+neighbour lists and compilation included; kernel compilation is cached on disk after the first
+run). The gap is to the optimum from the instances' bks.csv.
+
+    python experiments/bench_eax.py [--quick] [--instances pr2392 pcb3038 rl5915] [--budget 60]
+        [--threads 2] [--methods ga ils lkh] [--pop 0 (auto)] [--tries 30] [--out experiments/results]
+
+Writes ``bench_eax.csv`` (one row per method, instance and checkpoint) and ``bench_eax.md``
+(command, date, machine, tables) under --out. ``--quick``: one small instance (pcb442 from
+$METAHEUR_INSTANCES or /work/shared/instances/tsplib, else a generated 400-city one), a 5 s
+budget, GA and ILS only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import datetime as _dt
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from metaheur.devices import cpu_count
+from metaheur.engine import set_cpu_threads
+from metaheur.engine.rng import stream_key
+from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
+from metaheur.ops import neighbours, tsp_data
+from metaheur.problems import TSP, load_instance, uniform_tsp
+from metaheur.search.tsp_ils import ILSParams, TSPILSBatch, greedy_tour
+
+DEFAULT_DIRS = [os.environ.get("METAHEUR_INSTANCES", ""), "/work/shared/instances/tsplib"]
+CHECKPOINTS = (1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def instance_dir() -> Path | None:
+    return next((Path(d) for d in DEFAULT_DIRS if d and (Path(d) / "bks.csv").is_file()), None)
+
+
+def best_known_table(folder: Path | None) -> dict[str, int]:
+    if folder is None:
+        return {}
+    with open(folder / "bks.csv") as handle:
+        return {row["name"]: int(row["best_known"]) for row in csv.DictReader(handle)}
+
+
+class Trace:
+    """Best length found against wall time since ``start``."""
+
+    def __init__(self, start: float | None = None):
+        self.start = time.perf_counter() if start is None else start
+        self.points: list[tuple[float, int]] = []
+
+    def add(self, length: int, at: float | None = None) -> None:
+        t = (time.perf_counter() - self.start) if at is None else at
+        if not self.points or length < self.points[-1][1]:
+            self.points.append((t, int(length)))
+
+    def best_at(self, t: float) -> int | None:
+        best = None
+        for when, length in self.points:
+            if when <= t:
+                best = length
+        return best
+
+    @property
+    def best(self) -> int | None:
+        return self.points[-1][1] if self.points else None
+
+
+# ------------------------------------------------------------------------------------------- GA-EAX
+
+
+INIT_LS = {"full": ILSParams(), "fast": ILSParams(neighbours=16, k5=0, lk_depth=0)}
+
+
+def initial_population(tsp: TSP, neigh: np.ndarray, size: int, method: str, kicks: int, seed: int,
+                       rng: np.random.Generator, ls: str = "full"):
+    """``size`` local optima (tours int32, lengths int64) from random or perturbed greedy starts."""
+    n = tsp.n
+    if method == "random":
+        starts = np.array([rng.permutation(n) for _ in range(size)])
+    elif method == "greedy":
+        g = greedy_tour(tsp, neigh)
+        starts = np.empty((size, n), dtype=np.int64)
+        for p in range(size):
+            t = g.copy()
+            if n >= 16:
+                top = max(1, min(50, n // 8))
+                for _ in range(max(1, n // 20)):  # local double bridges: adjacent segments swap places
+                    l1, l2 = int(rng.integers(1, top + 1)), int(rng.integers(1, top + 1))
+                    i = int(rng.integers(0, n - l1 - l2 + 1))
+                    t[i:i + l1 + l2] = np.concatenate([t[i + l1:i + l1 + l2], t[i:i + l1]])
+            starts[p] = t
+    else:
+        raise ValueError(f"unknown init method {method!r}")
+    ils = TSPILSBatch(tsp, starts=starts, seed=seed, params=INIT_LS[ls])
+    res = ils.run(kicks=kicks)
+    return res.best.astype(np.int32), res.best_costs.astype(np.int64)
+
+
+def run_ga(tsp: TSP, budget: float, *, pop: int, tries: int, strategy: str, stall: int, init: str,
+           init_kicks: int, polish: bool, seed: int, threads: int, init_ls: str = "full", select: str = "auto",
+           greedy_at: float = 0.7, init_share: float = 0.3, max_pop: int = 300, log=None) -> tuple[Trace, dict]:
+    """GA-EAX within ``budget`` wall seconds (see the module docstring). ``pop=0``: the population
+    grows until ``init_share`` of the budget is spent building it (first a batch of
+    ``2 * threads`` tours to time one, then the rest at once), between 2 * threads and
+    ``max_pop``. ``select``: ``greedy``, ``entropy``, or ``auto`` (entropy, then greedy from
+    ``greedy_at`` of the budget on, so that the population converges before the end)."""
+    start = time.perf_counter()
+    trace = Trace(start)
+    rng = np.random.default_rng(seed)
+    neigh = neighbours(tsp, 10)
+    first = pop or max(4, 2 * threads)
+    population, lengths = initial_population(tsp, neigh, first, init, init_kicks, seed, rng, init_ls)
+    trace.add(int(lengths.min()))
+    if not pop:
+        per = (time.perf_counter() - start) / first
+        size = int(min(max_pop, max(first, (init_share * budget) / max(per, 1e-6))))
+        if size > first:
+            more, more_len = initial_population(tsp, neigh, size - first, init, init_kicks, seed + 1, rng, init_ls)
+            population, lengths = np.concatenate([population, more]), np.concatenate([lengths, more_len])
+            trace.add(int(lengths.min()))
+    size = len(population)
+    t_init = time.perf_counter() - start
+    data = tsp_data(tsp)
+    eax = EAXBatch(tsp, data, neigh, size)
+    keys = stream_key(np.uint64(seed), np.arange(size, dtype=np.uint64))
+    counters = np.zeros(size, dtype=np.int64)
+    use_entropy = select in ("entropy", "auto")
+    freq = EdgeFrequency(population, data.device, data.defines) if use_entropy else None
+    gen = since = 0
+    current = strategy
+    switched_at = greedy_from = None
+    t_eax = t_freq = 0.0
+    while time.perf_counter() - start < budget:
+        if use_entropy and select == "auto" and time.perf_counter() - start >= greedy_at * budget:
+            use_entropy, freq, greedy_from = False, None, gen
+        order = rng.permutation(size)
+        a, b = population[order], population[np.roll(order, -1)]
+        t_gen = time.perf_counter()
+        children, child_len = eax(a, b, lengths[order], keys, counters, current, tries,
+                                  select="entropy" if use_entropy else "greedy", freq=freq, check=False,
+                                  threads=threads)
+        children, child_len = np.array(children), np.array(child_len)
+        t_eax += time.perf_counter() - t_gen
+        if polish:
+            ils = TSPILSBatch(tsp, starts=children, seed=seed + gen + 1)
+            res = ils.run(kicks=0)
+            children, child_len = res.best.astype(np.int32), res.best_costs.astype(np.int64)
+        better = child_len < lengths[order]
+        idx = order[better]
+        if freq is not None:
+            t_freq0 = time.perf_counter()
+            freq.replace_children(eax, np.flatnonzero(better), threads=threads)
+            t_freq += time.perf_counter() - t_freq0
+        population[idx] = children[better]
+        lengths[idx] = child_len[better]
+        gen += 1
+        best = int(lengths.min())
+        if trace.best is None or best < trace.best:
+            trace.add(best)
+            since = 0
+        else:
+            since += 1
+        if stall and since >= stall and current != "rand":
+            current, switched_at, since = "rand", gen, 0
+        if log and gen % 50 == 0:
+            log(f"  gen {gen} t {time.perf_counter() - start:.1f}s best {best} mean {lengths.mean():.0f} "
+                f"strategy {current} selection {'entropy' if use_entropy else 'greedy'}")
+    best_i = int(np.argmin(lengths))
+    exact = tsp.tour_length(population[best_i])
+    assert exact == lengths[best_i], (exact, lengths[best_i])
+    return trace, {"pop": size, "generations": gen, "init_s": round(t_init, 2), "eax_s": round(t_eax, 1),
+                   "freq_s": round(t_freq, 1), "greedy_from_gen": greedy_from, "rand_from_gen": switched_at,
+                   "best_tour": population[best_i].copy()}
+
+
+# -------------------------------------------------------------------------------------- baselines
+
+
+def run_ils(tsp: TSP, budget: float, *, threads: int, seed: int) -> tuple[Trace, dict]:
+    start = time.perf_counter()
+    trace = Trace(start)
+    ils = TSPILSBatch(tsp, count=threads, seed=seed, params=ILSParams())
+    kicks = 0
+    while True:
+        left = budget - (time.perf_counter() - start)
+        if left <= 0:
+            break
+        res = ils.run(time_limit=min(left, 0.5))
+        kicks = int(res.iterations.sum())
+        trace.add(int(res.best_costs.min()))
+    return trace, {"searches": threads, "kicks": kicks}
+
+
+_LKH_SCRIPT = r"""
+import sys, time
+from elkai import _elkai
+path, budget, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+params = (f"RUNS = 1\nMAX_TRIALS = 100000000\nTIME_LIMIT = {budget}\nTOTAL_TIME_LIMIT = {budget}\n"
+          f"SEED = {seed}\nTRACE_LEVEL = 1\nPROBLEM_FILE = :stdin:\n")
+tour = _elkai.solve_problem(params, open(path).read())
+print("ELKAI_TOUR", " ".join(str(c - 1) for c in tour), flush=True)
+"""
+_LKH_LINE = re.compile(r"^\* *\d+: Cost = (\d+), Time = ([0-9.]+) sec")
+
+
+def run_lkh(tsp: TSP, path: Path, budget: float, *, threads: int, python: str) -> tuple[Trace, dict]:
+    """``threads`` independent LKH runs in parallel (seeds 1..threads), stopped after ``budget``
+    wall seconds. LKH's own times are CPU seconds (getrusage), so each improvement is timed by the
+    wall clock when its progress line arrives (LKH's stdout made line-buffered with stdbuf)."""
+    import shutil
+    import threading
+
+    prefix = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
+    start = time.perf_counter()
+    procs = [subprocess.Popen([*prefix, python, "-c", _LKH_SCRIPT, str(path), str(budget), str(s + 1)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+             for s in range(threads)]
+    events: list[tuple[float, int]] = []
+    pre: list[float] = []
+    finals: list[np.ndarray] = []
+    lock = threading.Lock()
+
+    def reader(proc) -> None:
+        for line in proc.stdout:
+            now = time.perf_counter() - start
+            m = _LKH_LINE.match(line)
+            with lock:
+                if m:
+                    events.append((now, int(m.group(1))))
+                elif line.startswith("Preprocessing time"):
+                    pre.append(now)
+                elif line.startswith("ELKAI_TOUR"):
+                    finals.append(np.array([int(x) for x in line.split()[1:]]))
+
+    readers = [threading.Thread(target=reader, args=(p,), daemon=True) for p in procs]
+    for r in readers:
+        r.start()
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, budget - (time.perf_counter() - start)))
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    for r in readers:
+        r.join(timeout=5)
+    trace = Trace(0.0)
+    for t, c in sorted(events):
+        if t <= budget:
+            trace.add(c, at=t)
+    for tour in finals:  # a run that ended within the budget: its tour, recomputed here
+        length = tsp.tour_length(tour)
+        if trace.best is not None and length > trace.best:
+            raise AssertionError(f"LKH reported {trace.best} but its tour is {length} long")
+    return trace, {"runs": threads, "preprocessing_done_s": [round(x, 1) for x in sorted(pre)],
+                   "finished_runs": len(finals)}
+
+
+# ------------------------------------------------------------------------------------------- main
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="one small instance, 5 s, GA and ILS only")
+    ap.add_argument("--instances", nargs="+", default=["pr2392", "pcb3038", "rl5915"])
+    ap.add_argument("--budget", type=float, default=60.0, help="wall seconds per method and instance")
+    ap.add_argument("--threads", type=int, default=0, help="cores (default: all)")
+    ap.add_argument("--methods", nargs="+", default=["ga", "ils", "lkh"], choices=["ga", "ils", "lkh"])
+    ap.add_argument("--pop", type=int, default=0, help="GA population (0: what --init-share of the budget builds)")
+    ap.add_argument("--init-share", type=float, default=0.3, help="budget share for building the population")
+    ap.add_argument("--max-pop", type=int, default=300)
+    ap.add_argument("--tries", type=int, default=30, help="EAX children per pair and generation")
+    ap.add_argument("--strategy", default="single", choices=["single", "rand"])
+    ap.add_argument("--select", default="auto", choices=["greedy", "entropy", "auto"],
+                    help="child selection: shortest, Nagata's entropy-preserving evaluation, or auto (entropy, "
+                         "then greedy from --greedy-at of the budget on)")
+    ap.add_argument("--greedy-at", type=float, default=0.7)
+    ap.add_argument("--stall", type=int, default=0,
+                    help="generations without progress before the strategy becomes 'rand' (0: never)")
+    ap.add_argument("--init", default="random", choices=["random", "greedy"])
+    ap.add_argument("--init-kicks", type=int, default=0)
+    ap.add_argument("--init-ls", default="full", choices=list(INIT_LS),
+                    help="local search of the population: full (ILS defaults) or fast (2-opt + Or-opt, k = 16)")
+    ap.add_argument("--polish", action="store_true", help="local search on every child")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--lkh-python", default="/tmp/benchvenv/bin/python")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    ap.add_argument("--name", default="bench_eax", help="output file stem")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+
+    threads = args.threads or cpu_count()
+    set_cpu_threads(threads)
+    folder = instance_dir()
+    bks = best_known_table(folder)
+    methods = args.methods
+    if args.quick:
+        args.budget = min(args.budget, 5.0)
+        methods = [m for m in methods if m != "lkh"]
+        args.instances = ["pcb442"] if folder and (folder / "pcb442.tsp").is_file() else ["gen:tsp:400:1"]
+    load = os.getloadavg()[0]
+    rows, notes = [], []
+    for name in args.instances:
+        if name.startswith("gen:"):
+            tsp, path = uniform_tsp(int(name.split(":")[2]), int(name.split(":")[3])), None
+        else:
+            path = folder / f"{name}.tsp" if folder else Path(name)
+            tsp = load_instance(str(path))
+        opt = bks.get(tsp.name if name.startswith("gen:") else name)
+        print(f"{name}: n = {tsp.n}, optimum {opt}, budget {args.budget:g} s, {threads} threads", flush=True)
+        for method in methods:
+            if method == "ga":
+                trace, info = run_ga(tsp, args.budget, pop=args.pop, tries=args.tries, strategy=args.strategy,
+                                     stall=args.stall, init=args.init, init_kicks=args.init_kicks,
+                                     polish=args.polish, seed=args.seed, threads=threads, init_ls=args.init_ls,
+                                     select=args.select, greedy_at=args.greedy_at, init_share=args.init_share,
+                                     max_pop=args.max_pop,
+                                     log=print if args.verbose else None)
+                info.pop("best_tour")
+            elif method == "ils":
+                trace, info = run_ils(tsp, args.budget, threads=threads, seed=args.seed)
+            else:
+                if path is None or not Path(args.lkh_python).exists():
+                    print("  lkh: skipped (no instance file or no --lkh-python interpreter)")
+                    continue
+                trace, info = run_lkh(tsp, path, args.budget, threads=threads, python=args.lkh_python)
+            ref = opt or trace.best
+            for cp in [c for c in CHECKPOINTS if c < args.budget] + [args.budget]:
+                length = trace.best_at(cp)
+                gap = None if length is None or ref is None else 100.0 * (length / ref - 1.0)
+                rows.append({"instance": name, "n": tsp.n, "method": method, "seconds": cp,
+                             "best": "" if length is None else length, "gap_percent": "" if gap is None else
+                             f"{gap:.3f}", "optimum": opt or ""})
+            desc = ", ".join(f"{k} {v}" for k, v in info.items())
+            first = f"first tour at {trace.points[0][0]:.1f} s" if trace.points else "no tour within the budget"
+            notes.append(f"{name} {method}: {desc}; {first}")
+            gap = "" if not opt or trace.best is None else f" ({100 * (trace.best / opt - 1):.3f}%)"
+            print(f"  {method}: best {trace.best if trace.best is not None else 'none within the budget'}{gap} "
+                  f"{desc}", flush=True)
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f"{args.name}.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    command = "python experiments/bench_eax.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    lines = [
+        "# GA-EAX against ILS alone and LKH-3 at equal wall time",
+        "",
+        f"- command: `{command.strip()}`",
+        f"- date: {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}",
+        f"- machine: {platform.node()}, {_cpu_model()}, {os.cpu_count()} cores ({threads} used), "
+        f"{platform.platform()}; load average at start {load:.2f}",
+        f"- Python {platform.python_version()}, numpy {np.__version__}, metaheur commit {_git_commit()} "
+        "(plus uncommitted work)",
+        f"- GA: tries {args.tries}, strategy {args.strategy} (then rand after {args.stall or 'no'} stalled "
+        "generations), "
+        f"selection {args.select} (greedy from {args.greedy_at:g} of the budget if auto), population "
+        f"{args.pop or f'auto (init share {args.init_share:g}, max {args.max_pop})'}, init {args.init} "
+        f"({args.init_ls} local search), init kicks {args.init_kicks}, polish {args.polish}, seed {args.seed}",
+        "",
+        "Gap (%) of the best tour found by each wall-clock time (s) since the method started "
+        "(population / preprocessing included).",
+        "",
+    ]
+    for name in args.instances:
+        sub = [r for r in rows if r["instance"] == name]
+        if not sub:
+            continue
+        cps = sorted({r["seconds"] for r in sub})
+        ms = [m for m in methods if any(r["method"] == m for r in sub)]
+        lines.append(f"## {name} (n = {sub[0]['n']}, optimum {sub[0]['optimum'] or 'unknown'})")
+        lines.append("")
+        lines.append("| method | " + " | ".join(f"{c:g} s" for c in cps) + " |")
+        lines.append("|---|" + "---:|" * len(cps))
+        for m in ms:
+            cells = {r["seconds"]: r["gap_percent"] for r in sub if r["method"] == m}
+            lines.append(f"| {m} | " + " | ".join(cells.get(c, "") or "-" for c in cps) + " |")
+        lines.append("")
+    lines.append("## Runs")
+    lines.append("")
+    lines.extend(f"- {n}" for n in notes)
+    (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out / (args.name + '.csv')} and {out / (args.name + '.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""EAX islands (metaheur/islands/eax.py): Nagata's generation on the island state."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metaheur.islands import eax
+from metaheur.islands.island import IslandSpec, IslandState, run_epoch
+from metaheur.islands.params import GAParams, IslandParams, default_ga, with_crossover
+from metaheur.problems import clustered_tsp, uniform_tsp
+
+TSP = clustered_tsp(150, seed=3)
+
+
+def spec(population: int = 12, tries: int = 5, seed: int = 7) -> IslandSpec:
+    ga = GAParams(population=population, offspring=1, crossover="eax", tries=tries, restart_after=0)
+    return IslandSpec(0, TSP, "eax-test", "cpu", IslandParams(ga=ga), seed)
+
+
+def test_default_tsp_island_is_eax_with_an_automatic_population():
+    ga = default_ga("tsp", 1000)
+    assert (ga.crossover, ga.population) == ("eax", 0)
+    assert with_crossover(ga, "ox").population > 0 and with_crossover(ga, "none").population == 1
+
+
+def test_population_size_follows_the_time_budget():
+    assert eax.population_size(0.01, 10.0, 4) == 300  # capped
+    assert eax.population_size(0.5, 10.0, 4) == 6  # 30% of 10 s at 0.5 s a member
+    assert eax.population_size(5.0, 10.0, 4) == 4  # at least what was built
+    assert eax.population_size(0.5, None, 4) == eax.DEFAULT_POPULATION
+
+
+def test_selection_turns_greedy_late_in_the_run():
+    assert eax.selection(0.1, 0) == "entropy" and eax.selection(0.75, 0) == "greedy"
+    assert eax.selection(None, 0) == "entropy" and eax.selection(None, eax.STALE_GREEDY) == "greedy"
+
+
+def test_eax_generations_only_shorten_members_and_costs_are_exact():
+    st, _ = run_epoch(spec(), IslandState(0), generations=1)
+    before = st.costs.copy()
+    st2, stats = run_epoch(spec(), st, generations=4)
+    assert np.all(st2.costs <= before)
+    assert all(TSP.tour_length(t) == c for t, c in zip(st2.population, st2.costs, strict=True))
+    assert st2.best_cost == st2.costs.min() <= before.min()
+    assert stats.ls_iterations > 0  # children built are counted as search steps
+
+
+def test_eax_epochs_are_reproducible():
+    a, _ = run_epoch(spec(), IslandState(0), generations=3)
+    b, _ = run_epoch(spec(), IslandState(0), generations=3)
+    assert np.array_equal(a.population, b.population) and np.array_equal(a.costs, b.costs)
+    c, _ = run_epoch(spec(seed=8), IslandState(0), generations=3)
+    assert not np.array_equal(a.population, c.population)
+
+
+def test_an_automatic_population_is_sized_from_the_time_left():
+    st, _ = run_epoch(spec(population=0), IslandState(0), generations=1, time_left=3.0)
+    assert eax.MIN_POPULATION <= st.population.shape[0] <= eax.MAX_POPULATION
+    again, _ = run_epoch(spec(population=0), st, generations=1, time_left=3.0)
+    assert again.population.shape[0] == st.population.shape[0]  # kept once chosen
+
+
+@pytest.mark.slow
+def test_solve_with_eax_beats_the_multistart_at_equal_time():
+    from metaheur.solver import solve
+
+    tsp = uniform_tsp(400, seed=5)
+    ga = solve(tsp, time_limit=4, seed=1)
+    ls = solve(tsp, time_limit=4, seed=1, ga=with_crossover(default_ga("tsp", 400), "none"))
+    assert ga.cost == tsp.tour_length(ga.solution) and ls.cost == tsp.tour_length(ls.solution)
+    assert ga.cost <= ls.cost
