@@ -8,8 +8,11 @@ implementation shared/yardsticks/rots.c (gcc -O3 -march=native):
   quality  equal wall time on 2 cores: `metaheur.solver.solve` (the default memetic islands)
            against rots.c run once per core with different seeds (best of the two), the
            iteration budget of rots.c set from its measured speed; gaps to best known.
-TSP: gap to optimum at equal wall time against fast-tsp and elkai (LKH-3) where installed
-(`pip install fast-tsp elkai`), through experiments/bench_tsp_ils.py's driver when present.
+TSP: gap to optimum at equal wall time (`--tsp-seconds`, default 10 and 30 s) of `metaheur solve`
+(the default: EAX islands on all cores) against fast-tsp, elkai (LKH-3) and OR-Tools on TSPLIB
+instances of about 1k, 2-3k, 5k and 10k+ cities, through peers.py's runner (benchmark-only
+dependencies: `pip install fast-tsp elkai ortools` in this or another Python given with
+--peer-python). experiments/bench_tsp_ils.py compares the local search alone with fast-tsp.
 GPU rows (when CuPy finds a device): tabu-search iterations per second for batches of 1, 64, 1024.
 
     python experiments/bench_search.py [--quick] [--qap-speed tai50a,...] [--qap-quality ...]
@@ -30,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import header, write_table
 from runlib import build_rots, rots_start, run_rots
+from runlib import present as runlib_present
 
 from metaheur.devices import gpu_devices
 from metaheur.engine import set_cpu_threads
@@ -38,6 +42,7 @@ from metaheur.search.qap_tabu import QAPTabuBatch
 
 SPEED = ["tai50a", "tai100a", "tai256c", "tai60b", "sko100a"]
 QUALITY = ["tai50a", "tai60b", "tai80a", "tai100a", "sko100a"]
+TSP = ["fl1577", "d2103", "pr2392", "pcb3038", "rl5915", "rl11849", "brd14051"]
 
 
 def run_ours(qap, iterations: int, seed: int) -> dict:
@@ -112,6 +117,21 @@ def gpu_rows(names: list[str]) -> list[dict]:
     return rows
 
 
+def tsp_comparison(args) -> None:
+    import peers
+
+    names, missing = runlib_present(args.tsp.split(","))
+    runner = peers.Peers([sys.executable, *args.peer_python])
+    for seconds in (float(s) for s in args.tsp_seconds.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = peers.tsp_rows(names, args.seeds, lambda prob, s=seconds: s, runner, Path(tmp), 8000)
+        head = header(f"TSP at {seconds:g} s per run, {args.seeds} seed(s): metaheur solve (default) on all cores; "
+                      "fast-tsp on all cores, elkai and OR-Tools on one; peers' Pythons: "
+                      + ", ".join(runner.pythons) + (f"; not present: {', '.join(missing)}" if missing else ""))
+        write_table(rows, peers.COLUMNS, f"bench_search_tsp_{seconds:g}s" + ("_quick" if args.quick else ""), head,
+                    args.out, f"TSP: metaheur vs fast-tsp, LKH-3 and OR-Tools at {seconds:g} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small instances, seconds (smoke test)")
@@ -122,13 +142,16 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--skip-quality", action="store_true")
+    ap.add_argument("--tsp", default=",".join(TSP), help="TSP instances ('' to skip)")
+    ap.add_argument("--tsp-seconds", default="10,30", help="equal wall times of the TSP comparison")
+    ap.add_argument("--peer-python", action="append", default=[], help="another Python to look for peers in")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if not os.environ.get("METAHEUR_INSTANCES"):
         sys.exit("bench_search: set METAHEUR_INSTANCES to the folder of the benchmark libraries")
     if args.quick:
         args.qap_speed, args.qap_quality, args.seconds, args.reps, args.seeds = "tai12a,tai30a", "tai20a", 2.0, 2, 1
-        args.speed_seconds = 0.2
+        args.speed_seconds, args.tsp, args.tsp_seconds = 0.2, "berlin52", "1"
     with tempfile.TemporaryDirectory() as tmp:
         exe = build_rots(Path(tmp))
         head = header("ours: QAPTabuBatch, CPU build, 1 search, 1 core; rots: shared/yardsticks/rots.c, "
@@ -146,6 +169,8 @@ def main() -> None:
                 mine = [r for r in quality if r["instance"] == name]
                 print(f"{name}: mean gap ours {np.mean([r['ours_gap_%'] for r in mine]):.3f}% "
                       f"rots {np.mean([r['rots_gap_%'] for r in mine]):.3f}%")
+    if args.tsp:
+        tsp_comparison(args)
     gpu = gpu_rows(args.qap_speed.split(",")[:2])
     if gpu:
         write_table(gpu, list(gpu[0]), "bench_search_gpu", header(), args.out, "QAP tabu search on GPUs")

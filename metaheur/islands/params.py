@@ -96,13 +96,13 @@ def with_crossover(ga: GAParams, crossover: str) -> GAParams:
 
 
 def ls_budget(params: GAParams, kind: str, n: int) -> int:
-    """Local-search effort per child: the explicit budget, else QAP 20 n tabu iterations, TSP n / 4
+    """Local-search effort per child: the explicit budget, else QAP 50 n tabu iterations, TSP n / 4
     kicks (at least 50); with EAX, none (a descent) for the members that start the population."""
     if params.ls_budget is not None:
         return params.ls_budget
     if params.crossover == "eax":
         return 0
-    return 20 * n if kind == "qap" else max(50, n // 4)
+    return 50 * n if kind == "qap" else max(50, n // 4)
 
 
 def param_names(cls) -> list[str]:
