@@ -182,7 +182,7 @@ def test_directory_is_a_clean_error(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("[ga]\npopulation = 0\n", r"\[ga\] population must be at least 1, got 0"),
+    ("[ga]\npopulation = 0\ncrossover = \"ux\"\n", r"\[ga\] population must be at least 1 \(0, automatic, with eax\), got 0"),
     ("[ga]\noffspring = -1\n", r"\[ga\] offspring per generation must be at least 1"),
     ("[ga]\ncrossover = \"zz\"\n", r"\[ga\] unknown crossover 'zz'"),
     ("[ga]\nmutation = -3\n", r"\[ga\] mutation must be >= 0"),
