@@ -101,19 +101,31 @@ def qap_quality(exe: Path, names: list[str], seconds: float, seeds: int) -> list
     return rows
 
 
+def _batch_rate(qap, device, count: int, iterations: int) -> float:
+    """Tabu iterations per second of ``count`` searches together (after a warm-up launch)."""
+    batch = QAPTabuBatch(qap, device, count=count, seed=1)
+    batch.run(50)
+    t0 = time.perf_counter()
+    res = batch.run(iterations)
+    return float(res.iterations.sum() - 50 * count) / (time.perf_counter() - t0)
+
+
 def gpu_rows(names: list[str]) -> list[dict]:
+    """Batches of 1, 64 and 1,024 searches on each GPU, and the CPU build on 2 cores (two OpenMP
+    threads over the same 64-search batch) for the ratio (target: 1,024 on a GPU >= 100x)."""
     rows = []
-    for dev in gpu_devices():
-        for name in names:
-            qap = load_instance(name)
+    for name in names:
+        qap = load_instance(name)
+        set_cpu_threads(2)
+        cpu2 = _batch_rate(qap, "cpu", 64, 500)
+        set_cpu_threads(0)
+        rows.append({"device": "cpu (2 cores)", "instance": name, "n": qap.n, "searches": 64,
+                     "iters_per_s": round(cpu2), "vs_cpu_2_cores": 1.0})
+        for dev in gpu_devices():
             for count in (1, 64, 1024):
-                batch = QAPTabuBatch(qap, dev, count=count, seed=1)
-                batch.run(100)
-                t0 = time.perf_counter()
-                res = batch.run(2000)
-                dt = time.perf_counter() - t0
+                rate = _batch_rate(qap, dev, count, 2000)
                 rows.append({"device": dev.name, "instance": name, "n": qap.n, "searches": count,
-                             "iters_per_s": round(float(res.iterations.sum() - 100 * count) / dt)})
+                             "iters_per_s": round(rate), "vs_cpu_2_cores": round(rate / cpu2, 1)})
     return rows
 
 
@@ -145,13 +157,18 @@ def main() -> None:
     ap.add_argument("--tsp", default=",".join(TSP), help="TSP instances ('' to skip)")
     ap.add_argument("--tsp-seconds", default="10,30", help="equal wall times of the TSP comparison")
     ap.add_argument("--peer-python", action="append", default=[], help="another Python to look for peers in")
+    ap.add_argument("--gpu-only", action="store_true", help="only the GPU rows (experiments/gpu_check.sh)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    if not os.environ.get("METAHEUR_INSTANCES"):
-        sys.exit("bench_search: set METAHEUR_INSTANCES to the folder of the benchmark libraries")
     if args.quick:
         args.qap_speed, args.qap_quality, args.seconds, args.reps, args.seeds = "tai12a,tai30a", "tai20a", 2.0, 2, 1
         args.speed_seconds, args.tsp, args.tsp_seconds = 0.2, "berlin52", "1"
+    if args.gpu_only:  # generated instances: a GPU machine may not have the benchmark libraries
+        gpu = gpu_rows(["gen:qap:100"] if not args.quick else ["gen:qap:30"])
+        write_table(gpu, list(gpu[0]), "bench_search_gpu", header(), args.out, "QAP tabu search on GPUs")
+        return
+    if not os.environ.get("METAHEUR_INSTANCES"):
+        sys.exit("bench_search: set METAHEUR_INSTANCES to the folder of the benchmark libraries")
     with tempfile.TemporaryDirectory() as tmp:
         exe = build_rots(Path(tmp))
         head = header("ours: QAPTabuBatch, CPU build, 1 search, 1 core; rots: shared/yardsticks/rots.c, "

@@ -9,10 +9,12 @@
 # ($TMP/src/metaheur = symlinks to metaheur/*, plus problems/ and kernels/ as the setuptools
 # package-dir mapping would install them) on PYTHONPATH.
 #
-# Writes OUTDIR/system.txt (nvidia-smi, `metaheur info`), OUTDIR/gpu_tests.log (pytest -m gpu) and
-# OUTDIR/bench_kernels_gpu.{csv,md} (experiments/bench_kernels.py --label gpu). Exits non-zero when
-# a test fails or the import tree does not work. About 3-5 minutes on an H200; without a GPU the
-# gpu tests skip and the benchmark has no GPU rows (a dry run of the script itself).
+# Writes OUTDIR/system.txt (nvidia-smi, `metaheur info`), OUTDIR/gpu_tests.log (pytest -m gpu),
+# OUTDIR/bench_kernels_gpu.{csv,md} (experiments/bench_kernels.py --label gpu),
+# OUTDIR/bench_search_gpu.{csv,md} (tabu search batches of 1, 64, 1024 searches vs the CPU build on
+# 2 cores) and the results of short gpu and hybrid solves (solve_*.json, .log). Exits non-zero when
+# a test or a step fails or the import tree does not work. About 6-8 minutes on an H200; without a
+# GPU the gpu tests skip and the GPU steps report their absence (a dry run of the script itself).
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -88,6 +90,23 @@ if [ "$bench_status" -ne 0 ]; then
     echo "gpu_check.sh: benchmark failed (exit $bench_status)" >&2
     status=1
 fi
+
+# ------------------------------------------------------------------ searches and strategies
+echo "== python experiments/bench_search.py --gpu-only --out $OUT"
+"$PY" experiments/bench_search.py --gpu-only --out "$OUT" 2>&1 | tee "$OUT/bench_search_gpu.log" || status=1
+if ! "$PY" -c "import sys; from metaheur.devices import gpu_devices; sys.exit(0 if gpu_devices() else 1)"; then
+    echo "== no GPU: the gpu and hybrid solves are skipped"
+    echo "== gpu_check.sh done: status $status; results in $OUT"
+    exit $status
+fi
+for strategy in gpu hybrid; do
+    echo "== metaheur solve gen:qap:100 --strategy $strategy -t 20 -v"
+    "$PY" -m metaheur.cli solve gen:qap:100 --strategy "$strategy" -t 20 -v --json "$OUT/solve_qap_$strategy.json" \
+        2>&1 | tail -20 | tee "$OUT/solve_qap_$strategy.log" || status=1
+done
+echo "== metaheur solve gen:tsp:2000 --strategy hybrid -t 20 -v"
+"$PY" -m metaheur.cli solve gen:tsp:2000 --strategy hybrid -t 20 -v --json "$OUT/solve_tsp_hybrid.json" \
+    2>&1 | tail -20 | tee "$OUT/solve_tsp_hybrid.log" || status=1
 
 echo "== gpu_check.sh done: status $status; results in $OUT"
 exit $status
