@@ -64,7 +64,7 @@ from pathlib import Path
 
 import numpy as np
 
-from metaheur.devices import cpu_count
+from metaheur.devices import cpu_count, cpu_device
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
@@ -316,17 +316,6 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one small instance, 5 s, GA and ILS only")
@@ -418,7 +407,7 @@ def main(argv=None) -> int:
         "",
         f"- command: `{command.strip()}`",
         f"- date: {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}",
-        f"- machine: {platform.node()}, {_cpu_model()}, {os.cpu_count()} cores ({threads} used), "
+        f"- machine: {platform.node()}, {cpu_device().label}, {os.cpu_count()} cores ({threads} used), "
         f"{platform.platform()}; load average at start {load:.2f}",
         f"- Python {platform.python_version()}, numpy {np.__version__}, metaheur commit {_git_commit()} "
         "(plus uncommitted work)",
