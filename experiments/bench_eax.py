@@ -1,5 +1,8 @@
-"""GA-EAX for the TSP: a small standalone driver, benchmarked against the iterated local search
-alone and against LKH-3 (elkai) at equal wall time.
+"""GA-EAX for the TSP: what `metaheur solve` runs (method ``metaheur``: the EAX islands of
+metaheur/islands/eax.py, default settings) and the research driver that found those settings
+(method ``ga``, with knobs the islands do not expose: --strategy rand, --stall, --init greedy,
+--polish, a fixed --select), benchmarked against the iterated local search alone and against
+LKH-3 (elkai) at equal wall time.
 
 GA-EAX (after Nagata and Kobayashi, INFORMS J. Computing 25(2), 2013):
 
@@ -26,6 +29,9 @@ GA-EAX (after Nagata and Kobayashi, INFORMS J. Computing 25(2), 2013):
 
 Baselines at the same wall time on the same cores:
 
+* ``metaheur``: metaheur.solve(instance, time_limit=budget, seed) with the default strategy
+  (cpu-islands: one EAX island per core, migration each epoch); its trace of island bests gives
+  the gap against time (setup before the clock starts: worker start, kernel builds);
 * ``ils``: TSPILSBatch from the greedy tour, one search per thread (``--threads``), its default
   parameters (LK depth 30, 3-opt, double-bridge kicks), best of the searches;
 * ``lkh``: LKH-3 (elkai 2.0.1's LKH-3.0.8) with its default parameters, RUNS = 1, one run per
@@ -225,6 +231,20 @@ def run_ga(tsp: TSP, budget: float, *, pop: int, tries: int, strategy: str, stal
 # -------------------------------------------------------------------------------------- baselines
 
 
+def run_metaheur(tsp: TSP, budget: float, *, seed: int) -> tuple[Trace, dict]:
+    """``metaheur.solve`` with its defaults; the trace of its island bests against search time."""
+    from metaheur.solver import solve
+
+    start = time.perf_counter()
+    result = solve(tsp, time_limit=budget, seed=seed)
+    trace = Trace(start)
+    for point in sorted(result.trace, key=lambda p: p["time_s"]):
+        trace.add(point["cost"], at=point["time_s"])
+    assert tsp.tour_length(result.solution) == result.cost
+    return trace, {"islands": len(result.islands), "population": [i["population"] for i in result.islands],
+                   "generations": result.generations, "setup_s": round(result.setup_s + result.compile_s, 2)}
+
+
 def run_ils(tsp: TSP, budget: float, *, threads: int, seed: int) -> tuple[Trace, dict]:
     start = time.perf_counter()
     trace = Trace(start)
@@ -322,7 +342,8 @@ def main(argv=None) -> int:
     ap.add_argument("--instances", nargs="+", default=["pr2392", "pcb3038", "rl5915"])
     ap.add_argument("--budget", type=float, default=60.0, help="wall seconds per method and instance")
     ap.add_argument("--threads", type=int, default=0, help="cores (default: all)")
-    ap.add_argument("--methods", nargs="+", default=["ga", "ils", "lkh"], choices=["ga", "ils", "lkh"])
+    ap.add_argument("--methods", nargs="+", default=["metaheur", "ils", "lkh"],
+                    choices=["metaheur", "ga", "ils", "lkh"])
     ap.add_argument("--pop", type=int, default=0, help="GA population (0: what --init-share of the budget builds)")
     ap.add_argument("--init-share", type=float, default=0.3, help="budget share for building the population")
     ap.add_argument("--max-pop", type=int, default=300)
@@ -374,6 +395,8 @@ def main(argv=None) -> int:
                                      max_pop=args.max_pop,
                                      log=print if args.verbose else None)
                 info.pop("best_tour")
+            elif method == "metaheur":
+                trace, info = run_metaheur(tsp, args.budget, seed=args.seed)
             elif method == "ils":
                 trace, info = run_ils(tsp, args.budget, threads=threads, seed=args.seed)
             else:

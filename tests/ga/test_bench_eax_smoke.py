@@ -13,10 +13,12 @@ SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "bench_eax.py"
 
 def test_bench_eax_quick(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--budget", "1", "--out", str(tmp_path),
-                           "--name", "smoke"], capture_output=True, text=True, timeout=300)
+                           "--name", "smoke", "--methods", "metaheur", "ga", "ils"], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader((tmp_path / "smoke.csv").open()))
-    assert {r["method"] for r in rows} == {"ga", "ils"}
-    assert all(r["best"] for r in rows if float(r["seconds"]) >= 1)
+    assert {r["method"] for r in rows} == {"metaheur", "ga", "ils"}
+    assert all(r["best"] for r in rows if float(r["seconds"]) >= 1 and r["method"] != "metaheur")
     md = (tmp_path / "smoke.md").read_text()
     assert "- command:" in md and "- machine:" in md and "| ga |" in md and "| ils |" in md
+    assert "| metaheur |" in md
