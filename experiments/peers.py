@@ -190,22 +190,27 @@ def ours(name: str, prob, seconds: float, seeds: int) -> list[dict]:
     return out
 
 
+def with_ours(kind: str, names, seconds_for, seeds: int):
+    """For each instance of ``kind`` among ``names``: (name, problem, seconds, best known, pending
+    rows begun with our own runs); instances of the other problem are skipped with a log line."""
+    for name in names:
+        prob = runlib.problem(name)
+        if prob.kind != kind:
+            runlib.log(f"peers: {name} is not a {kind.upper()} instance, skipped")
+            continue
+        seconds = seconds_for(prob)
+        runlib.log(f"peers ({kind.upper()}): {name} (n = {prob.n}), {seconds} s per run")
+        yield name, prob, seconds, prob_bks(prob), [(name, prob, "metaheur", ours_cores(), seconds,
+                                                     ours(name, prob, seconds, seeds))]
+
+
 def qap_rows(names, seeds, seconds_for, peers: Peers, tmp: Path) -> list[dict]:
     cores = cpu_count()
     exe = None
     if runlib.find_yardstick() is not None and runlib.have_gcc():
         exe = runlib.build_rots(tmp)
     rows = []
-    for name in names:
-        prob = runlib.problem(name)
-        if prob.kind != "qap":
-            runlib.log(f"peers: {name} is not a QAP instance, skipped")
-            continue
-        seconds = seconds_for(prob)
-        bks, pending = prob_bks(prob), []
-        runlib.log(f"peers (QAP): {name} (n = {prob.n}), {seconds} s per run")
-        pending.append((name, prob, "metaheur", ours_cores(), seconds,
-                              ours(name, prob, seconds, seeds)))
+    for name, prob, seconds, bks, pending in with_ours("qap", names, seconds_for, seeds):
         flow, dist = tmp / f"{prob.name}_A.npy", tmp / f"{prob.name}_B.npy"
         np.save(flow, np.asarray(prob.flow))
         np.save(dist, np.asarray(prob.distance))
@@ -250,16 +255,7 @@ def prob_bks(prob):
 def tsp_rows(names, seeds, seconds_for, peers: Peers, tmp: Path, max_matrix_n: int) -> list[dict]:
     cores = cpu_count()
     rows = []
-    for name in names:
-        prob = runlib.problem(name)
-        if prob.kind != "tsp":
-            runlib.log(f"peers: {name} is not a TSP instance, skipped")
-            continue
-        seconds = seconds_for(prob)
-        bks, pending = prob_bks(prob), []
-        runlib.log(f"peers (TSP): {name} (n = {prob.n}), {seconds} s per run")
-        pending.append((name, prob, "metaheur", ours_cores(), seconds,
-                              ours(name, prob, seconds, seeds)))
+    for name, prob, seconds, bks, pending in with_ours("tsp", names, seconds_for, seeds):
         matrix_path, why = None, ""
         if prob.n > max_matrix_n:
             why = f"skipped: needs a full matrix, n > --max-matrix-n {max_matrix_n}"

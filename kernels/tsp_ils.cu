@@ -175,6 +175,17 @@ __device__ __forceinline__ bool mh_between(const mh_ils_t *S, int dir, int a, in
   return ab <= ac;
 }
 
+/* The city t6 after t5 in a sequential 3-opt move t1 .. t5 (x4: whether t4 follows t3; x6: which
+ * tour neighbour of t5 when both are valid). After the 2-opt move t1 t2 t3 t4 (x4 = 0), t6 must
+ * precede t5 in the new orientation. */
+__device__ __forceinline__ int mh_3opt_t6(const mh_ils_t *S, int dir, int x4, int x6, int t2, int t4, int t5) {
+  if (x4 == 0) {
+    const bool inside = mh_between(S, dir, t2, t5, t4);
+    return inside == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
+  }
+  return (x6 == 0) == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
+}
+
 /* First improving sequential 3-opt move from t1 (Lin and Kernighan 1973 search to depth 3 with
  * neighbour lists; the move cases of Helsgaun's LKH Best3OptMove): remove (t1, t2), add (t2, t3)
  * with t3 among t2's neighbours and a positive partial gain, remove (t3, t4); close with (t4, t1)
@@ -210,14 +221,7 @@ __device__ ll mh_try_3opt(mh_ils_t *S, int t1, int k5) {
           if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) continue;
           if (x4 == 1 && !mh_between(S, dir, t2, t5, t3)) continue;
           for (int x6 = 0; x6 < 1 + x4; ++x6) {
-            int t6;
-            if (x4 == 0) {
-              /* after the 2-opt move t1 t2 t3 t4, t6 must precede t5 in the new orientation */
-              const bool inside = mh_between(S, dir, t2, t5, t4);
-              t6 = inside == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
-            } else {
-              t6 = (x6 == 0) == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
-            }
+            const int t6 = mh_3opt_t6(S, dir, x4, x6, t2, t4, t5);
             if (t6 == t1 || t6 == t2 || t6 == t3 || t6 == t4) continue;
             const ll gain = g2 + MH_DIST(S, t5, t6) - MH_DIST(S, t6, t1);
             if (gain <= 0) continue;
@@ -461,13 +465,7 @@ __device__ ll mh_try_lk3(mh_ils_t *S, int t1, int depth) {
             if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) continue;
             if (x4 == 1 && !mh_between(S, dir, t2, t5, t3)) continue;
             for (int x6 = 0; x6 < 1 + x4; ++x6) {
-              int t6;
-              if (x4 == 0) {
-                const bool inside = mh_between(S, dir, t2, t5, t4);
-                t6 = inside == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
-              } else {
-                t6 = (x6 == 0) == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
-              }
+              const int t6 = mh_3opt_t6(S, dir, x4, x6, t2, t4, t5);
               if (t6 == t1 || t6 == t2 || t6 == t3 || t6 == t4) continue;
               if (S->mark[t5] == stamp && S->mark[t6] == stamp && mh_lk3_added(&C, t5, t6)) continue;
               const ll g3 = g2 + MH_DIST(S, t5, t6);

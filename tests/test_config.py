@@ -107,6 +107,15 @@ def test_path_can_be_a_string(write):
     assert read_config(str(write("[ga]\noffspring = 3\n")))["ga"].offspring == 3
 
 
+def assert_one_line_error(write, text: str, message: str) -> None:
+    """The config ``text`` is refused with one line that names the file, then says ``message``."""
+    path = write(text)
+    with pytest.raises(InputFormatError, match=message) as info:
+        read_config(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert "\n" not in str(info.value)
+
+
 # ------------------------------------------------------------------------ unknown names
 
 
@@ -123,11 +132,7 @@ def test_path_can_be_a_string(write):
     ("time_limit = 3\n", r"'time_limit' must be a \[section\]"),
 ])
 def test_unknown_sections_and_keys(write, text, message):
-    path = write(text)
-    with pytest.raises(InputFormatError, match=message) as info:
-        read_config(path)
-    assert str(info.value).startswith(str(path))
-    assert "\n" not in str(info.value)
+    assert_one_line_error(write, text, message)
 
 
 # ---------------------------------------------------------------------------------- bad TOML
@@ -182,7 +187,8 @@ def test_directory_is_a_clean_error(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("[ga]\npopulation = 0\ncrossover = \"ux\"\n", r"\[ga\] population must be at least 1 \(0, automatic, with eax\), got 0"),
+    ("[ga]\npopulation = 0\ncrossover = \"ux\"\n",
+     r"\[ga\] population must be at least 1 \(0, automatic, with eax\), got 0"),
     ("[ga]\noffspring = -1\n", r"\[ga\] offspring per generation must be at least 1"),
     ("[ga]\ncrossover = \"zz\"\n", r"\[ga\] unknown crossover 'zz'"),
     ("[ga]\nmutation = -3\n", r"\[ga\] mutation must be >= 0"),
@@ -199,10 +205,7 @@ def test_directory_is_a_clean_error(tmp_path):
     ("[migration]\narchive = 0\n", r"\[migration\] elite archive size must be at least 1"),
 ])
 def test_bad_parameter_values(write, text, message):
-    path = write(text)
-    with pytest.raises(InputFormatError, match=message) as info:
-        read_config(path)
-    assert str(info.value).startswith(f"{path}: ")
+    assert_one_line_error(write, text, message)
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -225,8 +228,7 @@ def test_bad_parameter_values(write, text, message):
     ("[solve]\nislands = 2.0\n", r"\[solve\] islands must be int"),
 ])
 def test_values_of_the_wrong_type(write, text, message):
-    with pytest.raises(InputFormatError, match=message):
-        read_config(write(text))
+    assert_one_line_error(write, text, message)
 
 
 def test_the_first_error_is_reported_once(write):

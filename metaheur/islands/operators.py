@@ -39,18 +39,30 @@ def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: fl
     return tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
 
 
-class QAPOperators:
+class _Operators:
+    """What every problem's operators hold: the problem, the device, the island parameters, the
+    crossover module (``ga_source``) and the local-search budget per child."""
+
+    kind = ""
+    ga_source = ""
+
+    def __init__(self, problem: QAP | TSP, device: Device, params: IslandParams):
+        self.problem = problem
+        self.device = device
+        self.params = params
+        self.n = problem.n
+        self.ga = load_module(self.ga_source, device)
+        self.ls_budget = ls_budget(params.ga, self.kind, problem.n)
+
+
+class QAPOperators(_Operators):
     """Robust tabu search children for the QAP; crossovers of kernels/qap_ga.cu."""
 
     kind = "qap"
+    ga_source = "qap_ga.cu"
 
     def __init__(self, qap: QAP, device: Device, params: IslandParams):
-        self.problem = qap
-        self.device = device
-        self.params = params
-        self.n = qap.n
-        self.ga = load_module("qap_ga.cu", device)
-        self.ls_budget = ls_budget(params.ga, "qap", qap.n)
+        super().__init__(qap, device, params)
         self._tabu: dict[int, QAPTabuBatch] = {}
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -110,19 +122,15 @@ def canonical_tours(tours: np.ndarray) -> np.ndarray:
     return out
 
 
-class TSPOperators:
+class TSPOperators(_Operators):
     """Iterated-local-search children for the TSP, crossovers of kernels/tsp_ga.cu, and the EAX of
     kernels/tsp_eax.cu. Tours leave the operators in canonical form (:func:`canonical_tours`)."""
 
     kind = "tsp"
+    ga_source = "tsp_ga.cu"
 
     def __init__(self, tsp: TSP, device: Device, params: IslandParams):
-        self.problem = tsp
-        self.device = device
-        self.params = params
-        self.n = tsp.n
-        self.ga = load_module("tsp_ga.cu", device)
-        self.ls_budget = ls_budget(params.ga, "tsp", tsp.n)
+        super().__init__(tsp, device, params)
         ils = params.ils
         # EAX merges sub-tours over the candidate lists: quadrant candidates (Helsgaun) connect the
         # clusters of clustered instances (fl1577: optimal in 10 s instead of 2% above)

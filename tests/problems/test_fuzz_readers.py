@@ -319,21 +319,11 @@ def check_tsp(tsp) -> None:
 
 
 @FUZZ
+@pytest.mark.parametrize("name, text", [("fuzz_euc.tsp", EUC_TEXT), ("fuzz_exp.tsp", EXP_TEXT)],
+                         ids=["euc2d", "explicit"])
 @given(mutations=MUTATIONS)
-def test_fuzz_tsplib_euc2d(workdir, mutations):
-    path = write(workdir, "fuzz_euc.tsp", mutate(EUC_TEXT.encode(), mutations))
-    try:
-        tsp = read_tsplib(path)
-    except Exception as exc:
-        expect_input_error(exc, path)
-        return
-    check_tsp(tsp)
-
-
-@FUZZ
-@given(mutations=MUTATIONS)
-def test_fuzz_tsplib_explicit(workdir, mutations):
-    path = write(workdir, "fuzz_exp.tsp", mutate(EXP_TEXT.encode(), mutations))
+def test_fuzz_tsplib(workdir, name, text, mutations):
+    path = write(workdir, name, mutate(text.encode(), mutations))
     try:
         tsp = read_tsplib(path)
     except Exception as exc:
