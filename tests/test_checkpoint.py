@@ -1,0 +1,153 @@
+"""Checkpoints and resume: a synchronous run that is stopped and resumed ends exactly like an
+uninterrupted one with the same seed (QAP memetic islands and TSP EAX islands, in process and in
+worker processes, through the API and the CLI); a checkpoint of another instance, of another
+metaheur version, or a damaged file is a clear error, never a silent fresh start."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from metaheur import solver as solver_module
+from metaheur.checkpoint import load_checkpoint
+from metaheur.cli import cli
+from metaheur.devices import cpu_device
+from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.islands.model import Callbacks
+from metaheur.islands.params import GAParams
+from metaheur.problems import random_qap, uniform_tsp
+from metaheur.result import Result
+from metaheur.solver import solve
+
+QAP_GA = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80)
+TSP_GA = GAParams(population=8, crossover="eax")
+HISTORY_KEYS = ("epoch", "island", "generations", "ls_iterations", "best_cost", "global_best", "migrants_in")
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch):
+    monkeypatch.setattr(solver_module, "available_devices", lambda: [cpu_device()])
+
+
+def sync_run(problem, **kwargs) -> Result:
+    ga = QAP_GA if problem.kind == "qap" else TSP_GA
+    options = {"strategy": "cpu-serial", "sync": True, "epoch_generations": 2, "seed": 7, "ga": ga} | kwargs
+    return solve(problem, **options)
+
+
+class EpochCounter(Callbacks):
+    def __init__(self):
+        self.epochs: list[int] = []
+
+    def on_epoch(self, model, epoch, stats) -> None:
+        self.epochs.append(epoch)
+
+
+def history(result: Result) -> list[list]:
+    return [[row[k] for k in HISTORY_KEYS] for row in result.history]
+
+
+@pytest.mark.parametrize(("kind", "strategy", "islands"), [
+    ("qap", "cpu-serial", None),
+    ("qap", "cpu-islands", 2),
+    ("tsp", "cpu-islands", 2),
+])
+def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands):
+    problem = random_qap(16, seed=9) if kind == "qap" else uniform_tsp(80, seed=9)
+    whole = sync_run(problem, strategy=strategy, islands=islands, generations=8)
+    path = tmp_path / "run.npz"
+    first = sync_run(problem, strategy=strategy, islands=islands, generations=4, checkpoint=str(path))
+    assert path.is_file() and first.stop_reason == "generations"
+    assert len(first.history) < len(whole.history)
+    counter = EpochCounter()
+    rest = solve(problem, resume=str(path), generations=8, callbacks=counter)
+    assert counter.epochs == [2, 3]  # it continued from the saved epochs, not from scratch
+    assert rest.permutation == whole.permutation and rest.cost == whole.cost
+    exact = problem.cost if kind == "qap" else problem.tour_length
+    assert rest.cost == exact(np.array(rest.permutation))
+    assert history(rest) == history(whole)
+    assert rest.migrations == whole.migrations
+    assert rest.search_iterations == whole.search_iterations
+    assert rest.seed == whole.seed and rest.strategy == whole.strategy
+
+
+def test_the_checkpoint_holds_every_island(tmp_path):
+    path = tmp_path / "run.npz"
+    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, generations=2, checkpoint=str(path))
+    saved = load_checkpoint(path)
+    assert len(saved.states) == 2 and len(saved.island_params) == 2
+    for state in saved.states:
+        assert state.population.shape == (QAP_GA.population, 12)
+        assert state.best_cost == random_qap(12, seed=1).cost(state.best)
+    assert saved.settings["seed"] == 7 and saved.settings["sync"] is True
+    assert not list(tmp_path.glob(".*.tmp"))  # written through a temporary file and a rename
+
+
+def test_a_checkpoint_of_another_instance_is_refused(tmp_path):
+    path = tmp_path / "run.npz"
+    sync_run(random_qap(12, seed=1), generations=2, checkpoint=str(path))
+    with pytest.raises(MetaheurError, match=r"checkpoint of instance .* \(n = 12\), not of"):
+        solve(random_qap(12, seed=2), resume=str(path), generations=4)
+
+
+def rewrite_header(path: Path, **changes) -> None:
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    header = json.loads(str(arrays["header"])) | changes
+    arrays["header"] = np.array(json.dumps(header))
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"metaheur": "0.0.1"}, r"written by metaheur 0\.0\.1, this is .*: resume it with that version"),
+    ({"format": 99}, r"checkpoint format 99 is not supported"),
+    ({"islands": []}, r"damaged checkpoint"),
+])
+def test_a_foreign_or_damaged_checkpoint_is_refused(tmp_path, changes, message):
+    path = tmp_path / "run.npz"
+    sync_run(random_qap(12, seed=1), generations=2, checkpoint=str(path))
+    rewrite_header(path, **changes)
+    with pytest.raises(InputFormatError, match=message):
+        solve(random_qap(12, seed=1), resume=str(path), generations=4)
+
+
+def test_cli_checkpoint_and_resume_match_an_uninterrupted_run(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    common = ["--sync", "--epoch-generations", "2", "--seed", "3", "--strategy", "cpu-islands", "--islands", "2",
+              "-q"]
+    done = runner.invoke(cli, ["solve", "gen:qap:14:5", "-g", "6", "--json", "whole.json", *common])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(cli, ["solve", "gen:qap:14:5", "-g", "2", "--checkpoint", "run.npz", *common])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(cli, ["solve", "--resume", "run.npz", "-g", "6", "--json", "rest.json",
+                               "--solution", "rest.sln", "-q"])
+    assert done.exit_code == 0, done.output
+    whole, rest = Result.from_json(Path("whole.json").read_text()), Result.from_json(Path("rest.json").read_text())
+    assert (rest.cost, rest.permutation) == (whole.cost, whole.permutation)
+    assert history(rest) == history(whole)
+    scored = runner.invoke(cli, ["evaluate", "gen:qap:14:5", "rest.sln", "--json"])
+    assert json.loads(scored.stdout)["cost"] == whole.cost
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["solve", "--resume", "missing.npz"], "missing.npz: no such file"),
+    (["solve", "--resume", "junk.npz"], "not a metaheur checkpoint or damaged"),
+    (["solve", "gen:qap:13", "--resume", "run.npz"], "not of gen-qap-13"),
+])
+def test_cli_resume_errors_are_one_line_with_status_2(monkeypatch, tmp_path, args, fragment):
+    monkeypatch.chdir(tmp_path)
+    Path("junk.npz").write_bytes(b"PK\x03\x04 not really a zip")
+    runner = CliRunner()
+    made = runner.invoke(cli, ["solve", "gen:qap:12", "-g", "2", "--sync", "--checkpoint", "run.npz", "-q",
+                               "--strategy", "cpu-serial"])
+    assert made.exit_code == 0, made.output
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 2, (done.output, done.exception)
+    err = done.stderr.strip()
+    assert err.startswith("metaheur: error: ") and "\n" not in err and fragment in err, err
