@@ -159,3 +159,56 @@ extern "C" __global__ void tsp_positions(const int *tours, int *pos, int n) {
   const ll sol = mh_block();
   for (int i = mh_tid(); i < n; i += mh_nthreads()) pos[sol * n + tours[sol * n + i]] = i;
 }
+
+/* Reverse the m positions a, a + 1, ..., a + m - 1 (mod n) of tour t and keep ps (the position
+ * of each city) up to date; every thread of the block calls it. */
+__device__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m) {
+  for (int q = mh_tid(); q < m / 2; q += mh_nthreads()) {
+    const int x = (a + q) % n, y = (a + m - 1 - q) % n, cx = t[x], cy = t[y];
+    t[x] = cy;
+    t[y] = cx;
+    ps[cy] = x;
+    ps[cx] = y;
+  }
+  __syncthreads();
+}
+
+/* One step of best-improvement descent (the GPU local search of Luong, Melab and Talbi 2013: the
+ * whole neighbourhood is evaluated in parallel, then the best move is applied): each tour takes
+ * the better of its best 2-opt move (move2, delta2: tsp_2opt_cand or tsp_2opt_full) and its best
+ * Or-opt move (moveo, deltao: tsp_oropt_cand or tsp_oropt_full), the 2-opt move on ties, when it
+ * shortens the tour; cost[sol] += delta and moves[sol] += 1 then. A move is made of reversals of
+ * cyclic position ranges: 2-opt (x, y) reverses t[x+1 .. y] or the other side, whichever is
+ * shorter; Or-opt (i, L, j, rev) exchanges the segment t[i .. i+L-1] with the cities between it
+ * and the insertion point, on the side (after it up to t[j], or from t[j+1] up to it) with fewer. */
+extern "C" __global__ void tsp_apply_best(int *tours, int *pos, int n, const int *move2, const long long *delta2,
+                                          const int *moveo, const long long *deltao, long long *cost,
+                                          long long *moves) {
+  const ll sol = mh_block();
+  int *t = tours + sol * n, *ps = pos + sol * n;
+  const ll d2 = delta2[sol], dor = deltao[sol];
+  if (d2 >= 0 && dor >= 0) return;
+  const int *m2 = move2 + 4 * sol, *mo = moveo + 4 * sol;
+  if (d2 <= dor) {
+    const int x = m2[0], y = m2[1], inner = y - x;
+    if (inner <= n - inner) mh_reverse_cyclic(t, ps, n, x + 1, inner);
+    else mh_reverse_cyclic(t, ps, n, (y + 1) % n, n - inner);
+  } else {
+    const int i = mo[0], L = mo[1], j = mo[2], rev = mo[3];
+    const int after = (j - (i + L - 1) + 2 * n) % n, before = n - L - after;
+    if (after <= before) {  /* S M -> M S' */
+      if (rev == 0) mh_reverse_cyclic(t, ps, n, i, L);
+      mh_reverse_cyclic(t, ps, n, (i + L) % n, after);
+      mh_reverse_cyclic(t, ps, n, i, L + after);
+    } else {  /* M S -> S' M */
+      const int start = (j + 1) % n;
+      mh_reverse_cyclic(t, ps, n, start, before);
+      if (rev == 0) mh_reverse_cyclic(t, ps, n, i, L);
+      mh_reverse_cyclic(t, ps, n, start, before + L);
+    }
+  }
+  if (mh_tid() == 0) {
+    cost[sol] += d2 <= dor ? d2 : dor;
+    moves[sol] += 1;
+  }
+}

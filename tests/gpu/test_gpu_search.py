@@ -12,6 +12,7 @@ import pytest
 from metaheur.devices import gpu_devices
 from metaheur.problems import clustered_tsp, random_qap
 from metaheur.search.qap_tabu import QAPTabuBatch
+from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch
 
 pytestmark = pytest.mark.gpu
@@ -36,6 +37,16 @@ def test_tabu_batch_gpu_equals_cpu(gpu, symmetric):
     assert np.array_equal(out[0].best_costs, out[1].best_costs)
     assert np.array_equal(out[0].best, out[1].best)
     assert all(qap.cost(p) == c for p, c in zip(out[1].best, out[1].best_costs, strict=True))
+
+
+@pytest.mark.parametrize("n", [150, 600])
+def test_descent_batch_gpu_equals_cpu(gpu, n):
+    tsp = clustered_tsp(n, seed=4)
+    starts = np.array([np.random.default_rng(s).permutation(n) for s in range(16)])
+    out = [TSPDescentBatch(tsp, dev, k=8).run(starts) for dev in ("cpu", gpu)]
+    assert np.array_equal(out[0].best, out[1].best)
+    assert np.array_equal(out[0].best_costs, out[1].best_costs)
+    assert all(tsp.tour_length(t) == c for t, c in zip(out[1].best, out[1].best_costs, strict=True))
 
 
 def test_ils_batch_gpu_equals_cpu(gpu):
