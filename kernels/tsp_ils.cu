@@ -34,7 +34,7 @@
  *
  * State (S searches): tours, best_tours, pos S x n (pos is rebuilt from tours at every launch,
  * so the host may replace a tour between launches); stats S x MH_ILS_NSTATS; keys S;
- * work S x (3n + 2 LOG + 1).
+ * work S x (3n + 2 LOG + 3).
  * neigh, neigh_d: n x k candidate cities and their distances, sorted by distance.
  */
 #include "mh_common.cuh"
@@ -47,7 +47,8 @@
 #define MH_ILS_BETTER 3 /* kicks that shortened the tour */
 #define MH_ILS_MOVES 4  /* improving moves applied */
 #define MH_ILS_BEST 5   /* best tour length (the tour is in best_tours) */
-#define MH_ILS_NSTATS 6
+#define MH_ILS_PENDING 6 /* cities still queued by an initial descent cut short by its move budget */
+#define MH_ILS_NSTATS 7
 #define MH_ILS_LOG 4096 /* reversals and swaps one kick may log before it is abandoned */
 
 struct mh_ils_t {
@@ -63,7 +64,7 @@ struct mh_ils_t {
   int head, count;
   int *log, nlog, logging, overflow;
   int last_i, last_j; /* positions of the latest reversal */
-  ll moves;
+  ll moves, move_limit; /* improving moves applied in this launch; the local search stops at move_limit */
 };
 
 #define MH_DIST(S, x, y) ((ll)mh_tsp_dist((S)->xy, (S)->mat, (S)->n, (x), (y)))
@@ -549,10 +550,11 @@ __device__ ll mh_try_oropt(mh_ils_t *S, int a) {
 
 /* Empty the queue, applying improving moves; returns the total delta. While logging, it stops
  * early (clearing the queue, setting overflow) when the log could not hold another move's three
- * reversals, so that every reversal made can be undone. */
+ * reversals, so that every reversal made can be undone. It also stops, keeping the queue, once
+ * S->moves reaches S->move_limit (an initial descent in parts). */
 __device__ ll mh_local_search(mh_ils_t *S) {
   ll total = 0;
-  while (S->count > 0) {
+  while (S->count > 0 && S->moves < S->move_limit) {
     if (S->logging && S->nlog + 3 + MH_LK_DEPTH + 3 * MH_LK3_DEPTH > MH_ILS_LOG) {
       S->overflow = 1;
       break;
@@ -572,7 +574,7 @@ __device__ ll mh_local_search(mh_ils_t *S) {
       mh_push(S, a);
     }
   }
-  while (S->count > 0) { /* abandoned: clear the rest */
+  while (S->overflow && S->count > 0) { /* abandoned: clear the rest */
     S->inq[S->queue[S->head]] = 0;
     S->head = S->head + 1 == S->n ? 0 : S->head + 1;
     S->count--;
@@ -733,7 +735,8 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
                                        int k, int *tours, int *best_tours, int *pos, long long *stats,
                                        const unsigned long long *keys, int *work, long long kicks, int kick,
                                        int window, int k5, int lk_move, int lk_depth, int lk_b1, int lk_b2,
-                                       double temperature, long long target, int init) {
+                                       double temperature, long long target, int init,
+                                       long long init_moves) {
   const ll sol = mh_block();
   if (mh_tid() != 0) return;
   mh_ils_t S;
@@ -743,27 +746,43 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
   S.lk_b1 = mh_imax(1, mh_imin(lk_b1, MH_LK_BREADTH)); S.lk_b2 = mh_imax(1, mh_imin(lk_b2, MH_LK_BREADTH));
   S.t = tours + sol * n; S.pos = pos + sol * n;
   int *bt = best_tours + sol * n;
-  int *w = work + sol * (3LL * n + 2 * MH_ILS_LOG + 1);
+  int *w = work + sol * (3LL * n + 2 * MH_ILS_LOG + 3);
   S.queue = w; S.inq = w + n; S.mark = w + 2 * n; S.log = w + 3 * n;
-  int *stamp_store = w + 3 * n + 2 * MH_ILS_LOG;
+  int *stamp_store = w + 3 * n + 2 * MH_ILS_LOG, *queue_store = stamp_store + 1; /* queue head and count */
   S.stamp = *stamp_store;
-  S.head = 0; S.count = 0; S.nlog = 0; S.logging = 0; S.overflow = 0; S.moves = 0;
+  S.head = 0; S.count = 0; S.nlog = 0; S.logging = 0; S.overflow = 0; S.moves = 0; S.move_limit = MH_LL_MAX;
   ll *st = stats + sol * MH_ILS_NSTATS;
   const unsigned long long key = keys[sol];
   unsigned long long ctr = (unsigned long long)st[MH_ILS_CTR];
 
   for (int i = 0; i < n; ++i) S.pos[S.t[i]] = i; /* the host may have replaced the tour */
+  /* initial descent: init 1 starts it (every city queued, in tour order), init 2 resumes the
+   * queue a launch left; at most init_moves improving moves per launch */
   if (init) {
-    ll len = 0;
-    for (int i = 0; i < n; ++i) {
-      S.inq[i] = 0;
-      len += MH_DIST(&S, S.t[i], S.t[i + 1 == n ? 0 : i + 1]);
+    ll len = st[MH_ILS_COST];
+    if (init == 1) {
+      len = 0;
+      for (int i = 0; i < n; ++i) {
+        S.inq[i] = 0;
+        len += MH_DIST(&S, S.t[i], S.t[i + 1 == n ? 0 : i + 1]);
+      }
+      for (int i = 0; i < n; ++i) mh_push(&S, S.t[i]);
+      st[MH_ILS_KICKS] = 0; st[MH_ILS_BETTER] = 0; st[MH_ILS_MOVES] = 0;
+    } else {
+      S.head = queue_store[0]; S.count = queue_store[1];
     }
-    for (int i = 0; i < n; ++i) mh_push(&S, S.t[i]);
+    S.move_limit = init_moves;
     len += mh_local_search(&S);
+    S.move_limit = MH_LL_MAX;
     st[MH_ILS_COST] = st[MH_ILS_BEST] = len;
-    st[MH_ILS_KICKS] = 0; st[MH_ILS_BETTER] = 0; st[MH_ILS_MOVES] = S.moves;
-    S.moves = 0;
+    st[MH_ILS_PENDING] = S.count;
+    queue_store[0] = S.head; queue_store[1] = S.count;
+    if (S.count > 0) { /* the rest of the descent waits for the next launch: no kicks now */
+      st[MH_ILS_MOVES] += S.moves;
+      for (int i = 0; i < n; ++i) bt[i] = S.t[i];
+      *stamp_store = S.stamp;
+      return;
+    }
   }
   ll cost = st[MH_ILS_COST], best = st[MH_ILS_BEST], better = 0, done = 0;
   bool best_is_current = cost == best; /* best_tours is refreshed at the end of every launch */

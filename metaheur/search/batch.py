@@ -48,6 +48,9 @@ class LaunchPacer:
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
+    def out_of_time(self) -> bool:
+        return self.time_limit is not None and self.elapsed() >= self.time_limit
+
     def next_step(self) -> int:
         """Units (iterations or kicks) for the next launch; 0 when a budget or the time is used up."""
         step = self.step

@@ -17,13 +17,14 @@ from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP
 from metaheur.search.batch import BatchResult, LaunchPacer
 
-N_STATS = 6
-COST, KICKS, CTR, BETTER, MOVES, BEST = range(N_STATS)
+N_STATS = 7
+COST, KICKS, CTR, BETTER, MOVES, BEST, PENDING = range(N_STATS)
 LOG_CAPACITY = 4096  # MH_ILS_LOG in kernels/tsp_ils.cu
 MAX_LK_DEPTH = 64  # MH_LK_DEPTH and MH_LK3_DEPTH in kernels/tsp_ils.cu
 MAX_LK_BREADTH = 10  # MH_LK_BREADTH in kernels/tsp_ils.cu
 KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
 LK_MOVES = {"2opt": 0, "3opt": 1}
+INIT_MOVES = 20_000  # improving moves per search and launch of the initial descent
 LAUNCH_SECONDS = 0.05  # target length of one kernel launch (time limits are checked between launches)
 SHARE_SECONDS = 0.25  # how often solve_ils compares its searches
 
@@ -141,7 +142,7 @@ class TSPILSBatch:
         self.pos = dev.zeros((S, n), np.int32)
         self.stats = dev.zeros((S, N_STATS), np.int64)
         self.keys = dev.asarray(stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64)))
-        self.work = dev.zeros((S, 3 * n + 2 * LOG_CAPACITY + 1), np.int32)
+        self.work = dev.zeros((S, 3 * n + 2 * LOG_CAPACITY + 3), np.int32)
         self.neigh_dev = dev.asarray(self.neigh)
         self.neigh_d = dev.asarray(neigh_d)
         self.initialised = False
@@ -160,7 +161,7 @@ class TSPILSBatch:
         stats[index, COST] = stats[index, BEST] = length
         self.stats[index] = self.device.asarray(stats[index])
 
-    def _launch(self, kicks: int, target: int, init: int) -> None:
+    def _launch(self, kicks: int, target: int, init: int = 0) -> None:
         p = self.params
         # never more OpenMP threads than blocks: an idle thread's spin-wait slows the busy one
         threads = None if self.device.is_gpu else max(1, min(self.count, cpu_threads()))
@@ -168,7 +169,18 @@ class TSPILSBatch:
                                     self.tours, self.best_tours, self.pos, self.stats, self.keys, self.work,
                                     int(kicks), KICK_TYPES[p.kick], int(p.window), int(p.k5), LK_MOVES[p.lk_move],
                                     int(p.lk_depth), int(p.lk_breadth1), int(p.lk_breadth2), float(p.temperature),
-                                    int(target), init), threads=threads)
+                                    int(target), init, INIT_MOVES), threads=threads)
+
+    def _initial_descent(self, goal: int, pacer: LaunchPacer) -> None:
+        """Bring every start to a local optimum in launches of at most :data:`INIT_MOVES` improving
+        moves per search, so that a time limit is checked in between (from a random tour of
+        pla85900 the descent takes seconds); a limit reached part-way leaves valid tours."""
+        self._launch(0, goal, 1)
+        self.device.synchronize()
+        while to_host(self.stats)[:, PENDING].any() and not pacer.out_of_time():
+            self._launch(0, goal, 2)
+            self.device.synchronize()
+        self.initialised = True
 
     def run(self, kicks: int | None = None, *, time_limit: float | None = None,
             target: int | None = None) -> BatchResult:
@@ -181,16 +193,14 @@ class TSPILSBatch:
         first = max(1, int(self.rate * LAUNCH_SECONDS)) if self.rate > 0 else 32
         pacer = LaunchPacer(kicks, time_limit, first=min(kicks or first, first), target_seconds=LAUNCH_SECONDS)
         if not self.initialised:
-            self._launch(0, goal, 1)
-            self.device.synchronize()
-            self.initialised = True
+            self._initial_descent(goal, pacer)
         reached = bool((to_host(self.stats)[:, BEST] <= goal).any())
         while not reached:
             step = pacer.next_step()
             if step == 0:
                 break
             t0 = time.perf_counter()
-            self._launch(step, goal, 0)
+            self._launch(step, goal)
             self.device.synchronize()
             pacer.record(step, time.perf_counter() - t0)
             self.rate = pacer.rate

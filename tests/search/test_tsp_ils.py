@@ -18,6 +18,7 @@ from metaheur.devices import to_host
 from metaheur.errors import MetaheurError
 from metaheur.ops import neighbours
 from metaheur.problems import TSP, clustered_tsp, load_instance, uniform_tsp
+from metaheur.search import tsp_ils as tsp_ils_module
 from metaheur.search.tsp_ils import (
     BEST,
     COST,
@@ -138,6 +139,41 @@ def test_improves_on_the_greedy_start():
     descent = batch.run(kicks=0).best_costs[0]
     kicked = batch.run(kicks=2000).best_costs[0]
     assert kicked < descent < greedy
+
+
+def random_starts(n: int, count: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.array([rng.permutation(n) for _ in range(count)])
+
+
+def test_initial_descent_in_parts_equals_the_whole_descent(monkeypatch):
+    """The initial descent makes at most INIT_MOVES improving moves per search and launch and
+    resumes its queue in the next launch: in parts, it makes exactly the moves of one launch."""
+    tsp = uniform_tsp(600, 4)
+    starts = random_starts(600, 3, 5)
+    whole = TSPILSBatch(tsp, "cpu", starts=starts, seed=1).run(kicks=50)
+    monkeypatch.setattr(tsp_ils_module, "INIT_MOVES", 37)
+    batch = TSPILSBatch(tsp, "cpu", starts=starts, seed=1)
+    parts = batch.run(kicks=50)
+    assert_exact(tsp, batch, parts)
+    assert np.array_equal(parts.best, whole.best) and np.array_equal(parts.best_costs, whole.best_costs)
+    assert np.array_equal(parts.extra["moves"], whole.extra["moves"])
+    assert (parts.extra["moves"] > 37).all()
+
+
+def test_a_time_limit_stops_the_initial_descent_between_its_parts(monkeypatch):
+    tsp = uniform_tsp(2000, 6)
+    starts = random_starts(2000, 2, 7)
+    whole = TSPILSBatch(tsp, "cpu", starts=starts, seed=1).run(kicks=0)
+    monkeypatch.setattr(tsp_ils_module, "INIT_MOVES", 100)
+    batch = TSPILSBatch(tsp, "cpu", starts=starts, seed=1)
+    cut = batch.run(kicks=1000, time_limit=1e-6)
+    assert cut.stop_reason == "time_limit" and cut.launches == 0 and cut.iterations.sum() == 0
+    assert_exact(tsp, batch, cut)
+    assert (cut.extra["moves"] == 100).all()  # one part of the descent: 100 moves a search
+    assert (cut.best_costs > whole.best_costs).all()
+    later = batch.run(kicks=10)  # the searches go on from valid tours
+    assert_exact(tsp, batch, later)
 
 
 def test_target_stops_early():
