@@ -758,6 +758,11 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
   for (int i = 0; i < n; ++i) S.pos[S.t[i]] = i; /* the host may have replaced the tour */
   /* initial descent: init 1 starts it (every city queued, in tour order), init 2 resumes the
    * queue a launch left; at most init_moves improving moves per launch */
+  if (!init && queue_store[1] > 0) { /* a descent cut short (time limit): drop the rest of its queue */
+    for (int q = 0, h = queue_store[0]; q < queue_store[1]; ++q, h = h + 1 == n ? 0 : h + 1) S.inq[S.queue[h]] = 0;
+    queue_store[1] = 0;
+    st[MH_ILS_PENDING] = 0;
+  }
   if (init) {
     ll len = st[MH_ILS_COST];
     if (init == 1) {

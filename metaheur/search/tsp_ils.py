@@ -24,7 +24,7 @@ MAX_LK_DEPTH = 64  # MH_LK_DEPTH and MH_LK3_DEPTH in kernels/tsp_ils.cu
 MAX_LK_BREADTH = 10  # MH_LK_BREADTH in kernels/tsp_ils.cu
 KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
 LK_MOVES = {"2opt": 0, "3opt": 1}
-INIT_MOVES = 20_000  # improving moves per search and launch of the initial descent
+INIT_MOVES = 20_000  # improving moves per launch of the initial descent (per search on a GPU, per CPU thread)
 LAUNCH_SECONDS = 0.05  # target length of one kernel launch (time limits are checked between launches)
 SHARE_SECONDS = 0.25  # how often solve_ils compares its searches
 
@@ -161,7 +161,7 @@ class TSPILSBatch:
         stats[index, COST] = stats[index, BEST] = length
         self.stats[index] = self.device.asarray(stats[index])
 
-    def _launch(self, kicks: int, target: int, init: int = 0) -> None:
+    def _launch(self, kicks: int, target: int, init: int = 0, init_moves: int = 0) -> None:
         p = self.params
         # never more OpenMP threads than blocks: an idle thread's spin-wait slows the busy one
         threads = None if self.device.is_gpu else max(1, min(self.count, cpu_threads()))
@@ -169,16 +169,20 @@ class TSPILSBatch:
                                     self.tours, self.best_tours, self.pos, self.stats, self.keys, self.work,
                                     int(kicks), KICK_TYPES[p.kick], int(p.window), int(p.k5), LK_MOVES[p.lk_move],
                                     int(p.lk_depth), int(p.lk_breadth1), int(p.lk_breadth2), float(p.temperature),
-                                    int(target), init, INIT_MOVES), threads=threads)
+                                    int(target), init, int(init_moves)), threads=threads)
 
     def _initial_descent(self, goal: int, pacer: LaunchPacer) -> None:
-        """Bring every start to a local optimum in launches of at most :data:`INIT_MOVES` improving
-        moves per search, so that a time limit is checked in between (from a random tour of
-        pla85900 the descent takes seconds); a limit reached part-way leaves valid tours."""
-        self._launch(0, goal, 1)
+        """Bring every start to a local optimum in launches of about :data:`INIT_MOVES` improving
+        moves (per search on a GPU; on the CPU shared by the searches each thread runs), so that a
+        time limit is checked in between: a batch of hundreds of descents from random tours takes
+        seconds. A limit reached part-way leaves valid tours; the rest of the descent is dropped."""
+        per_search = INIT_MOVES
+        if not self.device.is_gpu:
+            per_search = max(64, INIT_MOVES * min(self.count, cpu_threads()) // self.count)
+        self._launch(0, goal, 1, per_search)
         self.device.synchronize()
         while to_host(self.stats)[:, PENDING].any() and not pacer.out_of_time():
-            self._launch(0, goal, 2)
+            self._launch(0, goal, 2, per_search)
             self.device.synchronize()
         self.initialised = True
 
