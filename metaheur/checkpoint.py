@@ -16,7 +16,6 @@ import dataclasses
 import json
 import os
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +114,8 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             arrays = {k: data[k] for k in data.files if k != "header"}
     except FileNotFoundError:
         raise InputFormatError(path, "no such file") from None
-    except (zipfile.BadZipFile, OSError, KeyError, ValueError, EOFError) as exc:
+    except Exception as exc:  # zipfile, numpy's array-header parser (SyntaxError, TokenError, ValueError...)
+        # and json each fail in their own way on a damaged file
         raise InputFormatError(path, f"not a metaheur checkpoint or damaged ({type(exc).__name__})") from None
     try:
         if header.get("format") != CHECKPOINT_FORMAT:

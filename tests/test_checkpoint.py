@@ -116,6 +116,18 @@ def test_a_foreign_or_damaged_checkpoint_is_refused(tmp_path, changes, message):
         solve(random_qap(12, seed=1), resume=str(path), generations=4)
 
 
+def test_a_damaged_array_header_is_refused(tmp_path):
+    """A byte changed inside an array's header (numpy's parser raises SyntaxError or TokenError,
+    before the zip checksum is read): found by experiments/fuzz.py."""
+    path = tmp_path / "run.npz"
+    sync_run(random_qap(12, seed=1), generations=2, checkpoint=str(path))
+    data = path.read_bytes()
+    at = data.rindex(b"'shape': (), }")  # the header's own array, larger than the zip reader's first read
+    path.write_bytes(data[:at] + b"'shape': (), |" + data[at + 14:])  # its dict is never closed
+    with pytest.raises(InputFormatError, match=r"not a metaheur checkpoint or damaged \(TokenError\)"):
+        load_checkpoint(path)
+
+
 def test_cli_checkpoint_and_resume_match_an_uninterrupted_run(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
