@@ -168,7 +168,10 @@ def main() -> None:
         args.speed_seconds, args.tsp, args.tsp_seconds = 0.2, "berlin52", "1"
     if args.gpu_only:  # generated instances: a GPU machine may not have the benchmark libraries
         gpu = gpu_rows(["gen:qap:100"] if not args.quick else ["gen:qap:30"])
-        write_table(gpu, list(gpu[0]), "bench_search_gpu", header(), args.out, "QAP tabu search on GPUs")
+        if gpu:
+            write_table(gpu, list(gpu[0]), "bench_search_gpu", header(), args.out, "QAP tabu search on GPUs")
+        else:
+            print("no GPU: GPU rows absent")
         return
     if not os.environ.get("METAHEUR_INSTANCES"):
         sys.exit("bench_search: set METAHEUR_INSTANCES to the folder of the benchmark libraries")
