@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from metaheur.islands.operators import canonical_tours
+
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
 INIT_SHARE = 0.3  # share of the time budget that builds an automatic population
 MIN_POPULATION, MAX_POPULATION, DEFAULT_POPULATION = 4, 300, 100
@@ -43,12 +45,11 @@ def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: fl
     children, lengths, built = ops.eax_children(state.population, state.costs, order, keys, select)
     state.ls_iterations += built  # an EAX island's search steps are the children it builds
     better = lengths < state.costs[order]
-    blocks = np.flatnonzero(better)
+    if not better.any():
+        return
     idx = order[better]
-    ops.eax_accept(blocks, state.population[idx], children[better])
-    from metaheur.islands.operators import canonical_tours
-
-    state.population[idx] = canonical_tours(children[better]) if idx.size else state.population[idx]
+    ops.eax_accept(np.flatnonzero(better), state.population[idx], children[better])
+    state.population[idx] = canonical_tours(children[better])
     state.costs[idx] = lengths[better]
 
 

@@ -137,9 +137,11 @@ class TSPOperators(_Operators):
         quadrant = EAX_QUADRANT if params.ga.crossover == "eax" else ils.quadrant
         self.neigh = neighbours(tsp, ils.neighbours, device, quadrant=min(quadrant, ils.neighbours // 4,
                                                                           (tsp.n - 1) // 4))
+        self.data = tsp_data(tsp, device)  # uploaded once: EXPLICIT instances carry their matrix
         self._greedy = None
         self._eax = None
         self._freq = None
+        self._last_select = "greedy"
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Random tours for EAX (whose population needs diversity); otherwise greedy-edge tours
@@ -179,7 +181,7 @@ class TSPOperators(_Operators):
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
         seed = int(keys[0]) if len(keys) else 0
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils,
-                            neigh=self.neigh)
+                            neigh=self.neigh, data=self.data)
         result = batch.run(self.ls_budget, time_limit=time_limit)
         return canonical_tours(result.best), result.best_costs, result.iterations
 
@@ -187,8 +189,7 @@ class TSPOperators(_Operators):
     def eax_begin(self, population: np.ndarray) -> None:
         """Start a run of EAX generations on ``population``: the edge-frequency table that the
         entropy-preserving selection needs is built from it."""
-        self._freq = EdgeFrequency(population, self.device, tsp_data(self.problem, self.device).defines) \
-            if len(population) >= 2 else None
+        self._freq = EdgeFrequency(population, self.device, self.data.defines) if len(population) >= 2 else None
 
     def eax_children(self, population: np.ndarray, lengths: np.ndarray, order: np.ndarray, keys: np.ndarray,
                      select: str):
@@ -197,7 +198,7 @@ class TSPOperators(_Operators):
         exact lengths, children built in all)."""
         count = len(order)
         if self._eax is None or self._eax.count != count:
-            self._eax = EAXBatch(self.problem, tsp_data(self.problem, self.device), self.neigh, count)
+            self._eax = EAXBatch(self.problem, self.data, self.neigh, count)
         a, b = population[order], population[np.roll(order, -1)]
         select = select if self._freq is not None else "greedy"
         children, lengths_out = self._eax(a, b, lengths[order], keys, np.zeros(count, dtype=np.int64), "single",

@@ -112,18 +112,20 @@ class TSPILSBatch:
     Starts are ``starts`` (S x n tours) or, by default, the greedy-edge tour for every search; the
     searches diverge through their own random streams ``(seed, k)``. The first :meth:`run` first
     brings every start to a local optimum. ``neigh``: the neighbour lists of ``params``, when the
-    caller has them already (they are computed otherwise).
+    caller has them already (they are computed otherwise); ``data``: the instance already uploaded
+    by :func:`metaheur.ops.tsp_data` for this device (``use_matrix`` is then not used).
     """
 
     def __init__(self, tsp: TSP, device: str | Device = "cpu", *, count: int | None = None, starts=None,
-                 seed: int = 0, params: ILSParams | None = None, use_matrix: bool | None = None, neigh=None):
+                 seed: int = 0, params: ILSParams | None = None, use_matrix: bool | None = None, neigh=None,
+                 data=None):
         self.tsp = tsp
         self.device = dev = parse_device(device)
         self.params = params or ILSParams()
         n = tsp.n
         if n < 5:
             raise MetaheurError(f"{tsp.name}: iterated local search needs at least 5 cities")
-        self.data = tsp_data(tsp, dev, use_matrix=use_matrix)
+        self.data = data if data is not None else tsp_data(tsp, dev, use_matrix=use_matrix)
         if neigh is None:  # ``neigh``: the lists these parameters give, when the caller has them already
             neigh = neighbours(tsp, self.params.neighbours, dev, quadrant=min(self.params.quadrant, (n - 1) // 4))
         self.neigh = np.asarray(neigh)
@@ -161,10 +163,14 @@ class TSPILSBatch:
         stats[index, COST] = stats[index, BEST] = length
         self.stats[index] = self.device.asarray(stats[index])
 
+    def _cpu_threads(self) -> int:
+        """OpenMP threads of a CPU launch: never more than blocks (an idle thread's spin-wait slows
+        the busy one)."""
+        return max(1, min(self.count, cpu_threads()))
+
     def _launch(self, kicks: int, target: int, init: int = 0, init_moves: int = 0) -> None:
         p = self.params
-        # never more OpenMP threads than blocks: an idle thread's spin-wait slows the busy one
-        threads = None if self.device.is_gpu else max(1, min(self.count, cpu_threads()))
+        threads = None if self.device.is_gpu else self._cpu_threads()
         self.kernel(self.count, 1, (self.data.xy, self.data.mat, self.neigh_dev, self.neigh_d, self.tsp.n, self.k,
                                     self.tours, self.best_tours, self.pos, self.stats, self.keys, self.work,
                                     int(kicks), KICK_TYPES[p.kick], int(p.window), int(p.k5), LK_MOVES[p.lk_move],
@@ -176,9 +182,7 @@ class TSPILSBatch:
         moves (per search on a GPU; on the CPU shared by the searches each thread runs), so that a
         time limit is checked in between: a batch of hundreds of descents from random tours takes
         seconds. A limit reached part-way leaves valid tours; the rest of the descent is dropped."""
-        per_search = INIT_MOVES
-        if not self.device.is_gpu:
-            per_search = max(64, INIT_MOVES * min(self.count, cpu_threads()) // self.count)
+        per_search = INIT_MOVES if self.device.is_gpu else max(64, INIT_MOVES * self._cpu_threads() // self.count)
         self._launch(0, goal, 1, per_search)
         self.device.synchronize()
         while to_host(self.stats)[:, PENDING].any() and not pacer.out_of_time():
