@@ -25,6 +25,11 @@
  * delta S x n x n (pairs i < j); tabu, left, tmin, lpick, bp, bpt S x n x n int32 holding
  * iteration numbers relative to stats[MH_TS_BASE]; work S x 4n. Matrix entries must be below
  * 2^29 in magnitude (checked on the host) so the int32 differences below cannot overflow.
+ *
+ * With MH_QAP_DELTA32 defined (the host's bound (8n + 64) max|a| max|b| on every swap delta is
+ * below 2^28) deltas are int32 (mh_dt): the scan and the update then move half the bytes and
+ * run twice the SIMD lanes, and the move keys d + {0, 2^29, 2^30} still fit in int32 and rank
+ * aspired < allowed < tabu. Values, and so trajectories, are the same as with int64 deltas.
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
@@ -40,15 +45,27 @@
 #define MH_TS_NSTATS 7
 #define MH_TS_REBASE (1 << 30)
 
+#ifdef MH_QAP_DELTA32
+typedef int mh_dt;
+#define MH_TS_BIG (1 << 29)
+#define MH_TS_DT_MAX 0x7fffffff
+#define MH_TS_THR_MIN (-(1LL << 30))
+#else
+typedef ll mh_dt;
+#define MH_TS_BIG (1LL << 61)
+#define MH_TS_DT_MAX MH_LL_MAX
+#define MH_TS_THR_MIN (-(1LL << 62))
+#endif
+
 /* Everything stored for the pair {i, j} (i < j): delta, tmin, lpick. */
 __device__ __forceinline__ void mh_ts_set_pair(const int *a, const int *at, const int *bp, const int *bpt,
-                                               const int *p, const int *tabu, const int *left, ll *d, int *tmin,
+                                               const int *p, const int *tabu, const int *left, mh_dt *d, int *tmin,
                                                int *lpick, int n, int i, int j) {
   if (i > j) { const int t = i; i = j; j = t; }
   const ll ij = (ll)i * n + j;
   const int t1 = tabu[(ll)i * n + p[j]], t2 = tabu[(ll)j * n + p[i]];
   const int l1 = left[(ll)i * n + p[j]], l2 = left[(ll)j * n + p[i]];
-  d[ij] = mh_qap_delta_rows(a, at, bp, bpt, n, i, j);
+  d[ij] = (mh_dt)mh_qap_delta_rows(a, at, bp, bpt, n, i, j);
   tmin[ij] = t1 < t2 ? t1 : t2;
   lpick[ij] = l1 > l2 ? l1 : l2;
 }
@@ -75,13 +92,14 @@ __device__ __forceinline__ void mh_ts_swap_cols(int *m, int n, int r, int s, int
 }
 
 extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm,
-                                        long long *stats, const unsigned long long *keys, long long *delta, int *tabu,
+                                        long long *stats, const unsigned long long *keys, void *delta, int *tabu,
                                         int *left, int *tmin, int *lpick, int *bp, int *bpt, int *work, int tenure_rule,
                                         long long aspiration, long long iters, long long target, int init) {
   const ll sol = mh_block();
   const ll nn = (ll)n * n;
   int *p = perm + sol * n, *bestp = best_perm + sol * n;
-  ll *st = stats + sol * MH_TS_NSTATS, *d = delta + sol * nn;
+  ll *st = stats + sol * MH_TS_NSTATS;
+  mh_dt *d = (mh_dt *)delta + sol * nn;
   int *tb = tabu + sol * nn, *lf = left + sol * nn, *tm = tmin + sol * nn, *lp = lpick + sol * nn;
   int *P = bp + sol * nn;
 #ifdef MH_QAP_SYMMETRIC
@@ -138,26 +156,27 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     __syncthreads();
   }
 
-  const ll BIG = 1LL << 61;
+  const mh_dt BIG = MH_TS_BIG;
   for (ll it = 0; it < iters && best > target; ++it) {
     const int now = (int)(iter - base + 1);
     const ll lim_ll = (ll)now - asp;
     const int lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);
-    const ll thr = best - cost;
+    /* aspiration by new best: d < best - cost (clamped where no delta can be below) */
+    const mh_dt thr = (mh_dt)(best - cost < MH_TS_THR_MIN ? MH_TS_THR_MIN : best - cost);
 
     /* 1. best move: aspired < allowed < tabu; per row a vectorisable min pass, then locate it */
     ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
     for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
-      const ll *di = d + (ll)i * n;
+      const mh_dt *di = d + (ll)i * n;
       const int *ti = tm + (ll)i * n, *li = lp + (ll)i * n;
-      ll rowmin = MH_LL_MAX;
+      mh_dt rowmin = MH_TS_DT_MAX;
       for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-        const ll x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+        const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
         rowmin = x < rowmin ? x : rowmin;
       }
       if (rowmin < bkey) {
         for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-          const ll x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+          const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
           if (x == rowmin) { bkey = rowmin; bidx = (ll)i * n + j; break; }
         }
       }
@@ -211,14 +230,14 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     }
     __syncthreads();
     for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
-      ll *di = d + (ll)i * n;
+      mh_dt *di = d + (ll)i * n;
       const int ui = u[i], vi = v[i];
 #ifdef MH_QAP_SYMMETRIC
-      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) di[j] += 2 * (ll)(ui - u[j]) * (vi - v[j]);
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) di[j] += 2 * (mh_dt)(ui - u[j]) * (vi - v[j]);
 #else
       const int u2i = u2[i], v2i = v2[i];
       for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
-        di[j] += (ll)(ui - u[j]) * (vi - v[j]) + (ll)(u2i - u2[j]) * (v2i - v2[j]);
+        di[j] += (mh_dt)(ui - u[j]) * (vi - v[j]) + (mh_dt)(u2i - u2[j]) * (v2i - v2[j]);
 #endif
     }
     __syncthreads();

@@ -215,7 +215,7 @@ def _stop_rules(problem, time_limit, generations, target, no_improvement) -> Sto
 
 
 def tabu_bytes(n: int) -> int:
-    """Memory of one robust tabu search of size n: the delta matrix (int64) and six int32 tables."""
+    """Memory of one robust tabu search of size n: the delta matrix (int64 at most) and six int32 tables."""
     return n * n * (8 + 6 * 4) + 16 * n
 
 

@@ -91,7 +91,7 @@ def _check_array(kernel: str, p: Param, value, device: Device):
     if not isinstance(value, expected):
         where = "a cupy array on " + device.name if device.is_gpu else "a numpy array"
         raise TypeError(f"kernel {kernel}: argument {p.name} ({p.ctype}*) needs {where}, got {type(value).__name__}")
-    if value.dtype != np.dtype(p.dtype):
+    if p.dtype != "void" and value.dtype != np.dtype(p.dtype):
         raise TypeError(f"kernel {kernel}: argument {p.name} ({p.ctype}*) needs dtype {p.dtype}, got {value.dtype}")
     if not value.flags.c_contiguous:
         raise ValueError(f"kernel {kernel}: argument {p.name} must be C-contiguous")

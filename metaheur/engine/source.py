@@ -47,7 +47,8 @@ def kernel_dir() -> Path:
 
 @dataclass(frozen=True)
 class Param:
-    """One kernel parameter: ``name``, numpy ``dtype`` name, pointer or not, const pointee or not."""
+    """One kernel parameter: ``name``, numpy ``dtype`` name (``"void"``: a ``void *`` array of any
+    dtype), pointer or not, const pointee or not."""
 
     name: str
     dtype: str
@@ -97,6 +98,8 @@ def _parse_param(kernel: str, text: str) -> Param:
     const = "const" in words
     name = words[-1]
     base = " ".join(w for w in words[:-1] if w not in ("const", "*", "__restrict__", "volatile"))
+    if base == "void" and pointer:  # an array of any dtype (a kernel whose element type is a define)
+        return Param(name, "void", True, const, base)
     if base not in C_TYPES:
         raise MetaheurError(f"kernel {kernel}: parameter {text.strip()!r} has an unsupported type {base!r}")
     return Param(name, C_TYPES[base], bool(pointer), const, base)

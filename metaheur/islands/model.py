@@ -26,7 +26,7 @@ from joblib import Parallel, delayed, parallel_config
 from metaheur.devices import Device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
-from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch, warm_up
+from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch, warm_up, warm_up_all
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
@@ -218,8 +218,21 @@ class IslandModel:
         ``dask``, joblib's Dask backend on the active ``distributed.Client``)."""
         if len(self.main) == len(self.specs):
             return None
-        with parallel_config(backend=self.backend or "loky"):  # registers external backends such as dask
+        backend, options = self.backend or "loky", {}
+        if backend == "dask":  # send the worker islands' specs (the instance) to the workers once
+            options["scatter"] = [s for s in self.specs if s.index not in self.main]
+        with parallel_config(backend=backend, **options):  # registers external backends such as dask
             return Parallel(n_jobs=self.n_jobs)
+
+    def _warm_up(self, parallel, workers: list[IslandSpec]) -> None:
+        """Start the worker processes and build the islands' kernels before the clock: on loky one
+        task per island; on Dask every island on every worker, since an epoch may run on any."""
+        if self.backend == "dask":
+            from distributed import get_client
+
+            get_client().run(warm_up_all, workers)
+        else:
+            parallel(delayed(warm_up)(s) for s in workers)
 
     # -------------------------------------------------------------------------------- run
     def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:
@@ -242,8 +255,8 @@ class IslandModel:
             with parallel if parallel is not None else contextlib.nullcontext():
                 t_setup = time.perf_counter()
                 workers = [s for s in self.specs if s.index not in self.main]
-                if parallel is not None:  # start the workers and build their kernels before the clock
-                    parallel(delayed(warm_up)(s) for s in workers)
+                if parallel is not None:
+                    self._warm_up(parallel, workers)
                 record.setup_seconds = time.perf_counter() - t_setup
                 self.start_time = time.perf_counter() - record.seconds
                 self.callbacks.on_start(self)

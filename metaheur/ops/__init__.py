@@ -12,7 +12,7 @@ _QAP = [{}, {"MH_QAP_SYMMETRIC": 1}]
 _TSP = [{"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values()))]
 COMPILE_VARIANTS: dict[str, list[dict]] = {
     "qap_moves.cu": _QAP,
-    "qap_tabu.cu": _QAP,
+    "qap_tabu.cu": _QAP + [d | {"MH_QAP_DELTA32": 1} for d in _QAP],
     "tsp_moves.cu": _TSP,
     "tsp_ils.cu": _TSP,
     "tsp_construct.cu": _TSP,

@@ -12,6 +12,8 @@ from metaheur.problems import QAP
 
 #: Kernels rank moves with category offsets of 2^61 (kernels/qap_moves.cu): deltas must stay below.
 DELTA_LIMIT = 2**60
+#: Below this bound on every swap delta the tabu search keeps int32 deltas (kernels/qap_tabu.cu).
+DELTA32_LIMIT = 2**28
 
 
 @dataclass
@@ -24,10 +26,16 @@ class QAPData:
     at: object
     b: object
     symmetric: bool
+    delta32: bool = False
 
     @property
     def defines(self) -> dict:
         return {"MH_QAP_SYMMETRIC": 1} if self.symmetric else {}
+
+    @property
+    def tabu_defines(self) -> dict:
+        """The defines of kernels/qap_tabu.cu: also int32 deltas when they fit."""
+        return self.defines | ({"MH_QAP_DELTA32": 1} if self.delta32 else {})
 
 
 def qap_data(qap: QAP, device: str | Device = "cpu") -> QAPData:
@@ -47,4 +55,7 @@ def qap_data(qap: QAP, device: str | Device = "cpu") -> QAPData:
     a = qap.flow.astype(np.int32)
     b = qap.distance.astype(np.int32)
     symmetric = bool(np.array_equal(a, a.T) and np.array_equal(b, b.T))
-    return QAPData(dev, qap.n, dev.asarray(a), dev.asarray(np.ascontiguousarray(a.T)), dev.asarray(b), symmetric)
+    # |delta| <= sum over the 4n terms touching r and s of |a| |b| differences (Taillard 1991)
+    delta32 = (8 * qap.n + 64) * int(np.abs(qap.flow).max()) * int(np.abs(qap.distance).max()) < DELTA32_LIMIT
+    return QAPData(dev, qap.n, dev.asarray(a), dev.asarray(np.ascontiguousarray(a.T)), dev.asarray(b), symmetric,
+                   delta32)

@@ -84,7 +84,7 @@ class QAPTabuBatch:
         starts = np.array([qap.check_permutation(p) for p in np.atleast_2d(starts)], dtype=np.int32)
         self.count = starts.shape[0]
         S, dev = self.count, self.device
-        self.module = load_module("qap_tabu.cu", dev, self.data.defines)
+        self.module = load_module("qap_tabu.cu", dev, self.data.tabu_defines)
         self.kernel = self.module.kernel("qap_tabu_run")
         if keys is None:
             keys = stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64))
@@ -95,7 +95,7 @@ class QAPTabuBatch:
         self.best_perm = dev.asarray(starts.copy())
         self.stats = dev.asarray(stats)
         self.keys = dev.asarray(np.asarray(keys, dtype=np.uint64).reshape(S))
-        self.delta = dev.zeros((S, n, n), np.int64)
+        self.delta = dev.zeros((S, n, n), np.int32 if self.data.delta32 else np.int64)
         self.tables = [dev.zeros((S, n, n), np.int32) for _ in range(4)]  # tabu, left, tmin, lpick
         self.bp = dev.zeros((S, n, n), np.int32)
         self.bpt = dev.zeros((S, n, n), np.int32) if not self.data.symmetric else dev.zeros(1, np.int32)

@@ -383,3 +383,23 @@ def test_tsp_eax_crossover_is_not_ox():
     ox, _ = run_epoch(make_spec(TSP40, crossover="ox"), IslandState(0), generations=3)
     assert not (np.array_equal(eax.population, ox.population) and eax.streams == ox.streams
                 and eax.ls_iterations == ox.ls_iterations)
+
+
+# ------------------------------------------------------------------------------- transport
+
+
+@pytest.mark.parametrize("problem", [QAP20, TSP40])
+def test_pickled_state_is_narrow_and_round_trips(problem):
+    """A state crosses to a worker every epoch: its solutions travel as int16, and come back
+    equal, with their type."""
+    import pickle
+
+    state, _ = run_epoch(make_spec(problem), IslandState(0), generations=2)
+    wire = pickle.dumps(state)
+    plain = pickle.dumps(dict(state.__dict__))
+    assert len(plain) - len(wire) >= 0.6 * (state.population.nbytes + state.best.nbytes)  # 3/4, less a header
+    back = pickle.loads(wire)
+    assert_states_equal(back, state)
+    assert back.population.dtype == state.population.dtype == np.int64
+    wide = dataclasses.replace(state, population=state.population + 40_000, best=state.best.astype(np.int32))
+    assert_states_equal(pickle.loads(pickle.dumps(wide)), wide)  # int32 on the wire, int32 kept

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from metaheur.errors import MetaheurError
+from metaheur.ops.qap import DELTA32_LIMIT
 from metaheur.problems import QAP, random_qap, read_qaplib
 from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams, yardstick_start
 
@@ -171,6 +172,51 @@ def test_tracked_costs_exact_with_large_entries(tenure):
     r = QAPTabuBatch(qap, "cpu", count=3, seed=2, params=TabuParams(tenure=tenure)).run(300)
     for k in range(3):
         assert qap.cost(r.best[k]) == int(r.best_costs[k])
+
+
+def int64_delta_batch(monkeypatch, qap: QAP, **kwargs) -> QAPTabuBatch:
+    """A batch forced onto the int64-delta build (as if the int32 bound did not hold)."""
+    with monkeypatch.context() as m:
+        m.setattr("metaheur.ops.qap.DELTA32_LIMIT", 0)
+        batch = QAPTabuBatch(qap, "cpu", **kwargs)
+    assert not batch.data.delta32 and batch.delta.dtype == np.int64
+    return batch
+
+
+@pytest.mark.parametrize("tenure", ["cubic", "uniform"])
+@pytest.mark.parametrize(("kind", "n"), [("asym", 23), ("sym", 40)])
+def test_int32_deltas_follow_the_int64_build(monkeypatch, tenure, kind, n):
+    """The int32-delta build (chosen when the bound fits) makes the very same moves."""
+    qap = random_instance(n, n) if kind == "asym" else random_qap(n, seed=n)
+    params = TabuParams(tenure=tenure)
+    fast = QAPTabuBatch(qap, "cpu", count=3, seed=4, params=params)
+    assert fast.data.delta32 and fast.delta.dtype == np.int32
+    slow = int64_delta_batch(monkeypatch, qap, count=3, seed=4, params=params)
+    for budget in (1, 300, 2000):
+        a, b = fast.run(budget), slow.run(budget)
+        assert np.array_equal(a.best, b.best) and np.array_equal(a.best_costs, b.best_costs)
+        assert np.array_equal(fast.current()[0], slow.current()[0])
+
+
+def test_int32_deltas_at_their_bound(monkeypatch):
+    """Entries of both signs as large as the int32-delta bound allows: still exact, still the
+    int64 build's moves; one step past the bound selects the int64 build."""
+    n, amax = 20, 1000
+    bmax = (DELTA32_LIMIT - 1) // ((8 * n + 64) * amax)
+    rng = np.random.default_rng(5)
+    distance = rng.integers(-bmax, bmax + 1, (n, n))
+    distance[0, 1] = bmax
+    qap = QAP("edge", rng.choice([-amax, amax], (n, n)) * rng.integers(0, 2, (n, n)), distance)
+    fast = QAPTabuBatch(qap, "cpu", count=2, seed=1)
+    assert fast.data.delta32
+    slow = int64_delta_batch(monkeypatch, qap, count=2, seed=1)
+    a, b = fast.run(1500), slow.run(1500)
+    assert np.array_equal(a.best, b.best)
+    for k in range(2):
+        assert qap.cost(a.best[k]) == int(a.best_costs[k])
+        assert qap.cost(fast.current()[0][k]) == int(fast.current()[1][k])
+    wider = QAP("wider", qap.flow, qap.distance * 2)
+    assert not QAPTabuBatch(wider, "cpu", count=1, seed=1).data.delta32
 
 
 @pytest.mark.parametrize("tenure", ["cubic", "uniform"])
