@@ -12,7 +12,7 @@ from metaheur.problems import QAP
 
 #: Kernels rank moves with category offsets of 2^61 (kernels/qap_moves.cu): deltas must stay below.
 DELTA_LIMIT = 2**60
-#: Below this bound on every swap delta the tabu search keeps int32 deltas (kernels/qap_tabu.cu).
+#: Below this bound (:func:`delta_bound`) the tabu search keeps int32 deltas (kernels/qap_tabu.cu).
 DELTA32_LIMIT = 2**28
 
 
@@ -38,6 +38,17 @@ class QAPData:
         return self.defines | ({"MH_QAP_DELTA32": 1} if self.delta32 else {})
 
 
+def delta_bound(qap: QAP) -> int:
+    """A bound on |delta| of every swap, and on the tabu search's intermediate sums: in Taillard's
+    O(n) formula the sum over k is at most 2 max|b| (4 max abs row or column sum of a), or the same
+    with a and b exchanged (the dual swap of locations); the corrections and the O(1) update add
+    less than 64 max|a| max|b|."""
+    a, b = np.abs(qap.flow).astype(np.int64), np.abs(qap.distance).astype(np.int64)
+    sums = [int(max(m.sum(axis=0).max(), m.sum(axis=1).max())) for m in (a, b)]
+    amax, bmax = int(a.max()), int(b.max())
+    return min(8 * bmax * sums[0], 8 * amax * sums[1]) + 64 * amax * bmax
+
+
 def qap_data(qap: QAP, device: str | Device = "cpu") -> QAPData:
     """Upload ``qap`` for the kernels; too large values are a clear :class:`MetaheurError`."""
     dev = parse_device(device)
@@ -55,7 +66,6 @@ def qap_data(qap: QAP, device: str | Device = "cpu") -> QAPData:
     a = qap.flow.astype(np.int32)
     b = qap.distance.astype(np.int32)
     symmetric = bool(np.array_equal(a, a.T) and np.array_equal(b, b.T))
-    # |delta| <= sum over the 4n terms touching r and s of |a| |b| differences (Taillard 1991)
-    delta32 = (8 * qap.n + 64) * int(np.abs(qap.flow).max()) * int(np.abs(qap.distance).max()) < DELTA32_LIMIT
+    delta32 = delta_bound(qap) < DELTA32_LIMIT
     return QAPData(dev, qap.n, dev.asarray(a), dev.asarray(np.ascontiguousarray(a.T)), dev.asarray(b), symmetric,
                    delta32)

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from metaheur.errors import MetaheurError
-from metaheur.ops.qap import DELTA32_LIMIT
+from metaheur.ops.qap import DELTA32_LIMIT, delta_bound
 from metaheur.problems import QAP, random_qap, read_qaplib
 from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams, yardstick_start
 
@@ -199,14 +199,13 @@ def test_int32_deltas_follow_the_int64_build(monkeypatch, tenure, kind, n):
 
 
 def test_int32_deltas_at_their_bound(monkeypatch):
-    """Entries of both signs as large as the int32-delta bound allows: still exact, still the
-    int64 build's moves; one step past the bound selects the int64 build."""
+    """Dense entries of both signs as large as the int32-delta bound allows: still exact, still
+    the int64 build's moves; twice the distances select the int64 build."""
     n, amax = 20, 1000
     bmax = (DELTA32_LIMIT - 1) // ((8 * n + 64) * amax)
     rng = np.random.default_rng(5)
-    distance = rng.integers(-bmax, bmax + 1, (n, n))
-    distance[0, 1] = bmax
-    qap = QAP("edge", rng.choice([-amax, amax], (n, n)) * rng.integers(0, 2, (n, n)), distance)
+    qap = QAP("edge", rng.choice([-amax, amax], (n, n)), rng.choice([-bmax, bmax], (n, n)))
+    assert delta_bound(qap) == (8 * n + 64) * amax * bmax < DELTA32_LIMIT
     fast = QAPTabuBatch(qap, "cpu", count=2, seed=1)
     assert fast.data.delta32
     slow = int64_delta_batch(monkeypatch, qap, count=2, seed=1)
@@ -217,6 +216,24 @@ def test_int32_deltas_at_their_bound(monkeypatch):
         assert qap.cost(fast.current()[0][k]) == int(fast.current()[1][k])
     wider = QAP("wider", qap.flow, qap.distance * 2)
     assert not QAPTabuBatch(wider, "cpu", count=1, seed=1).data.delta32
+
+
+def test_delta_bound_holds_and_uses_row_sums():
+    """Every swap delta is within the bound; sparse flows (row sums far below n max|a|) get a
+    bound far below (8n + 64) max|a| max|b|."""
+    rng = np.random.default_rng(8)
+    n = 30
+    flow = rng.integers(-500, 501, (n, n)) * (rng.random((n, n)) < 0.1)
+    qap = QAP("sparse", flow, rng.integers(-900, 901, (n, n)))
+    bound = delta_bound(qap)
+    assert bound < (8 * n + 64) * 500 * 900 / 2
+    for _ in range(20):
+        p = rng.permutation(n)
+        base = qap.cost(p)
+        for r, s in itertools.combinations(range(n), 2):
+            q = p.copy()
+            q[[r, s]] = q[[s, r]]
+            assert abs(qap.cost(q) - base) <= bound
 
 
 @pytest.mark.parametrize("tenure", ["cubic", "uniform"])
