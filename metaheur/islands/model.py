@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import signal
 import threading
 import time
@@ -55,6 +56,10 @@ def device_context(device: str):
 
     with cupy.cuda.Device(int(device.split(":")[1])), cupy.cuda.Stream(non_blocking=True):
         yield
+
+
+def _unpickled_epoch(epoch, spec: IslandSpec, state: bytes, budget: dict):
+    return epoch(spec, pickle.loads(state), **budget, in_worker=True)
 
 
 class Callbacks:
@@ -182,8 +187,7 @@ class IslandModel:
         for attempt in range(MAX_RETRIES + 1):
             try:
                 if workers:
-                    out = parallel(delayed(self.epoch)(self.specs[i], states[i], **budget, in_worker=True)
-                                   for i in workers)
+                    out = parallel(self._task(self.specs[i], states[i], budget) for i in workers)
                     results.update(zip(workers, out, strict=True))
                 break
             except (KeyboardInterrupt, MetaheurError):
@@ -199,6 +203,14 @@ class IslandModel:
         if pool:
             pool.shutdown()
         return [results[i] for i in range(len(states))]
+
+    def _task(self, spec: IslandSpec, state: IslandState, budget: dict):
+        """One worker island's epoch as a joblib task. On Dask the state travels pickled inside
+        the task: joblib would otherwise scatter it to some worker first, and the scheduler then
+        tends to run every island where their states landed, one after the other."""
+        if self.backend == "dask":
+            return delayed(_unpickled_epoch)(self.epoch, spec, pickle.dumps(state), budget)
+        return delayed(self.epoch)(spec, state, **budget, in_worker=True)
 
     def _budget(self, stop: StopRules) -> dict:
         from metaheur.stopping import MaxGenerations, TimeLimit
