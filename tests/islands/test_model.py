@@ -455,3 +455,20 @@ def test_no_migration_callback_without_migrations():
     make_model(1, callbacks=rec).run(stop_rules(generations=2))
     assert not [c for c in rec.calls if c[0] == "migration"]
     assert rec.calls[-1] == ("end", "generations")
+
+
+def test_dask_tasks_carry_the_state_inline():
+    """On Dask an island's state goes pickled inside its epoch task (bytes are never scattered
+    by joblib, so the scheduler is free to spread the islands), and the task runs the same epoch."""
+    model = IslandModel(QAP16, [CPU] * 2, island_params(2), seed=3, sync=True, backend="dask")
+    spec = dataclasses.replace(model.specs[0], owner_pid=os.getpid())
+    state, _ = run_epoch(spec, IslandState(0), generations=1)
+    budget = {"generations": 2, "time_left": None}
+    func, args, kwargs = model._task(spec, state, budget)
+    assert isinstance(args[2], bytes) and not kwargs
+    via_task, _ = func(*args)
+    direct, _ = run_epoch(spec, state, **budget)
+    assert np.array_equal(via_task.population, direct.population) and via_task.best_cost == direct.best_cost
+    loky = IslandModel(QAP16, [CPU] * 2, island_params(2), seed=3, sync=True)
+    _, loky_args, loky_kwargs = loky._task(spec, state, budget)
+    assert loky_args == (spec, state) and loky_kwargs["in_worker"] is True
