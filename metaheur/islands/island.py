@@ -77,9 +77,10 @@ _SOLUTIONS = ("population", "best")
 def _narrow(a: np.ndarray | None):
     if a is None or a.size == 0:
         return a
+    lo, hi = int(a.min()), int(a.max())
     for dtype in (np.int16, np.int32):
         info = np.iinfo(dtype)
-        if a.dtype.itemsize > info.bits // 8 and info.min <= a.min() and a.max() <= info.max:
+        if a.dtype.itemsize > info.bits // 8 and info.min <= lo and hi <= info.max:
             return a.astype(dtype), a.dtype.str
     return a
 
