@@ -152,8 +152,8 @@ class Run:
 
 def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: str = "cpu-islands",
               islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
-              epoch_seconds: float = 1.0, dask_local: int | None = None, scheduler: str | None = None,
-              target=None, group: str = "", quiet: bool = False) -> Run:
+              walk_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
+              scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
     """solve() with a time limit; a MetaheurError (no GPU, not enough memory, no Dask) becomes
     the run's status instead of an exception."""
     prob = problem(name)
@@ -170,8 +170,8 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
     t0 = time.perf_counter()
     try:
         run.result = solve(prob, strategy=strategy, time_limit=seconds, seed=seed, islands=islands, ga=ga,
-                           migration=migration, epoch_seconds=epoch_seconds, dask_local=dask_local,
-                           scheduler=scheduler, target=target)
+                           walk_islands=walk_islands, migration=migration, epoch_seconds=epoch_seconds,
+                           dask_local=dask_local, scheduler=scheduler, target=target)
     except MetaheurError as exc:
         run.status = f"error: {exc}"
     except Exception as exc:  # a bug in a configuration must not end a long benchmark: it becomes its row
@@ -452,12 +452,14 @@ class Variant:
     ga: GAParams
     migration: MigrationParams = field(default_factory=MigrationParams)
     skip: str = ""
+    walk_islands: int | None = None  # solve()'s default when None
 
 
 def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS) -> list[Variant]:
     """One factor at a time off the default (GA + local search, default crossover, ring, every epoch).
-    LS-only is what the CLI's ``--crossover none`` runs (population 1, one child per generation, no
-    restart); GA-only is ``ls_budget = 0``."""
+    LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
+    the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
+    "GA+LS islands only" is the default without its tabu-walk islands (``walk_islands = 0``)."""
     base = default_ga(kind, n)
     mig = MigrationParams()
     out = []
@@ -466,6 +468,8 @@ def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS
             out += [Variant(group, "GA+LS (default)", base),
                     Variant(group, "LS-only multistart", with_crossover(base, "none")),
                     Variant(group, "GA-only (ls_budget=0)", replace(base, ls_budget=0))]
+            if kind == "qap":
+                out.append(Variant(group, "GA+LS islands only (walk_islands=0)", base, walk_islands=0))
         elif group == "crossover":
             ops = ("ux", "cx", "pmx") if kind == "qap" else ("ox", "eax")
             for op in ops:
@@ -508,11 +512,12 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
                               status=v.skip, group=v.group)
                 table.append((v, [skipped]))
                 continue
-            key = (v.ga, v.migration)
+            key = (v.ga, v.migration, v.walk_islands)
             if key not in done:
                 done[key] = [solve_run(name, config=v.name, strategy="cpu-islands", islands=islands,
                                        seconds=seconds, seed=s, ga=v.ga, migration=v.migration,
-                                       epoch_seconds=epoch_seconds, group=v.group) for s in range(seeds)]
+                                       walk_islands=v.walk_islands, epoch_seconds=epoch_seconds, group=v.group)
+                             for s in range(seeds)]
                 runs.extend(done[key])
             table.append((v, done[key]))
         ref, kind = reference([r for _, rs in table for r in rs])

@@ -21,6 +21,11 @@
  * aspiration time (lpick: the later of the two units' last departures) are stored next to the
  * delta. With the same random stream and start, a search follows rots.c's trajectory exactly.
  *
+ * `init`: 1 starts every search afresh from `perm` (empty tabu memory); 2 resumes searches saved
+ * earlier (perm, best_perm, stats, tabu, left as they were), rebuilding the tables derived from
+ * them (bp, bpt, delta, tmin, lpick), so a search continued in another launch, process or machine
+ * follows the trajectory of one uninterrupted search.
+ *
  * State (S searches): perm, best_perm S x n; stats S x MH_TS_NSTATS; keys S (random stream keys);
  * delta S x n x n (pairs i < j); tabu, left, tmin, lpick, bp, bpt S x n x n int32 holding
  * iteration numbers relative to stats[MH_TS_BASE]; work S x 4n. Matrix entries must be below
@@ -118,8 +123,10 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
 #ifndef MH_QAP_SYMMETRIC
       PT[(ll)y * n + x] = P[k];
 #endif
-      tb[k] = 0;
-      lf[k] = 0;
+      if (init == 1) {
+        tb[k] = 0;
+        lf[k] = 0;
+      }
     }
     __syncthreads();
     for (int i = threadIdx.y; i < n - 1; i += blockDim.y)
@@ -127,11 +134,13 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     ll c = 0;
     for (ll k = tid; k < nn; k += nt) c += (ll)a[k] * P[k];
     c = mh_block_sum(c);
-    for (int k = tid; k < n; k += nt) bestp[k] = p[k];
-    if (tid == 0) {
-      st[MH_TS_COST] = c; st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0;
-      st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
+    if (init == 1) {
+      for (int k = tid; k < n; k += nt) bestp[k] = p[k];
+      if (tid == 0) {
+        st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0; st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
+      }
     }
+    if (tid == 0) st[MH_TS_COST] = c;
     __syncthreads();
   }
 

@@ -27,7 +27,8 @@ else:  # pragma: no cover - Python 3.10
 
 _NUMBER = (int, float)
 SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "no_improvement": int, "seed": int,
-              "strategy": str, "devices": list, "islands": int, "sync": bool, "epoch_seconds": _NUMBER,
+              "strategy": str, "devices": list, "islands": int, "walk_islands": int,
+              "sync": bool, "epoch_seconds": _NUMBER,
               "epoch_generations": int, "scheduler": str, "dask_local": int}
 SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "migration": MigrationParams}
 _ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}

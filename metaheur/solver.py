@@ -19,9 +19,10 @@ from metaheur.checkpoint import Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
+from metaheur.islands.island import walks_in
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
-from metaheur.islands.params import GAParams, IslandParams, default_ga
+from metaheur.islands.params import GAParams, IslandParams, default_ga, walk_island
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
@@ -88,6 +89,24 @@ def _island_params(kind: str, n: int, dev: Device, ga: GAParams, tabu: TabuParam
     return IslandParams(ga=ga.check_for(kind), tabu=tabu, ils=ils)
 
 
+def _with_walk_islands(kind: str, params: list[IslandParams], devices: list[Device],
+                       walk_islands: int | None) -> list[IslandParams]:
+    """QAP: the last ``walk_islands`` CPU islands run one continued robust tabu search each instead
+    of the GA (:func:`walk_island`); by default half of them, rounded down, unless the islands are
+    local-search only already (crossover ``none``) or GA only (no local search of children)."""
+    cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
+    if walk_islands is None:
+        if kind != "qap" or params[0].ga.crossover == "none" or params[0].ga.ls_budget == 0:
+            return params
+        walk_islands = len(cpu) // 2
+    elif kind != "qap":
+        raise MetaheurError("walk islands (continued tabu searches) are for the QAP")
+    elif not 0 <= walk_islands <= len(cpu):
+        raise MetaheurError(f"walk islands must be between 0 and the {len(cpu)} CPU island(s), got {walk_islands}")
+    walks = set(cpu[len(cpu) - walk_islands:])
+    return [replace(p, ga=walk_island(p.ga)) if i in walks else p for i, p in enumerate(params)]
+
+
 @contextlib.contextmanager
 def _dask(scheduler: str | None, local_workers: int | None):
     """A Dask client for joblib's dask backend (an existing scheduler, or a local cluster)."""
@@ -148,7 +167,8 @@ def _versions() -> dict:
 def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | None = None,
           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
           no_improvement: int | None = None, seed: int = 0, devices: list[str] | None = None,
-          islands: int | None = None, ga: GAParams | None = None, tabu: TabuParams | None = None,
+          islands: int | None = None, walk_islands: int | None = None,
+          ga: GAParams | None = None, tabu: TabuParams | None = None,
           ils: ILSParams | None = None, migration: MigrationParams | None = None, sync: bool = False,
           epoch_seconds: float = 1.0, epoch_generations: int = 5, scheduler: str | None = None,
           dask_local: int | None = None, callbacks: Callbacks | None = None, checkpoint: str | None = None,
@@ -158,6 +178,8 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     ``problem_or_path``: an instance, a path, a library name or a ``gen:`` name. Stop when any
     rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
     ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
+    ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
+    the GA (default: half the CPU islands, rounded down; 0 for GA islands only).
     ``sync=True`` runs epochs of ``epoch_generations`` generations: the result is then the same
     for a given seed wherever it runs. The returned cost is recomputed from scratch.
 
@@ -186,6 +208,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     tabu, ils = tabu or TabuParams(), ils or ILSParams()
     migration = migration or MigrationParams()
     params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    params = _with_walk_islands(kind, params, island_devices, walk_islands)
     check_memory(problem, island_devices)
     settings = {
         "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
@@ -305,7 +328,8 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
     islands = [{"island": spec.index, "device": spec.device, "generations": st.generation,
                 "ls_iterations": st.ls_iterations, "best_cost": st.best_cost, "restarts": st.restarts,
                 "population": 0 if st.population is None else int(st.population.shape[0]),
-                "offspring": spec.params.ga.offspring}
+                "offspring": spec.params.ga.offspring,
+                "algorithm": "tabu walk" if walks_in(spec) else f"GA ({spec.params.ga.crossover})"}
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],

@@ -80,8 +80,12 @@ def test_the_checkpoint_holds_every_island(tmp_path):
     sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, generations=2, checkpoint=str(path))
     saved = load_checkpoint(path)
     assert len(saved.states) == 2 and len(saved.island_params) == 2
+    ga_island, walk_island = saved.states  # by default the second of two CPU islands is a tabu walk
+    assert ga_island.population.shape == (QAP_GA.population, 12) and ga_island.walks is None
+    assert walk_island.population.shape == (1, 12)
+    assert walk_island.walks["tabu"].shape == (1, 12, 12) and walk_island.walks["stats"][0, 2] > 0
+    assert np.array_equal(walk_island.walks["best"], walk_island.population)
     for state in saved.states:
-        assert state.population.shape == (QAP_GA.population, 12)
         assert state.best_cost == random_qap(12, seed=1).cost(state.best)
     assert saved.settings["seed"] == 7 and saved.settings["sync"] is True
     assert not list(tmp_path.glob(".*.tmp"))  # written through a temporary file and a rename

@@ -145,7 +145,7 @@ def test_plot_command_errors(runner, tmp_path):
 
 def test_verbose_lists_islands(runner):
     out = ok(runner.invoke(cli, ["solve", "gen:qap:12", *QUICK, "-q", "-v"]))
-    assert "  island 0 on cpu: 2 generations" in out
+    assert "  island 0 on cpu (GA (ux)): 2 generations" in out
 
 
 # ------------------------------------------------------------------------- several instances

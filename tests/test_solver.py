@@ -320,3 +320,33 @@ def test_dask_local_needs_a_worker():
         pytest.skip("dask.distributed is not installed")
     with pytest.raises(MetaheurError, match="at least 1 worker"):
         quick(random_qap(8, seed=1), strategy="cpu-islands", islands=2, dask_local=0)
+
+
+def test_half_the_cpu_islands_walk_by_default_for_the_qap():
+    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=3, generations=2)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu walk"]
+    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=0, generations=2)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"]
+    r = quick(random_qap(12, seed=1), strategy="cpu-serial", generations=2)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)"]
+    r = quick(uniform_tsp(30, seed=1), strategy="cpu-islands", islands=2, generations=1)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ox)", "GA (ox)"]
+
+
+@pytest.mark.parametrize(("problem", "walks", "message"), [
+    (random_qap(10, seed=1), 3, r"walk islands must be between 0 and the 2 CPU island\(s\), got 3"),
+    (random_qap(10, seed=1), -1, "walk islands must be between 0"),
+    (uniform_tsp(20, seed=1), 1, "walk islands .* are for the QAP"),
+])
+def test_walk_islands_out_of_range(problem, walks, message):
+    with pytest.raises(MetaheurError, match=message):
+        solve(problem, strategy="cpu-islands", islands=2, walk_islands=walks, generations=1)
+
+
+def test_no_walk_islands_by_default_without_local_search():
+    ga_only = dataclasses.replace(QAP_GA, ls_budget=0)
+    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, generations=2)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"] and r.search_iterations == 0
+    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, walk_islands=1, generations=2)
+    # 50n iterations improve its first member, then 50n per generation
+    assert r.islands[1]["algorithm"] == "tabu walk" and r.islands[1]["ls_iterations"] == 3 * 50 * 12

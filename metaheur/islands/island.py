@@ -7,7 +7,10 @@ dropped; otherwise it replaces, among the members worse than it, the one closest
 one is nearer than n/10, else the worst (a distance-aware steady-state replacement). An island
 whose best has not improved for ``restart_after`` generations keeps its best and refills the
 rest with new improved random solutions. With ``crossover = "none"`` the island is a multistart
-of local searches: each child continues one member's search and replaces it when not worse.
+of local searches: for the QAP each member is the best of one robust tabu search that goes on,
+tabu memory and all, from generation to generation and epoch to epoch (the saved searches travel
+in the state), as Taillard's searches run for as long as they are given; for the TSP each child
+continues one member's iterated local search and replaces it when not worse.
 
 The state holds plain numpy arrays and counters, so an epoch can run in any process on any
 machine; with generation budgets the result does not depend on where or when it ran.
@@ -60,6 +63,7 @@ class IslandState:
     best_cost: int | None = None
     ls_iterations: int = 0  # tabu iterations (QAP), ILS kicks (TSP), EAX children built (EAX islands)
     restarts: int = 0
+    walks: dict | None = None  # QAP local-search-only islands: the saved tabu searches (QAPTabuBatch.snapshot)
 
     def __getstate__(self) -> dict:
         """Pickled (sent to or from a worker every epoch) with the solutions in the narrowest
@@ -190,6 +194,9 @@ def _generation(ops, spec: IslandSpec, state: IslandState, deadline: float | Non
         state.streams += pop_size
         eax.eax_generation(ops, state, keys, _rng(spec, state, 2).permutation(pop_size), progress)
         return
+    if walks_in(spec):
+        _walk_generation(ops, spec, state, deadline)
+        return
     count = ga.offspring
     keys = _keys(spec, state, count)
     state.streams += count
@@ -212,6 +219,46 @@ def _generation(ops, spec: IslandSpec, state: IslandState, deadline: float | Non
         state.costs[source[better]] = costs[better]
     else:
         _replace(ops, state, sols, costs)
+
+
+def _walk_generation(ops, spec: IslandSpec, state: IslandState, deadline: float | None) -> None:
+    """Every member's tabu search goes on for ``ls_budget`` iterations. A member that is not the
+    best of a saved search (the first members, a migrant, members added by the load balancer)
+    starts a new search from itself."""
+    pop, saved = state.population, state.walks
+    owner = np.full(len(pop), -1)
+    if saved is not None:
+        for i, member in enumerate(pop):
+            same = np.flatnonzero((saved["best"] == member[None, :]).all(axis=1))
+            owner[i] = same[0] if same.size else -1
+    new = np.flatnonzero(owner < 0)
+    keys = _keys(spec, state, new.size)
+    state.streams += new.size
+    fresh = ops.new_walks(pop[new], keys) if new.size else None
+    walks = {}
+    for name in ("perm", "best", "stats", "tabu", "left", "keys"):
+        rows = [saved[name][j] if j >= 0 else None for j in owner]
+        if fresh is not None:
+            for k, i in enumerate(new):
+                rows[i] = fresh[name][k]
+        walks[name] = np.stack(rows)
+    state.walks, best, costs, iters = ops.walk(walks, time_limit=_seconds_to(deadline))
+    state.population, state.costs = best.astype(pop.dtype), costs
+    state.ls_iterations += int(np.sum(iters))
+
+
+def walks_in(spec: IslandSpec) -> bool:
+    """Whether the island is a QAP local-search-only island, whose members are continued tabu searches."""
+    return spec.params.ga.crossover == "none" and isinstance(spec.problem, QAP)
+
+
+def closed_to_migrants(specs: list[IslandSpec], states: list[IslandState]) -> frozenset[int]:
+    """Islands that take no migrant now: a tabu-search island while its best still improves
+    within ``restart_after`` generations (0: never), since a migrant restarts one of its searches
+    and loses that search's memory."""
+    return frozenset(spec.index for spec, state in zip(specs, states, strict=True)
+                     if walks_in(spec) and (not spec.params.ga.restart_after
+                                            or state.stale < spec.params.ga.restart_after))
 
 
 def _update_best(state: IslandState) -> bool:

@@ -27,7 +27,15 @@ from joblib import Parallel, delayed, parallel_config
 from metaheur.devices import Device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
-from metaheur.islands.island import EpochStats, IslandSpec, IslandState, run_epoch, warm_up, warm_up_all
+from metaheur.islands.island import (
+    EpochStats,
+    IslandSpec,
+    IslandState,
+    closed_to_migrants,
+    run_epoch,
+    warm_up,
+    warm_up_all,
+)
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
@@ -121,6 +129,17 @@ class RunRecord:
         return s.best, s.best_cost, s.index
 
 
+def epoch_span(epoch_seconds: float, stats: list[EpochStats]) -> float:
+    """Length of the next time-mode epoch: ``epoch_seconds``, or nine tenths of the slowest
+    island's time per generation when that is longer, so that islands whose generations are short
+    (a tabu walk: 50n iterations) keep working while a slow one (a GA generation of 10 children on
+    tai150b: about 2 s) finishes its generation, instead of idling at the epoch's end. Nine tenths:
+    the slow island stops after one generation rather than two (an epoch ends after the generation
+    that passes its length)."""
+    per_generation = max((e.seconds / e.generations for e in stats if e.generations), default=0.0)
+    return max(epoch_seconds, 0.9 * per_generation)
+
+
 class IslandModel:
     """Islands of a memetic algorithm on CPU worker processes and GPUs.
 
@@ -151,6 +170,7 @@ class IslandModel:
         self.migrator = Migrator(migration or MigrationParams(), seed)
         self.sync = sync
         self.epoch_seconds = epoch_seconds
+        self.epoch_span = epoch_seconds  # the next time-mode epoch's length (epoch_span)
         self.epoch_generations = epoch_generations
         self.backend = backend
         self.n_jobs = n_jobs or max(1, len(devices) - len(self.main))
@@ -222,7 +242,7 @@ class IslandModel:
                    "generation_limit": None if gens is None else gens.generations}
         if self.sync:
             return {"generations": self.epoch_generations, "time_left": left} | horizon
-        seconds = self.epoch_seconds if left is None else min(self.epoch_seconds, left)
+        seconds = self.epoch_span if left is None else min(self.epoch_span, left)
         return {"seconds": seconds, "time_left": left} | horizon
 
     def _make_parallel(self):
@@ -287,7 +307,7 @@ class IslandModel:
                     wall = time.perf_counter() - t0
                     states = [s for s, _ in out]
                     stats = [e for _, e in out]
-                    migrations = self.migrator.migrate(states, epoch)
+                    migrations = self.migrator.migrate(states, epoch, closed_to_migrants(self.specs, states))
                     incoming = {}
                     for m in migrations:
                         incoming[m.target] = incoming.get(m.target, 0) + 1
@@ -305,6 +325,7 @@ class IslandModel:
                                                          incoming.get(st.index, 0)))
                     record.migrations.extend((epoch, m) for m in migrations)
                     self.balancer.record(stats, wall)
+                    self.epoch_span = epoch_span(self.epoch_seconds, stats)
                     if self.balance:
                         self.specs = self.balancer.rebalance(self.specs, stats)
                     for e in stats:

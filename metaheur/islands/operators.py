@@ -12,7 +12,7 @@ from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.islands.params import IslandParams, ls_budget
 from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import QAP, TSP
-from metaheur.search.qap_tabu import QAPTabuBatch
+from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
 
 _QAP_OPS = {"pmx": 0, "cx": 1, "ux": 2}
@@ -91,15 +91,32 @@ class QAPOperators(_Operators):
         return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
 
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
-        count = len(keys)
-        batch = self._tabu.get(count)
-        if batch is None:
-            batch = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
-            self._tabu[count] = batch
-        else:
-            batch.restart(starts, keys)
+        batch = self._batch(starts, keys)
+        batch.restart(starts, keys)
         result = batch.run(self.ls_budget, time_limit=time_limit)
         return result.best, result.best_costs, result.iterations
+
+    def _batch(self, starts: np.ndarray, keys: np.ndarray) -> QAPTabuBatch:
+        """The batch of ``len(keys)`` searches of this process (built on first use, then reused)."""
+        batch = self._tabu.get(len(keys))
+        if batch is None:
+            batch = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
+            self._tabu[len(keys)] = batch
+        return batch
+
+    def new_walks(self, starts: np.ndarray, keys: np.ndarray) -> dict[str, np.ndarray]:
+        """Saved state of tabu searches (walks) about to start from ``starts``."""
+        return fresh_searches(self.problem, starts, keys)
+
+    def walk(self, walks: dict[str, np.ndarray], time_limit: float | None = None):
+        """Continue the saved tabu searches ``walks`` by ``ls_budget`` iterations each (cut short
+        by ``time_limit``), memory and all; returns (their new state, best solutions, best costs,
+        iterations done now)."""
+        batch = self._batch(walks["perm"], walks["keys"])
+        batch.resume(walks)
+        before = walks["stats"][:, ITER]
+        result = batch.run(self.ls_budget, time_limit=time_limit)
+        return batch.snapshot(), result.best, result.best_costs, result.iterations - before
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
         """Hamming distance: units placed differently."""

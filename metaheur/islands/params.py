@@ -95,6 +95,18 @@ def with_crossover(ga: GAParams, crossover: str) -> GAParams:
     return replace(ga, crossover=crossover)
 
 
+WALK_PATIENCE = 100  # generations (of 50 n tabu iterations) a walk island's best may stall before it takes a migrant
+
+
+def walk_island(ga: GAParams) -> GAParams:
+    """The parameters of a QAP island that runs one continued robust tabu search (a walk) in place
+    of the GA, beside GA islands: it takes a migrant only after ``WALK_PATIENCE`` generations
+    without a new best (structured instances such as tai150b reward long searches with their
+    memory, random ones such as tai100a the GA: experiments/results/bench_search_walk_islands/).
+    A generation of the walk is the GA's local-search budget per child (50 n iterations by default)."""
+    return replace(with_crossover(ga, "none"), restart_after=WALK_PATIENCE, ls_budget=ga.ls_budget or None)
+
+
 def ls_budget(params: GAParams, kind: str, n: int) -> int:
     """Local-search effort per child: the explicit budget, else QAP 50 n tabu iterations, TSP n / 4
     kicks (at least 50); with EAX, none (a descent) for the members that start the population."""

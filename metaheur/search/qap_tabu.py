@@ -53,6 +53,19 @@ def yardstick_start(n: int, seed: int) -> tuple[np.ndarray, int]:
     return np.array(p, dtype=np.int64), max(0, n - 1)
 
 
+def fresh_searches(qap: QAP, starts, keys, counters=None) -> dict[str, np.ndarray]:
+    """The saved state (:meth:`QAPTabuBatch.snapshot`) of searches about to start from ``starts``
+    with empty memory: resuming it is starting them."""
+    starts = np.array([qap.check_permutation(p) for p in np.atleast_2d(starts)], dtype=np.int32)
+    S, n = starts.shape
+    stats = np.zeros((S, N_STATS), dtype=np.int64)
+    stats[:, COST] = stats[:, BEST] = [qap.cost(p) for p in starts]
+    if counters is not None:
+        stats[:, CTR] = counters
+    return {"perm": starts, "best": starts.copy(), "stats": stats, "tabu": np.zeros((S, n, n), np.int32),
+            "left": np.zeros((S, n, n), np.int32), "keys": np.asarray(keys, dtype=np.uint64).reshape(S).copy()}
+
+
 def default_block(device: Device, n: int) -> tuple[int, int]:
     """Threads of a block: one on the CPU build; rows x columns of the pair scan on a GPU."""
     if not device.is_gpu:
@@ -120,6 +133,30 @@ class QAPTabuBatch:
         self.stats = dev.asarray(stats)
         self.keys = dev.asarray(np.asarray(keys, dtype=np.uint64).reshape(self.count))
         self._launch(0, target=np.iinfo(np.int64).min, init=1)
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Every search's state, as host copies: current and best permutations, statistics, tabu
+        and departure times, random stream keys. :meth:`resume` continues from it exactly, in
+        this batch or in another one of the same size (another process, another machine)."""
+        return {"perm": to_host(self.perm).copy(), "best": to_host(self.best_perm).copy(),
+                "stats": to_host(self.stats).copy(), "tabu": to_host(self.tables[0]).copy(),
+                "left": to_host(self.tables[1]).copy(), "keys": to_host(self.keys).copy()}
+
+    def resume(self, saved: dict[str, np.ndarray]) -> None:
+        """Continue the searches of a :meth:`snapshot` (or of :func:`fresh_searches`) of this
+        batch's count and size: the next iterations are those the uninterrupted searches would do."""
+        S, n, dev = self.count, self.qap.n, self.device
+        shapes = {"perm": (S, n), "best": (S, n), "stats": (S, N_STATS), "tabu": (S, n, n), "left": (S, n, n),
+                  "keys": (S,)}
+        if any(np.shape(saved[k]) != shape for k, shape in shapes.items()):
+            raise MetaheurError(f"resume needs the state of {S} searches of size {n}")
+        def put(name, dtype):  # a copy: the searches must not write into the saved state
+            return dev.asarray(np.array(saved[name], dtype=dtype))
+
+        self.perm, self.best_perm, self.stats = put("perm", np.int32), put("best", np.int32), put("stats", np.int64)
+        self.tables[0], self.tables[1] = put("tabu", np.int32), put("left", np.int32)
+        self.keys = put("keys", np.uint64)
+        self._launch(0, target=np.iinfo(np.int64).min, init=2)
 
     def _launch(self, iterations: int, target: int, init: int = 0) -> None:
         self.kernel(self.count, self.block, (

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
 
-from metaheur.islands.island import EpochStats, IslandSpec, IslandState, _replace, run_epoch
+from metaheur.islands.island import EpochStats, IslandSpec, IslandState, _replace, closed_to_migrants, run_epoch
 from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
-from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.params import WALK_PATIENCE, GAParams, IslandParams, walk_island
 from metaheur.problems import QAP, random_qap, uniform_tsp
+from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
 
 QAP20 = random_qap(20, seed=3)
 QAP8 = random_qap(8, seed=5)
@@ -47,6 +49,10 @@ def assert_states_equal(a: IslandState, b: IslandState) -> None:
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
             assert x is not None and y is not None, f.name
             assert x.dtype == y.dtype and np.array_equal(x, y), f.name
+        elif isinstance(x, dict) or isinstance(y, dict):  # saved tabu searches
+            assert x is not None and y is not None and x.keys() == y.keys(), f.name
+            for k in x:
+                assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k]), f"{f.name}[{k}]"
         else:
             assert x == y, f.name
 
@@ -103,7 +109,11 @@ def test_run_epoch_is_a_pure_function(problem, ga):
     assert_states_equal(a, b)
     assert_states_equal(first, before)
     assert a.generation == first.generation + 3
-    assert a.streams > first.streams
+    assert a.ls_iterations > first.ls_iterations
+    if a.walks is None:
+        assert a.streams > first.streams
+    else:  # continued tabu searches keep their random streams
+        assert a.streams == first.streams and (a.walks["stats"][:, 2] > first.walks["stats"][:, 2]).all()
 
 
 def test_two_epochs_equal_one_double_epoch():
@@ -403,3 +413,60 @@ def test_pickled_state_is_narrow_and_round_trips(problem):
     assert back.population.dtype == state.population.dtype == np.int64
     wide = dataclasses.replace(state, population=state.population + 40_000, best=state.best.astype(np.int32))
     assert_states_equal(pickle.loads(pickle.dumps(wide)), wide)  # int32 on the wire, int32 kept
+
+
+# ------------------------------------------------------------------------------- walk islands
+
+
+def walk_spec(restart_after: int = 0, index: int = 0) -> IslandSpec:
+    return make_spec(QAP20, index=index, crossover="none", population=1, offspring=1, ls_budget=70,
+                     restart_after=restart_after)
+
+
+def test_a_walk_island_is_one_uninterrupted_tabu_search():
+    """Epochs of a QAP local-search-only island continue one robust tabu search: pickled between
+    epochs, it ends where one search from the island's first member ends after as many iterations."""
+    spec = walk_spec()
+    first, _ = run_epoch(spec, IslandState(0), generations=0)
+    assert first.walks is None and first.population.shape == (1, QAP20.n)
+    pieces = first
+    for gens in (1, 3, 2):
+        pieces, _ = run_epoch(spec, pickle.loads(pickle.dumps(pieces)), generations=gens)
+    whole, _ = run_epoch(spec, first, generations=6)
+    assert_states_equal(pieces, whole)
+    assert pieces.walks["stats"][0, 2] == 6 * 70 and pieces.ls_iterations - first.ls_iterations == 6 * 70
+    search = QAPTabuBatch(QAP20, "cpu", count=1, seed=0)
+    search.resume(fresh_searches(QAP20, first.population, pieces.walks["keys"]))
+    r = search.run(6 * 70)
+    assert np.array_equal(r.best, pieces.population) and int(r.best_costs[0]) == int(pieces.costs[0])
+    assert np.array_equal(search.snapshot()["tabu"], pieces.walks["tabu"])
+    assert_exact(QAP20, pieces)
+
+
+def test_a_migrant_starts_a_new_walk():
+    spec = walk_spec()
+    state, _ = run_epoch(spec, IslandState(0), generations=2)
+    migrant = np.random.default_rng(4).permutation(QAP20.n)
+    state.population[0], state.costs[0] = migrant, QAP20.cost(migrant)  # what the migration does
+    after, _ = run_epoch(spec, state, generations=1)
+    assert after.walks["stats"][0, 2] == 70  # a new search, counted from the migrant
+    assert after.streams == state.streams + 1  # with a stream of its own
+    assert int(after.costs[0]) <= QAP20.cost(migrant)
+    assert_exact(QAP20, after)
+
+
+def test_walk_islands_take_migrants_only_when_stale():
+    walk, ga = walk_spec(restart_after=3), make_spec(QAP20, index=1)
+    assert closed_to_migrants([walk, ga], [IslandState(0, stale=2), IslandState(1, stale=50)]) == {0}
+    assert closed_to_migrants([walk, ga], [IslandState(0, stale=3), IslandState(1, stale=0)]) == frozenset()
+    assert closed_to_migrants([walk_spec(restart_after=0)], [IslandState(0, stale=10**6)]) == {0}
+    tsp_ls_only = make_spec(TSP40, crossover="none", population=1, offspring=1)
+    assert closed_to_migrants([tsp_ls_only], [IslandState(0)]) == frozenset()
+
+
+def test_walk_island_parameters():
+    ga = GAParams(population=20, offspring=10, crossover="ux", ls_budget=0, restart_after=30)
+    walk = walk_island(ga)
+    assert (walk.crossover, walk.population, walk.offspring) == ("none", 1, 1)
+    assert walk.restart_after == WALK_PATIENCE and walk.ls_budget is None  # a walk always searches
+    assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300

@@ -280,3 +280,18 @@ def test_migration_does_not_duplicate_a_tsp_tour_given_in_another_rotation():
     Migrator(MigrationParams(), 0).migrate([sender, receiver], 0)
     edges = [{frozenset(e) for e in zip(t, np.roll(t, -1), strict=True)} for t in receiver.population]
     assert edges[0] != edges[1], "the receiver now holds the same tour twice"
+
+
+@pytest.mark.parametrize("policy", ["best-worst", "elite"])
+def test_closed_islands_send_but_do_not_receive(policy):
+    states = islands(3)
+    for s in states:
+        s.costs[-1] = 10_000
+    closed = frozenset({1})
+    before = members(states[1])
+    done = Migrator(MigrationParams(topology="complete", policy=policy), seed=0).migrate(states, 0, closed)
+    assert members(states[1]) == before
+    assert all(m.target != 1 for m in done)
+    if policy == "best-worst":
+        assert (1, 2) in pairs(done)  # island 1's best still leaves
+    assert done

@@ -22,7 +22,7 @@ from metaheur.errors import MetaheurError
 from metaheur.islands.balance import DeviceLoad, LoadBalancer
 from metaheur.islands.island import EpochStats, IslandState, run_epoch
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
+from metaheur.islands.model import Callbacks, IslandModel, RunRecord, epoch_span, problem_key
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
 from metaheur.problems.tsp import COORD_TYPES
@@ -472,3 +472,15 @@ def test_dask_tasks_carry_the_state_inline():
     loky = IslandModel(QAP16, [CPU] * 2, island_params(2), seed=3, sync=True)
     _, loky_args, loky_kwargs = loky._task(spec, state, budget)
     assert loky_args == (spec, state) and loky_kwargs["in_worker"] is True
+
+
+def test_epochs_last_as_long_as_the_slowest_generation():
+    """Time mode: an epoch is at least epoch_seconds and nine tenths of the slowest island's time
+    per generation, so islands with short generations keep working meanwhile."""
+    fast = EpochStats(0, "cpu", generations=20, ls_iterations=0, seconds=1.1, best_cost=1, improved=False, restarts=0)
+    slow = EpochStats(1, "cpu", generations=1, ls_iterations=0, seconds=3.0, best_cost=1, improved=False, restarts=0)
+    built = EpochStats(1, "cpu", generations=0, ls_iterations=0, seconds=9.0, best_cost=1, improved=False, restarts=0)
+    assert epoch_span(1.0, [fast, slow]) == pytest.approx(2.7)
+    assert epoch_span(1.0, [fast]) == 1.0
+    assert epoch_span(5.0, [fast, slow]) == 5.0
+    assert epoch_span(1.0, [fast, built]) == 1.0  # no generation: nothing to go by

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ import pytest
 from metaheur.errors import MetaheurError
 from metaheur.ops.qap import DELTA32_LIMIT, delta_bound
 from metaheur.problems import QAP, random_qap, read_qaplib
-from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams, yardstick_start
+from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams, fresh_searches, yardstick_start
 
 # the yardstick lives next to the repository (shared/yardsticks/rots.c), as experiments/runlib.py expects
 YARDSTICK = Path(os.environ.get("METAHEUR_YARDSTICK",
@@ -322,6 +323,65 @@ def test_restart_forgets_the_previous_best():
     assert int(r.best_costs[0]) >= int(good.best_costs[0])
     assert qap.cost(r.best[0]) == int(r.best_costs[0])
     assert int(r.best_costs[0]) <= qap.cost(worst_start)
+
+
+# ----------------------------------------------------------------------------- saved searches
+
+
+@pytest.mark.parametrize("tenure", ["cubic", "uniform"])
+@pytest.mark.parametrize(("kind", "n"), [("asym", 19), ("sym", 26)])
+def test_resumed_searches_follow_one_uninterrupted_search(tenure, kind, n):
+    """A search saved, pickled and resumed in another batch (with the aspiration horizon short
+    enough to fire) makes the moves the uninterrupted search makes."""
+    qap = random_instance(n, 6) if kind == "asym" else random_qap(n, seed=6, symmetric=True)
+    params = TabuParams(tenure=tenure, aspiration=3 * n)
+    rng = np.random.default_rng(2)
+    starts = np.array([rng.permutation(n) for _ in range(3)])
+    whole = QAPTabuBatch(qap, "cpu", starts=starts, keys=[4, 5, 6], params=params)
+    whole.run(2500)
+    pieces = QAPTabuBatch(qap, "cpu", starts=starts, keys=[4, 5, 6], params=params)
+    for budget in (1, 700, 1, 1798):
+        pieces.run(budget)
+        saved = pickle.loads(pickle.dumps(pieces.snapshot()))
+        pieces = QAPTabuBatch(qap, "cpu", count=3, seed=99, params=params)
+        pieces.resume(saved)
+    a, b = whole.snapshot(), pieces.snapshot()
+    for name in ("perm", "best", "stats", "tabu", "left", "keys"):
+        assert np.array_equal(a[name], b[name]), name
+    assert int(b["stats"][0, 2]) == 2500
+
+
+def test_fresh_searches_resume_as_new_searches():
+    qap = random_instance(17, 4)
+    rng = np.random.default_rng(3)
+    starts = np.array([rng.permutation(qap.n) for _ in range(2)])
+    new = QAPTabuBatch(qap, "cpu", starts=starts, keys=[8, 9], counters=[3, 0]).run(400)
+    batch = QAPTabuBatch(qap, "cpu", count=2, seed=1)
+    batch.run(50)
+    batch.resume(fresh_searches(qap, starts, [8, 9], counters=[3, 0]))
+    resumed = batch.run(400)
+    assert np.array_equal(new.best, resumed.best)
+    assert np.array_equal(new.best_costs, resumed.best_costs)
+    assert np.array_equal(new.iterations, resumed.iterations)
+
+
+def test_resume_leaves_the_saved_state_alone():
+    qap = random_instance(12, 2)
+    batch = QAPTabuBatch(qap, "cpu", count=2, seed=3)
+    batch.run(100)
+    saved = batch.snapshot()
+    kept = {k: v.copy() for k, v in saved.items()}
+    batch.resume(saved)
+    batch.run(300)
+    for name, value in kept.items():
+        assert np.array_equal(saved[name], value), name
+
+
+def test_resume_rejects_another_shape():
+    qap = random_instance(10, 1)
+    saved = QAPTabuBatch(qap, "cpu", count=2, seed=1).snapshot()
+    with pytest.raises(MetaheurError, match="resume needs the state of 3 searches of size 10"):
+        QAPTabuBatch(qap, "cpu", count=3, seed=1).resume(saved)
 
 
 def test_restart_rejects_a_wrong_shape():
