@@ -32,6 +32,7 @@ from metaheur.islands import eax
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import IslandParams
 from metaheur.problems import QAP, TSP
+from metaheur.search.qap_tabu import SAVED_SEARCH
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,7 @@ def _walk_generation(ops, spec: IslandSpec, state: IslandState, deadline: float 
     state.streams += new.size
     fresh = ops.new_walks(pop[new], keys) if new.size else None
     walks = {}
-    for name in ("perm", "best", "stats", "tabu", "left", "keys"):
+    for name in SAVED_SEARCH:
         rows = [saved[name][j] if j >= 0 else None for j in owner]
         if fresh is not None:
             for k, i in enumerate(new):

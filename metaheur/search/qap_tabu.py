@@ -19,6 +19,7 @@ TENURE_RULES = {"cubic": 0, "uniform": 1}
 N_STATS = 7
 COST, BEST, ITER, BASE, CTR, TENURE, BEST_ITER = range(N_STATS)
 ENTRY_LIMIT = 2**29  # kernels/qap_tabu.cu keeps int32 differences of entries
+SAVED_SEARCH = ("perm", "best", "stats", "tabu", "left", "keys")  # what QAPTabuBatch.snapshot holds
 
 
 @dataclass(frozen=True)

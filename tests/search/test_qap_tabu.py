@@ -29,7 +29,14 @@ import pytest
 from metaheur.errors import MetaheurError
 from metaheur.ops.qap import DELTA32_LIMIT, delta_bound
 from metaheur.problems import QAP, random_qap, read_qaplib
-from metaheur.search.qap_tabu import ENTRY_LIMIT, QAPTabuBatch, TabuParams, fresh_searches, yardstick_start
+from metaheur.search.qap_tabu import (
+    ENTRY_LIMIT,
+    SAVED_SEARCH,
+    QAPTabuBatch,
+    TabuParams,
+    fresh_searches,
+    yardstick_start,
+)
 
 # the yardstick lives next to the repository (shared/yardsticks/rots.c), as experiments/runlib.py expects
 YARDSTICK = Path(os.environ.get("METAHEUR_YARDSTICK",
@@ -346,7 +353,8 @@ def test_resumed_searches_follow_one_uninterrupted_search(tenure, kind, n):
         pieces = QAPTabuBatch(qap, "cpu", count=3, seed=99, params=params)
         pieces.resume(saved)
     a, b = whole.snapshot(), pieces.snapshot()
-    for name in ("perm", "best", "stats", "tabu", "left", "keys"):
+    assert tuple(a) == SAVED_SEARCH
+    for name in SAVED_SEARCH:
         assert np.array_equal(a[name], b[name]), name
     assert int(b["stats"][0, 2]) == 2500
 
