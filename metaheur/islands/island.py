@@ -230,8 +230,8 @@ def _walk_generation(ops, spec: IslandSpec, state: IslandState, deadline: float 
     owner = np.full(len(pop), -1)
     if saved is not None:
         for i, member in enumerate(pop):
-            same = np.flatnonzero((saved["best"] == member[None, :]).all(axis=1))
-            owner[i] = same[0] if same.size else -1
+            same = [j for j in np.flatnonzero((saved["best"] == member[None, :]).all(axis=1)) if j not in owner]
+            owner[i] = same[0] if same else -1  # each saved search goes on once, even for equal members
     new = np.flatnonzero(owner < 0)
     keys = _keys(spec, state, new.size)
     state.streams += new.size

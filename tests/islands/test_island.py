@@ -470,3 +470,15 @@ def test_walk_island_parameters():
     assert (walk.crossover, walk.population, walk.offspring) == ("none", 1, 1)
     assert walk.restart_after == WALK_PATIENCE and walk.ls_budget is None  # a walk always searches
     assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
+
+
+def test_equal_members_of_a_walk_island_keep_their_own_searches():
+    spec = make_spec(QAP20, crossover="none", population=2, offspring=1, ls_budget=70, restart_after=0)
+    state, _ = run_epoch(spec, IslandState(0), generations=2)
+    state.population[1], state.costs[1] = state.population[0], state.costs[0]  # as if both reached one optimum
+    state.walks["best"][1] = state.walks["best"][0]
+    after, _ = run_epoch(spec, state, generations=1)
+    assert after.streams == state.streams  # no new search was started
+    assert not np.array_equal(after.walks["perm"][0], after.walks["perm"][1]) or \
+        not np.array_equal(after.walks["tabu"][0], after.walks["tabu"][1])
+    assert (after.walks["stats"][:, 2] == 3 * 70).all()
