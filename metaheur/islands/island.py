@@ -274,7 +274,9 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
               time_left: float | None = None, elapsed: float = 0.0, limit: float | None = None,
               generation_limit: int | None = None, in_worker: bool = False) -> tuple[IslandState, EpochStats]:
     """Advance ``state`` by ``generations`` generations or, in time mode, until ``seconds`` pass
-    (at least one generation either way); returns the new state and what was done.
+    (at least one generation, unless building the first population already took the ``seconds``:
+    a slow build then leaves its first generation to the next epoch, so that islands of other
+    kinds do not wait for it); returns the new state and what was done.
 
     ``time_left``: the run's remaining time, a hard cap that also bounds the local searches (a
     generation cut short by it keeps what its searches found). ``elapsed``, ``limit`` (seconds)
@@ -293,7 +295,8 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     improvements: list[tuple[float, int]] = []
     deadline = None if time_left is None else t0 + time_left
     size = spec.params.ga.population
-    if state.population is None:
+    built = state.population is None
+    if built:
         state.population, state.costs = _first_population(ops, spec, state, deadline, time_left)
         _update_best(state)
         improvements.append((time.perf_counter() - t0, state.best_cost))
@@ -318,7 +321,7 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
             break
         if generations is not None and done >= generations:
             break
-        if seconds is not None and done > 0 and now - t0 >= seconds:
+        if seconds is not None and (done > 0 or built) and now - t0 >= seconds:
             break
         if deadline is not None and now >= deadline:
             break

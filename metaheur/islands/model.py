@@ -133,10 +133,11 @@ def epoch_span(epoch_seconds: float, stats: list[EpochStats]) -> float:
     """Length of the next time-mode epoch: ``epoch_seconds``, or nine tenths of the slowest
     island's time per generation when that is longer, so that islands whose generations are short
     (a tabu walk: 50n iterations) keep working while a slow one (a GA generation of 10 children on
-    tai150b: about 2 s) finishes its generation, instead of idling at the epoch's end. Nine tenths:
-    the slow island stops after one generation rather than two (an epoch ends after the generation
-    that passes its length)."""
-    per_generation = max((e.seconds / e.generations for e in stats if e.generations), default=0.0)
+    tai150b: about 2 s) finishes its generation, instead of idling at the epoch's end. An epoch
+    without a generation (a population being built) counts as one. Nine tenths: the slow island
+    stops after one generation rather than two (an epoch ends after the generation that passes
+    its length)."""
+    per_generation = max((e.seconds / max(1, e.generations) for e in stats), default=0.0)
     return max(epoch_seconds, 0.9 * per_generation)
 
 
