@@ -26,7 +26,7 @@ from metaheur.islands.island import IslandState
 from metaheur.islands.migration import Migration, MigrationParams
 from metaheur.islands.model import EpochRecord, RunRecord
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.search.qap_tabu import TabuParams
+from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
 CHECKPOINT_FORMAT = 1
@@ -132,8 +132,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             st.population = arrays.get(f"population_{i}")
             st.costs = arrays.get(f"costs_{i}")
             st.best = arrays.get(f"best_{i}")
-            walks = {k[len("walks_"):-len(f"_{i}")]: v for k, v in arrays.items()
-                     if k.startswith("walks_") and k.endswith(f"_{i}")}
+            walks = {name: arrays[f"walks_{name}_{i}"] for name in SAVED_SEARCH if f"walks_{name}_{i}" in arrays}
             st.walks = walks or None
             if (st.population is None) != (st.costs is None) or (st.best is None) != (st.best_cost is None):
                 raise ValueError(f"island {i} is incomplete")

@@ -235,14 +235,13 @@ def _walk_generation(ops, spec: IslandSpec, state: IslandState, deadline: float 
     new = np.flatnonzero(owner < 0)
     keys = _keys(spec, state, new.size)
     state.streams += new.size
-    fresh = ops.new_walks(pop[new], keys) if new.size else None
-    walks = {}
-    for name in SAVED_SEARCH:
-        rows = [saved[name][j] if j >= 0 else None for j in owner]
-        if fresh is not None:
-            for k, i in enumerate(new):
-                rows[i] = fresh[name][k]
-        walks[name] = np.stack(rows)
+    walks = saved
+    if new.size:  # the new searches come after the saved ones, taken in the members' order
+        fresh = ops.new_walks(pop[new], keys)
+        known = 0 if saved is None else len(saved["keys"])
+        owner[new] = known + np.arange(new.size)
+        walks = {k: fresh[k] if saved is None else np.concatenate([saved[k], fresh[k]]) for k in SAVED_SEARCH}
+    walks = {k: v[owner] for k, v in walks.items()}
     state.walks, best, costs, iters = ops.walk(walks, time_limit=_seconds_to(deadline))
     state.population, state.costs = best.astype(pop.dtype), costs
     state.ls_iterations += int(np.sum(iters))
