@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 
 from metaheur.islands.island import run_epoch
 
@@ -13,12 +12,19 @@ class OutOfMemoryError(Exception):
     """Stands in for cupy.cuda.memory.OutOfMemoryError (recognised by its name)."""
 
 
-def killed_once(spec, state, *, marker: str, **budget):
-    """The first call in a worker process dies by SIGKILL mid-epoch; later calls work."""
-    path = Path(marker)
-    if budget.get("in_worker") and not path.exists():
-        path.write_text(str(os.getpid()))
-        os.kill(os.getpid(), signal.SIGKILL)
+def killed_once(spec, state, *, marker: str, kills: int = 1, **budget):
+    """The first ``kills`` calls in worker processes die by SIGKILL mid-epoch; later calls work.
+    Each writes its pid to a marker file ``{marker}.{k}`` first, created atomically, so that
+    exactly ``kills`` calls die however the workers race."""
+    if budget.get("in_worker"):
+        for k in range(kills):
+            try:
+                fd = os.open(f"{marker}.{k}", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
     return run_epoch(spec, state, **budget)
 
 

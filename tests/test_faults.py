@@ -35,7 +35,8 @@ def test_a_killed_loky_worker_costs_one_retry_and_the_run_completes(tmp_path):
     model = _model(2, functools.partial(fault_helpers.killed_once, marker=str(marker)))
     with pytest.warns(RuntimeWarning, match="rerunning the epoch"):
         record = model.run(stop_rules(generations=3))
-    assert marker.exists() and int(marker.read_text()) != os.getpid()
+    killed = tmp_path / "killed.0"
+    assert killed.exists() and int(killed.read_text()) != os.getpid()
     assert record.retries >= 1
     assert record.stop_reason == "generations"
     # the retried epoch started from the islands' last states: the run equals an undisturbed one
@@ -46,14 +47,17 @@ def test_a_killed_loky_worker_costs_one_retry_and_the_run_completes(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_dask_worker_is_replaced_and_the_run_completes(tmp_path):
+@pytest.mark.parametrize("kills", [1, 2], ids=["one worker", "every worker"])
+def test_a_killed_dask_worker_is_replaced_and_the_run_completes(tmp_path, kills):
+    """When every worker dies, the specs scattered to them die too: the retry scatters them again."""
     distributed = pytest.importorskip("distributed")
     marker = tmp_path / "killed"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   host="127.0.0.1") as cluster, distributed.Client(cluster):
-        model = _model(2, functools.partial(fault_helpers.killed_once, marker=str(marker)), backend="dask")
+        model = _model(2, functools.partial(fault_helpers.killed_once, marker=str(marker), kills=kills),
+                       backend="dask")
         record = model.run(stop_rules(generations=3))
-    assert marker.exists()
+    assert all((tmp_path / f"killed.{k}").exists() for k in range(kills))
     assert record.stop_reason == "generations"
     clean = _model(2, fault_helpers.run_epoch).run(stop_rules(generations=3))
     assert [s.best_cost for s in record.states] == [s.best_cost for s in clean.states]

@@ -181,6 +181,8 @@ class IslandModel:
         self.interrupted = False
         self.start_time: float | None = None
         self.epoch = epoch
+        self.parallel: Parallel | None = None  # the worker islands' executor while a run is on
+        self._open = contextlib.ExitStack()
 
     # -------------------------------------------------------------------------------- epochs
     def _run_main(self, spec: IslandSpec, state: IslandState, budget: dict):
@@ -199,7 +201,7 @@ class IslandModel:
         self.specs[spec.index] = moved
         return self.epoch(moved, state, **budget)
 
-    def _epoch(self, states: list[IslandState], budget: dict, parallel) -> list[tuple[IslandState, EpochStats]]:
+    def _epoch(self, states: list[IslandState], budget: dict) -> list[tuple[IslandState, EpochStats]]:
         main = [i for i in range(len(states)) if i in self.main]
         workers = [i for i in range(len(states)) if i not in self.main]
         results: dict[int, tuple[IslandState, EpochStats]] = {}
@@ -207,8 +209,10 @@ class IslandModel:
         futures = {i: pool.submit(self._run_main, self.specs[i], states[i], budget) for i in main} if pool else {}
         for attempt in range(MAX_RETRIES + 1):
             try:
+                if attempt and self.backend == "dask":  # the specs scattered to the workers may have died with them
+                    self.parallel = self._open_parallel()
                 if workers:
-                    out = parallel(self._task(self.specs[i], states[i], budget) for i in workers)
+                    out = self.parallel(self._task(self.specs[i], states[i], budget) for i in workers)
                     results.update(zip(workers, out, strict=True))
                 break
             except (KeyboardInterrupt, MetaheurError):
@@ -246,16 +250,17 @@ class IslandModel:
         seconds = self.epoch_span if left is None else min(self.epoch_span, left)
         return {"seconds": seconds, "time_left": left} | horizon
 
-    def _make_parallel(self):
-        """The joblib executor of the worker islands: loky here, or any registered backend (with
-        ``dask``, joblib's Dask backend on the active ``distributed.Client``)."""
+    def _open_parallel(self) -> Parallel | None:
+        """The joblib executor of the worker islands, open until the run ends: loky here, or any
+        registered backend (with ``dask``, joblib's Dask backend on the active
+        ``distributed.Client``, which scatters the worker islands' specs to every worker once)."""
         if len(self.main) == len(self.specs):
             return None
         backend, options = self.backend or "loky", {}
-        if backend == "dask":  # send the worker islands' specs (the instance) to the workers once
+        if backend == "dask":
             options["scatter"] = [s for s in self.specs if s.index not in self.main]
         with parallel_config(backend=backend, **options):  # registers external backends such as dask
-            return Parallel(n_jobs=self.n_jobs)
+            return self._open.enter_context(Parallel(n_jobs=self.n_jobs))
 
     def _warm_up(self, parallel, workers: list[IslandSpec]) -> None:
         """Start the worker processes and build the islands' kernels before the clock: on loky one
@@ -284,12 +289,12 @@ class IslandModel:
         previous = self._install_sigint()
         reason = None
         try:
-            parallel = self._make_parallel()
-            with parallel if parallel is not None else contextlib.nullcontext():
+            with contextlib.ExitStack() as self._open:
+                self.parallel = self._open_parallel()
                 t_setup = time.perf_counter()
                 workers = [s for s in self.specs if s.index not in self.main]
-                if parallel is not None:
-                    self._warm_up(parallel, workers)
+                if self.parallel is not None:
+                    self._warm_up(self.parallel, workers)
                 record.setup_seconds = time.perf_counter() - t_setup
                 self.start_time = time.perf_counter() - record.seconds
                 self.callbacks.on_start(self)
@@ -297,7 +302,7 @@ class IslandModel:
                     epoch = record.next_epoch
                     t0 = time.perf_counter()
                     try:
-                        out = self._epoch(states, self._budget(stop), parallel)
+                        out = self._epoch(states, self._budget(stop))
                     except MetaheurError as exc:
                         if record.best is None:
                             raise

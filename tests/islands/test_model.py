@@ -9,11 +9,13 @@ that each has its own cached operators: see ``test_in_process_islands_with_equal
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import signal
 import time
 import warnings
 
+import fault_helpers
 import numpy as np
 import pytest
 
@@ -256,23 +258,6 @@ def test_sigint_is_honoured_with_a_single_worker_island():
 # -------------------------------------------------------------------------------- failures
 
 
-def _killer(marker: str):
-    """run_epoch, except that the first worker to start an epoch kills its own process."""
-
-    def run(spec, state, **budget):
-        if budget.get("in_worker"):
-            try:
-                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                pass
-            else:
-                os.close(fd)
-                os.kill(os.getpid(), signal.SIGKILL)
-        return run_epoch(spec, state, **budget)
-
-    return run
-
-
 def _failing(from_generation: int):
     """run_epoch that raises in every worker once its island has reached ``from_generation``."""
 
@@ -288,10 +273,10 @@ def _failing(from_generation: int):
 def test_a_killed_worker_is_retried_and_the_run_completes(tmp_path):
     stop = stop_rules(generations=4)
     clean = make_model(2, seed=9).run(stop)
-    marker = tmp_path / "killed"
+    killer = functools.partial(fault_helpers.killed_once, marker=str(tmp_path / "killed"))
     with pytest.warns(RuntimeWarning, match="a worker failed"):
-        record = make_model(2, seed=9, in_process=False, epoch=_killer(str(marker))).run(stop)
-    assert marker.exists(), "no worker was killed: the test proves nothing"
+        record = make_model(2, seed=9, in_process=False, epoch=killer).run(stop)
+    assert (tmp_path / "killed.0").exists(), "no worker was killed: the test proves nothing"
     assert record.retries == 1
     assert record.stop_reason == "generations"
     assert_same_run(clean, record)  # the epoch was rerun from the islands' previous states
