@@ -12,6 +12,8 @@ wall time for every variant, several seeds:
                  children, so for the TSP "GA-only" is the default itself)
   topology       ring / complete / random
   interval       migration every 1 / 3 / 10 epochs
+  restart        a GA island rebuilds its population, keeping its best, after 30 (the default) or
+                 100 generations without a new best, or never
 
 Instances: QAP tai50a, tai100a, sko100a; TSP pr2392, pcb3038 (those present under
 METAHEUR_INSTANCES; generated gen: instances work too). Per variant: mean, best and standard
@@ -22,7 +24,7 @@ ablation_runs.csv/.md.
 
     python experiments/ablation.py --quick                      # seconds, generated instances
     METAHEUR_INSTANCES=../shared/instances python experiments/ablation.py [--seconds 30] [--seeds 3]
-        [--islands 4] [--groups hybridisation,crossover,topology,interval] [--out DIR]
+        [--islands 4] [--groups hybridisation,crossover,topology,interval,restart] [--out DIR]
 """
 
 from __future__ import annotations

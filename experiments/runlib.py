@@ -442,7 +442,8 @@ def plot_speedup(rows: list[dict], path: Path, title: str) -> Path | None:
 
 
 # ------------------------------------------------------------------------------------ ablation
-ABLATION_GROUPS = ("hybridisation", "crossover", "topology", "interval")
+ABLATION_GROUPS = ("hybridisation", "crossover", "topology", "interval", "restart")
+RESTART_AFTER = (30, 100, 0)  # the restart group: generations without a new best before a restart (0: never)
 
 
 @dataclass(frozen=True)
@@ -459,7 +460,9 @@ def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS
     """One factor at a time off the default (GA + local search, default crossover, ring, every epoch).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
-    "GA+LS islands only" is the default without its tabu-walk islands (``walk_islands = 0``)."""
+    "GA+LS islands only" is the default without its tabu-walk islands (``walk_islands = 0``). The
+    restart group rebuilds a GA island's population (keeping its best) after ``RESTART_AFTER``
+    generations without a new best, or never."""
     base = default_ga(kind, n)
     mig = MigrationParams()
     out = []
@@ -482,6 +485,10 @@ def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS
             out += [Variant(group, f"every {k} epoch{'s' if k > 1 else ''}" + (" (default)" if k == mig.interval
                                                                                   else ""),
                             base, replace(mig, interval=k)) for k in (1, 3, 10)]
+        elif group == "restart":
+            out += [Variant(group, (f"after {k} stale generations" if k else "never")
+                            + (" (default)" if k == base.restart_after else ""), replace(base, restart_after=k))
+                    for k in RESTART_AFTER]
         else:
             raise ValueError(f"unknown ablation group {group!r}")
     return out

@@ -71,10 +71,11 @@ def test_ablation_quick(tmp_path):
     run("ablation.py", tmp_path)
     rows = table(tmp_path, "ablation_quick", {"instance", "group", "config", "status", "mean_gap_%", "best_gap_%",
                                               "ls_per_s", "note"})
-    assert {r["group"] for r in rows} == {"hybridisation", "crossover", "topology", "interval"}
+    assert {r["group"] for r in rows} == {"hybridisation", "crossover", "topology", "interval", "restart"}
     configs = {r["config"] for r in rows}
     assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (walk_islands=0)",
-            "cx", "pmx", "complete", "random", "every 10 epochs"} <= configs
+            "cx", "pmx", "complete", "random", "every 10 epochs", "after 30 stale generations (default)",
+            "after 100 stale generations", "never"} <= configs
     eax = [r for r in rows if r["config"].startswith("eax")]
     assert eax and all(r["status"] in ("ok", "skipped") for r in eax)
     table(tmp_path, "ablation_runs_quick", RUN_COLUMNS | {"group"})
