@@ -114,7 +114,7 @@ def _dask(scheduler: str | None, local_workers: int | None):
         yield None
         return
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise MetaheurError("Dask is not installed: pip install 'metaheur[dask]'") from None
     cluster = None
@@ -128,14 +128,25 @@ def _dask(scheduler: str | None, local_workers: int | None):
         else:
             if local_workers < 1:
                 raise MetaheurError(f"--dask-local needs at least 1 worker, got {local_workers}")
-            cluster = LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, host="127.0.0.1")
+            cluster = local_cluster(local_workers)
             client = Client(cluster)
         with client:
             yield client
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def local_cluster(workers: int, dashboard_address: str | None = None):
+    """A Dask cluster of ``workers`` single-threaded worker processes on this machine, for
+    ``--dask-local``. Its workers do not run Dask's statistical profiler (a thread that samples
+    every thread's stack each 10 ms): an island keeps its core to itself, as in a loky worker."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set({"distributed.worker.profile.enabled": False}):  # read by the nannies at start
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            dashboard_address=dashboard_address, host="127.0.0.1")
 
 
 def _probe(address: str) -> None:

@@ -8,6 +8,7 @@ one kernel block, all pairs in one launch) replaces A when it is shorter. Childr
 Nagata's entropy-preserving rule (the largest length gain per unit of edge entropy lost) for the
 first 70% of the run, then greedily (the shortest), so that the population converges before the
 end; without a time or generation horizon, greedy selection starts once the island stagnates.
+A stagnant island rebuilds its population (keeping its best) only before that last 30%.
 The population starts from random tours brought to local optima, as many as 30% of the time
 budget builds (between 4 and 300) when its size is automatic.
 """
@@ -37,6 +38,12 @@ def selection(progress: float | None, stale: int) -> str:
     if progress is None:
         return "greedy" if stale >= STALE_GREEDY else "entropy"
     return "greedy" if progress >= GREEDY_AT else "entropy"
+
+
+def may_restart(progress: float | None) -> bool:
+    """Whether a stagnant island may rebuild its population: only while the run has the time to
+    bring a new one to convergence, i.e. before its greedy last 30%."""
+    return progress is None or progress < GREEDY_AT
 
 
 def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: float | None) -> None:

@@ -333,7 +333,9 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         else:
             state.stale += 1
         restart_after = spec.params.ga.restart_after
-        if restart_after and state.stale >= restart_after and state.population.shape[0] > 1:
+        if (restart_after and state.stale >= restart_after and state.population.shape[0] > 1
+                and (spec.params.ga.crossover != "eax"
+                     or eax.may_restart(_progress(state, t0, elapsed, limit, generation_limit)))):
             keep = int(np.argmin(state.costs))
             fresh, fresh_costs = _new_members(ops, spec, state, state.population.shape[0] - 1, deadline)
             others = np.array([i for i in range(state.population.shape[0]) if i != keep])

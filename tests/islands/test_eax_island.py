@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -34,6 +36,17 @@ def test_population_size_follows_the_time_budget():
 def test_selection_turns_greedy_late_in_the_run():
     assert eax.selection(0.1, 0) == "entropy" and eax.selection(0.75, 0) == "greedy"
     assert eax.selection(None, 0) == "entropy" and eax.selection(None, eax.STALE_GREEDY) == "greedy"
+
+
+def test_a_stagnant_island_restarts_only_before_the_last_30_percent_of_the_run():
+    assert eax.may_restart(None) and eax.may_restart(0.69) and not eax.may_restart(eax.GREEDY_AT)
+    restless = spec(population=6, tries=1)
+    restless = replace(restless, params=IslandParams(ga=replace(restless.params.ga, restart_after=1)))
+    early, _ = run_epoch(restless, IslandState(0), generations=4, generation_limit=100)
+    assert early.restarts >= 1  # one generation without a new best is enough early in the run
+    late = replace(early, generation=80, stale=5, restarts=0)
+    late, _ = run_epoch(restless, late, generations=4, generation_limit=100)
+    assert late.restarts == 0
 
 
 def test_eax_generations_only_shorten_members_and_costs_are_exact():
