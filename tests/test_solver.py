@@ -308,6 +308,20 @@ def test_dask_local_cluster_gives_the_loky_result():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_DASK, reason="dask.distributed is not installed")
+def test_a_local_cluster_runs_its_workers_without_the_profiler():
+    import dask
+    from distributed import Client
+
+    from metaheur.solver import local_cluster
+
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        enabled = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+    assert list(enabled.values()) == [False]
+    assert dask.config.get("distributed.worker.profile.enabled")  # this process's setting is left alone
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_DASK, reason="dask.distributed is not installed")
 def test_unreachable_scheduler_is_a_clean_error():
     t0 = time.perf_counter()
     with pytest.raises(MetaheurError, match=re.escape("cannot reach the Dask scheduler at tcp://127.0.0.1:1")):
