@@ -10,7 +10,8 @@ A thin driver over runlib (the same code as strategies.py and ablation.py):
               time on cpu-islands with all cores;
   dask        cpu-islands on all cores through joblib's loky pool against a local Dask cluster
               (solve(..., dask_local=cores), a new cluster per run) and against one started local
-              cluster (solve(..., scheduler=ADDRESS)), epochs of 1 s.
+              cluster (solve(..., scheduler=ADDRESS)), epochs of 1 s; TSP islands with a fixed
+              population of 100 and no restarts, so that all three do the same kind of work.
 
 Targets (bench_hybrid.csv/.md, "met" / "not met"; on a busy machine the ratios are noisy):
   cpu-islands on all cores >= 0.9 x cores (1.8x on 2 cores) the ls-iterations/s of cpu-serial;

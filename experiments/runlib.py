@@ -544,13 +544,24 @@ DASK_LOCAL = "dask_local (new cluster per run)"
 DASK_WARM = "dask scheduler (started cluster)"
 
 
+def steady_workload(prob) -> GAParams | None:
+    """The GA parameters of a throughput comparison: the default, except that a TSP island keeps a
+    population of 100 and never restarts. With an automatic size and restarts, the rate of EAX
+    children (a TSP island's search steps) depends on when each run converged and rebuilt its
+    population (a rebuild's descents count for less), not on the executor."""
+    if prob is None or prob.kind != "tsp":
+        return None
+    return replace(default_ga("tsp", prob.n), population=100, restart_after=0)
+
+
 def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object], float], workers: int,
                      epoch_seconds: float = 1.0, warm_dask: bool = True) -> tuple[list[dict], list[Run]]:
     """cpu-islands on ``workers`` islands through joblib's loky pool (started beforehand) and
     through Dask: ``solve(..., dask_local=workers)``, whose local cluster starts (outside the search
     time) for every run, so its workers import and load the kernels inside the first epoch; and,
     with ``warm_dask``, through ``solve(..., scheduler=ADDRESS)`` on one local cluster started and
-    warmed up beforehand (the steady state of a cluster). Returns (summary rows, runs)."""
+    warmed up beforehand (the steady state of a cluster); TSP islands with a fixed workload
+    (``steady_workload``). Returns (summary rows, runs)."""
     one_thread_in_process()
     try:
         from distributed import LocalCluster
@@ -572,7 +583,8 @@ def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object
             log(f"backends: {name} (n = {prob.n}), {seconds} s per run, {workers} islands, epochs of "
                 f"{epoch_seconds} s")
             warm_pool(workers)
-            groups = [[solve_run(name, config="loky", islands=workers, seconds=seconds, seed=s,
+            ga = steady_workload(prob)
+            groups = [[solve_run(name, config="loky", islands=workers, seconds=seconds, seed=s, ga=ga,
                                  epoch_seconds=epoch_seconds) for s in range(seeds)]]
             for label, kwargs in ((DASK_LOCAL, {"dask_local": workers}),
                                   (DASK_WARM, {"scheduler": cluster.scheduler_address} if cluster else None)):
@@ -582,7 +594,7 @@ def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object
                     groups.append([Run(name, prob.n, prob.kind.upper(), label, "cpu-islands", workers, 0, seconds,
                                        status=missing)])
                     continue
-                groups.append([solve_run(name, config=label, islands=workers, seconds=seconds, seed=s,
+                groups.append([solve_run(name, config=label, islands=workers, seconds=seconds, seed=s, ga=ga,
                                          epoch_seconds=epoch_seconds, **kwargs) for s in range(seeds)])
             ref, kind = reference([r for g in groups for r in g])
             base = None
