@@ -137,7 +137,7 @@ def _dask(scheduler: str | None, local_workers: int | None):
             cluster.close()
 
 
-def local_cluster(workers: int, dashboard_address: str | None = None):
+def local_cluster(workers: int):
     """A Dask cluster of ``workers`` single-threaded worker processes on this machine, for
     ``--dask-local``. Its workers do not run Dask's statistical profiler (a thread that samples
     every thread's stack each 10 ms): an island keeps its core to itself, as in a loky worker."""
@@ -146,7 +146,7 @@ def local_cluster(workers: int, dashboard_address: str | None = None):
 
     with dask.config.set({"distributed.worker.profile.enabled": False}):  # read by the nannies at start
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            dashboard_address=dashboard_address, host="127.0.0.1")
+                            dashboard_address=None, host="127.0.0.1")
 
 
 def _probe(address: str) -> None:

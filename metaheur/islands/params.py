@@ -74,9 +74,9 @@ class IslandParams:
 def default_ga(kind: str, n: int, *, multistart: bool = False) -> GAParams:
     """Size-based defaults: a small population of well-improved solutions (QAP: Misevicius' and
     Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX, rebuilt after
-    30 generations without a new best: an EAX population has converged by then, and a fresh one
-    finds the optimum of fl1577 in 10 s where waiting 100 generations does not, one seed in three:
-    experiments/results/eax_restart.md)."""
+    30 generations without a new best: an EAX population has converged by then, and fl1577 at
+    10 s reaches its optimum on 15 seeds of 16 this way, 11 of 16 after 100 generations:
+    experiments/results/eax_restart/ablation.md)."""
     if kind == "qap":
         ga = GAParams(population=20, offspring=10, crossover="ux", mutation=0, ls_budget=None, restart_after=30)
     else:
