@@ -54,15 +54,21 @@ def yardstick_start(n: int, seed: int) -> tuple[np.ndarray, int]:
     return np.array(p, dtype=np.int64), max(0, n - 1)
 
 
+def _start_stats(count: int, counters=None) -> np.ndarray:
+    """Statistics of ``count`` searches not started yet: zero, but for the random streams' counters."""
+    stats = np.zeros((count, N_STATS), dtype=np.int64)
+    if counters is not None:
+        stats[:, CTR] = counters
+    return stats
+
+
 def fresh_searches(qap: QAP, starts, keys, counters=None) -> dict[str, np.ndarray]:
     """The saved state (:meth:`QAPTabuBatch.snapshot`) of searches about to start from ``starts``
     with empty memory: resuming it is starting them."""
     starts = np.array([qap.check_permutation(p) for p in np.atleast_2d(starts)], dtype=np.int32)
     S, n = starts.shape
-    stats = np.zeros((S, N_STATS), dtype=np.int64)
+    stats = _start_stats(S, counters)
     stats[:, COST] = stats[:, BEST] = [qap.cost(p) for p in starts]
-    if counters is not None:
-        stats[:, CTR] = counters
     return {"perm": starts, "best": starts.copy(), "stats": stats, "tabu": np.zeros((S, n, n), np.int32),
             "left": np.zeros((S, n, n), np.int32), "keys": np.asarray(keys, dtype=np.uint64).reshape(S).copy()}
 
@@ -102,13 +108,6 @@ class QAPTabuBatch:
         self.kernel = self.module.kernel("qap_tabu_run")
         if keys is None:
             keys = stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64))
-        stats = np.zeros((S, N_STATS), dtype=np.int64)
-        if counters is not None:
-            stats[:, CTR] = counters
-        self.perm = dev.asarray(starts)
-        self.best_perm = dev.asarray(starts.copy())
-        self.stats = dev.asarray(stats)
-        self.keys = dev.asarray(np.asarray(keys, dtype=np.uint64).reshape(S))
         self.delta = dev.zeros((S, n, n), np.int32 if self.data.delta32 else np.int64)
         self.tables = [dev.zeros((S, n, n), np.int32) for _ in range(4)]  # tabu, left, tmin, lpick
         self.bp = dev.zeros((S, n, n), np.int32)
@@ -117,7 +116,7 @@ class QAPTabuBatch:
         self.block = default_block(dev, n)
         self.aspiration = self.params.aspiration if self.params.aspiration is not None else 5 * n * n
         self.launches = 0
-        self._launch(0, target=np.iinfo(np.int64).min, init=1)
+        self.restart(starts, keys, counters)
 
     def restart(self, starts, keys, counters=None) -> None:
         """Start new searches from ``starts`` (same count) in the buffers already allocated, with
@@ -125,13 +124,10 @@ class QAPTabuBatch:
         starts = np.asarray(starts, dtype=np.int32)
         if starts.shape != (self.count, self.qap.n):
             raise MetaheurError(f"restart needs {self.count} permutations of size {self.qap.n}")
-        stats = np.zeros((self.count, N_STATS), dtype=np.int64)
-        if counters is not None:
-            stats[:, CTR] = counters
         dev = self.device
         self.perm = dev.asarray(starts)
         self.best_perm = dev.asarray(starts.copy())
-        self.stats = dev.asarray(stats)
+        self.stats = dev.asarray(_start_stats(self.count, counters))
         self.keys = dev.asarray(np.asarray(keys, dtype=np.uint64).reshape(self.count))
         self._launch(0, target=np.iinfo(np.int64).min, init=1)
 
