@@ -456,11 +456,12 @@ class Variant:
     walk_islands: int | None = None  # solve()'s default when None
 
 
-def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS) -> list[Variant]:
+def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS, islands: int = 2) -> list[Variant]:
     """One factor at a time off the default (GA + local search, default crossover, ring, every epoch).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
-    "GA+LS islands only" is the default without its tabu-walk islands (``walk_islands = 0``). The
+    "GA+LS islands only" has no tabu-walk islands (``walk_islands = 0``) and "half walk islands"
+    makes half of the ``islands`` tabu walks (the default decides by the instance's dominance). The
     restart group rebuilds a GA island's population (keeping its best) after ``RESTART_AFTER``
     generations without a new best, or never."""
     base = default_ga(kind, n)
@@ -473,6 +474,9 @@ def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS
                     Variant(group, "GA-only (ls_budget=0)", replace(base, ls_budget=0))]
             if kind == "qap":
                 out.append(Variant(group, "GA+LS islands only (walk_islands=0)", base, walk_islands=0))
+                if islands >= 2:
+                    out.append(Variant(group, f"GA+LS, half walk islands (walk_islands={islands // 2})", base,
+                                       walk_islands=islands // 2))
         elif group == "crossover":
             ops = ("ux", "cx", "pmx") if kind == "qap" else ("ox", "eax")
             for op in ops:
@@ -513,7 +517,7 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
         warm_pool(islands)
         done: dict[tuple, list[Run]] = {}
         table: list[tuple[Variant, list[Run]]] = []
-        for v in ablation_variants(prob.kind, prob.n, groups):
+        for v in ablation_variants(prob.kind, prob.n, groups, islands):
             if v.skip:
                 skipped = Run(name, prob.n, prob.kind.upper(), v.name, "cpu-islands", islands, 0, seconds,
                               status=v.skip, group=v.group)

@@ -22,7 +22,7 @@ from metaheur.errors import MetaheurError
 from metaheur.islands.island import walks_in
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
-from metaheur.islands.params import GAParams, IslandParams, default_ga, walk_island
+from metaheur.islands.params import GAParams, IslandParams, default_ga, default_walk_islands, walk_island
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
@@ -89,16 +89,18 @@ def _island_params(kind: str, n: int, dev: Device, ga: GAParams, tabu: TabuParam
     return IslandParams(ga=ga.check_for(kind), tabu=tabu, ils=ils)
 
 
-def _with_walk_islands(kind: str, params: list[IslandParams], devices: list[Device],
+def _with_walk_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
                        walk_islands: int | None) -> list[IslandParams]:
     """QAP: the last ``walk_islands`` CPU islands run one continued robust tabu search each instead
-    of the GA (:func:`walk_island`); by default half of them, rounded down, unless the islands are
-    local-search only already (crossover ``none``) or GA only (no local search of children)."""
+    of the GA (:func:`walk_island`); by default as many as the instance's class calls for
+    (:func:`default_walk_islands`), none when the islands are local-search only already
+    (crossover ``none``) or GA only (no local search of children)."""
     cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
+    kind = problem.kind
     if walk_islands is None:
         if kind != "qap" or params[0].ga.crossover == "none" or params[0].ga.ls_budget == 0:
             return params
-        walk_islands = len(cpu) // 2
+        walk_islands = default_walk_islands(problem, len(cpu))
     elif kind != "qap":
         raise MetaheurError("walk islands (continued tabu searches) are for the QAP")
     elif not 0 <= walk_islands <= len(cpu):
@@ -190,7 +192,8 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
     ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
     ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
-    the GA (default: half the CPU islands, rounded down; 0 for GA islands only).
+    the GA (default: by the instance's dominance, none on uniformly random instances, half on
+    nug/sko-like ones, all on sparse real-life-like ones; 0 for GA islands only).
     ``sync=True`` runs epochs of ``epoch_generations`` generations: the result is then the same
     for a given seed wherever it runs. The returned cost is recomputed from scratch.
 
@@ -219,7 +222,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     tabu, ils = tabu or TabuParams(), ils or ILSParams()
     migration = migration or MigrationParams()
     params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
-    params = _with_walk_islands(kind, params, island_devices, walk_islands)
+    params = _with_walk_islands(problem, params, island_devices, walk_islands)
     check_memory(problem, island_devices)
     settings = {
         "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,

@@ -51,16 +51,18 @@ def history(result: Result) -> list[list]:
     return [[row[k] for k in HISTORY_KEYS] for row in result.history]
 
 
-@pytest.mark.parametrize(("kind", "strategy", "islands"), [
-    ("qap", "cpu-serial", None),
-    ("qap", "cpu-islands", 2),
-    ("tsp", "cpu-islands", 2),
+@pytest.mark.parametrize(("kind", "strategy", "islands", "walks"), [
+    ("qap", "cpu-serial", None, None),
+    ("qap", "cpu-islands", 2, 0),
+    ("qap", "cpu-islands", 2, 1),  # a GA island and a tabu walk
+    ("tsp", "cpu-islands", 2, None),
 ])
-def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands):
+def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, walks):
     problem = random_qap(16, seed=9) if kind == "qap" else uniform_tsp(80, seed=9)
-    whole = sync_run(problem, strategy=strategy, islands=islands, generations=8)
+    whole = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=8)
     path = tmp_path / "run.npz"
-    first = sync_run(problem, strategy=strategy, islands=islands, generations=4, checkpoint=str(path))
+    first = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=4,
+                     checkpoint=str(path))
     assert path.is_file() and first.stop_reason == "generations"
     assert len(first.history) < len(whole.history)
     counter = EpochCounter()
@@ -77,10 +79,11 @@ def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strat
 
 def test_the_checkpoint_holds_every_island(tmp_path):
     path = tmp_path / "run.npz"
-    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, generations=2, checkpoint=str(path))
+    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=1, generations=2,
+             checkpoint=str(path))
     saved = load_checkpoint(path)
     assert len(saved.states) == 2 and len(saved.island_params) == 2
-    ga_island, walk_island = saved.states  # by default the second of two CPU islands is a tabu walk
+    ga_island, walk_island = saved.states  # the second of two CPU islands is a tabu walk
     assert ga_island.population.shape == (QAP_GA.population, 12) and ga_island.walks is None
     assert walk_island.population.shape == (1, 12)
     assert walk_island.walks["tabu"].shape == (1, 12, 12) and walk_island.walks["stats"][0, 2] > 0
@@ -136,7 +139,7 @@ def test_cli_checkpoint_and_resume_match_an_uninterrupted_run(monkeypatch, tmp_p
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     common = ["--sync", "--epoch-generations", "2", "--seed", "3", "--strategy", "cpu-islands", "--islands", "2",
-              "-q"]
+              "--walk-islands", "1", "-q"]
     done = runner.invoke(cli, ["solve", "gen:qap:14:5", "-g", "6", "--json", "whole.json", *common])
     assert done.exit_code == 0, done.output
     done = runner.invoke(cli, ["solve", "gen:qap:14:5", "-g", "2", "--checkpoint", "run.npz", *common])

@@ -90,7 +90,8 @@ def test_bench_hybrid_quick(tmp_path):
     table(tmp_path, "bench_hybrid_strategies_quick", {"config", "ls_per_s", "speedup", "time_to_target_s"})
     rows = table(tmp_path, "bench_hybrid_ablation_quick", {"config", "mean_gap_%", "ls_per_s"})
     assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)"} <= {r["config"] for r in rows} <= {
-        "GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (walk_islands=0)"}
+        "GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (walk_islands=0)",
+        "GA+LS, half walk islands (walk_islands=1)"}
     rows = table(tmp_path, "bench_hybrid_dask_quick", {"config", "status", "ls_per_s", "ratio_to_loky"})
     assert {r["config"] for r in rows} >= {"loky"}
     assert (tmp_path / "bench_hybrid_speedup_quick.png").is_file()

@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from metaheur.problems import QAP, random_qap
 
 INSTANCES_ENV = "METAHEUR_INSTANCES"
 SKIP_MESSAGE = "METAHEUR_INSTANCES not set: benchmark-instance tests skipped"
@@ -25,3 +28,12 @@ def instances_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"{SKIP_MESSAGE} ({INSTANCES_ENV}={value} is not a directory)")
     return path
+
+
+def sparse_qap(n: int, seed: int = 1, density: float = 0.2) -> QAP:
+    """A structured QAP (high flow dominance, as tai*b's real-life-like flows): a uniform random
+    instance whose flows are kept between ``density`` of the pairs only."""
+    base = random_qap(n, seed=seed)
+    keep = np.random.default_rng(seed).random((n, n)) < density
+    keep = np.triu(keep, 1) | np.triu(keep, 1).T
+    return QAP(f"sparse-qap-{n}-s{seed}", np.where(keep, base.flow, 0), base.distance)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from metaheur.errors import MetaheurError
+from metaheur.problems import QAP
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -108,6 +109,24 @@ def walk_island(ga: GAParams) -> GAParams:
     memory, random ones such as tai100a the GA: experiments/results/bench_search_walk_islands/).
     A generation of the walk is the GA's local-search budget per child (50 n iterations by default)."""
     return replace(with_crossover(ga, "none"), restart_after=WALK_PATIENCE, ls_budget=ga.ls_budget or None)
+
+
+UNIFORM_DOMINANCE = 80.0  # below: uniformly random matrices (58); QAPLIB has nothing between 79 and 101
+SKEWED_DOMINANCE = 170.0  # above: sparse real-life-like flows; QAPLIB has nothing between 155 and 185
+
+
+def default_walk_islands(qap: QAP, cpu_islands: int) -> int:
+    """How many of ``cpu_islands`` QAP islands are tabu walks by default, by the instance's class
+    as Taillard (1995) draws it with the dominance of its matrices (:attr:`QAP.dominance`): none on
+    uniformly random instances (tai*a), where the GA islands find more; all on instances with
+    sparse, skewed flows (tai*b), where long searches with their memory win and the GA islands'
+    populations cost more than they give within minutes; half in between (nug, sko). Measured:
+    experiments/results/walk_islands_by_dominance/."""
+    if qap.dominance < UNIFORM_DOMINANCE:
+        return 0
+    if qap.dominance > SKEWED_DOMINANCE:
+        return cpu_islands
+    return cpu_islands // 2
 
 
 def ls_budget(params: GAParams, kind: str, n: int) -> int:

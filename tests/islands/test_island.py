@@ -9,11 +9,20 @@ import pickle
 
 import numpy as np
 import pytest
+from testutil import sparse_qap
 
 from metaheur.islands.island import EpochStats, IslandSpec, IslandState, _replace, closed_to_migrants, run_epoch
 from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
-from metaheur.islands.params import WALK_PATIENCE, GAParams, IslandParams, walk_island
+from metaheur.islands.params import (
+    SKEWED_DOMINANCE,
+    UNIFORM_DOMINANCE,
+    WALK_PATIENCE,
+    GAParams,
+    IslandParams,
+    default_walk_islands,
+    walk_island,
+)
 from metaheur.problems import QAP, random_qap, uniform_tsp
 from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
 
@@ -470,6 +479,15 @@ def test_walk_island_parameters():
     assert (walk.crossover, walk.population, walk.offspring) == ("none", 1, 1)
     assert walk.restart_after == WALK_PATIENCE and walk.ls_budget is None  # a walk always searches
     assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
+
+
+def test_default_walk_islands_follow_the_instance_dominance():
+    uniform, sparse = random_qap(30, seed=4), sparse_qap(30, seed=4)
+    middle = QAP("middle", sparse_qap(30, seed=4, density=0.5).flow, uniform.distance)
+    assert uniform.dominance < UNIFORM_DOMINANCE < middle.dominance < SKEWED_DOMINANCE < sparse.dominance
+    assert [default_walk_islands(uniform, k) for k in (1, 2, 5)] == [0, 0, 0]
+    assert [default_walk_islands(middle, k) for k in (1, 2, 5)] == [0, 1, 2]
+    assert [default_walk_islands(sparse, k) for k in (1, 2, 5)] == [1, 2, 5]
 
 
 def test_equal_members_of_a_walk_island_keep_their_own_searches():

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
+from metaheur.islands.params import default_walk_islands
 from metaheur.problems import QAP, TSP, load_instance, load_solution, read_qaplib, read_tsplib
 from metaheur.problems.best_known import BEST_KNOWN, best_known
 
@@ -64,6 +65,17 @@ def test_qaplib_file_parses_with_its_size(instances_dir, qaplib_bks, name):
     assert qap.name == name
     assert qap.n == int(qaplib_bks[name]["n"])
     assert qap.flow.shape == qap.distance.shape == (qap.n, qap.n)
+
+
+@pytest.mark.parametrize(("name", "walks"), [("tai100a", 0), ("tai40a", 0), ("lipa50a", 0), ("sko100a", 2),
+                                            ("nug28", 2), ("tho40", 2), ("tai150b", 4), ("esc32h", 4)])
+def test_qaplib_classes_get_their_walk_islands(instances_dir, name, walks):
+    """Of four CPU islands: none on uniformly random instances, half on nug/sko-like ones, all on
+    sparse real-life-like ones."""
+    path = instances_dir / "qaplib" / f"{name}.dat"
+    if not path.is_file():
+        pytest.skip(f"{name}.dat is not in {instances_dir}")
+    assert default_walk_islands(read_qaplib(path), 4) == walks
 
 
 @pytest.mark.parametrize("name", _names("qaplib", ".sln"))

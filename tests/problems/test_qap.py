@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 import pytest
+from testutil import sparse_qap
 
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems.qap import QAP, check_permutation, read_qaplib, read_sln, write_sln
+from metaheur.problems.generators import random_qap
+from metaheur.problems.qap import (
+    QAP,
+    check_permutation,
+    dominance,
+    read_qaplib,
+    read_sln,
+    write_sln,
+)
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -139,9 +150,28 @@ def test_properties():
     dist = np.array([[1, -2, 3], [2, 0, 4], [3, 4, 9]])
     props = QAP("p", flow, dist).properties()
     assert props == {
-        "flow_symmetric": True, "flow_zero_diagonal": True, "flow_min": 0, "flow_max": 4,
+        "flow_symmetric": True, "flow_zero_diagonal": True, "flow_min": 0, "flow_max": 4, "flow_dominance": 78.2,
         "distance_symmetric": False, "distance_zero_diagonal": False, "distance_min": -2, "distance_max": 9,
+        "distance_dominance": 109.0,
     }
+
+
+def test_dominance_is_the_coefficient_of_variation_in_percent():
+    """Vollmann and Buffa's dominance: 100 x population standard deviation / mean of the entries."""
+    rng = np.random.default_rng(3)
+    m = rng.integers(0, 50, size=(9, 9))
+    entries = [int(x) for x in m.ravel()]
+    assert dominance(m) == pytest.approx(100 * statistics.pstdev(entries) / statistics.mean(entries), rel=1e-12)
+    assert dominance(np.zeros((4, 4), dtype=np.int64)) == 0.0
+    assert dominance(np.full((4, 4), 7)) == 0.0
+
+
+def test_an_instance_dominance_is_that_of_its_more_dominant_matrix():
+    uniform = random_qap(60, seed=2)
+    assert dominance(uniform.flow) == pytest.approx(100 / np.sqrt(3), abs=4)  # uniform entries
+    assert uniform.dominance == max(dominance(uniform.flow), dominance(uniform.distance))
+    sparse = sparse_qap(60, seed=2)
+    assert sparse.dominance == dominance(sparse.flow) > 2 * uniform.dominance
 
 
 def test_matrices_are_read_only_int64():
