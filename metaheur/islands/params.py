@@ -112,21 +112,15 @@ def walk_island(ga: GAParams) -> GAParams:
 
 
 UNIFORM_DOMINANCE = 80.0  # below: uniformly random matrices (58); QAPLIB has nothing between 79 and 101
-SKEWED_DOMINANCE = 170.0  # above: sparse real-life-like flows; QAPLIB has nothing between 155 and 185
 
 
 def default_walk_islands(qap: QAP, cpu_islands: int) -> int:
     """How many of ``cpu_islands`` QAP islands are tabu walks by default, by the instance's class
-    as Taillard (1995) draws it with the dominance of its matrices (:attr:`QAP.dominance`): none on
-    uniformly random instances (tai*a), where the GA islands find more; all on instances with
-    sparse, skewed flows (tai*b), where long searches with their memory win and the GA islands'
-    populations cost more than they give within minutes; half in between (nug, sko). Measured:
-    experiments/results/walk_islands_by_dominance/."""
-    if qap.dominance < UNIFORM_DOMINANCE:
-        return 0
-    if qap.dominance > SKEWED_DOMINANCE:
-        return cpu_islands
-    return cpu_islands // 2
+    as Taillard (1995) draws it with the dominance of its matrices (:attr:`QAP.dominance`): none
+    on uniformly random instances (tai*a), where the GA islands find more; half, rounded down, on
+    structured ones (nug, sko, tai*b), where long searches with their memory pay beside the GA.
+    Measured: experiments/results/walk_islands_by_dominance/."""
+    return 0 if qap.dominance < UNIFORM_DOMINANCE else cpu_islands // 2
 
 
 def ls_budget(params: GAParams, kind: str, n: int) -> int:
