@@ -152,8 +152,8 @@ def _table(results) -> str:
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
 @click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
 @click.option("--walk-islands", type=int, help="QAP: CPU islands running one continued robust tabu search instead of "
-              "the GA (default by the instance's flow dominance: none on random instances such as tai*a, "
-              "half on nug/sko-like ones, all on sparse ones such as tai*b).")
+              "the GA (default by the instance's dominance: none on uniformly random instances such as "
+              "tai*a, half of them on structured ones).")
 @click.option("--population", type=int, help="Individuals per island.")
 @click.option("--offspring", type=int, help="Children per generation and island.")
 @click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for a local-search multistart.")

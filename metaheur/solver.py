@@ -192,8 +192,8 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
     ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
     ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
-    the GA (default: by the instance's dominance, none on uniformly random instances, half on
-    nug/sko-like ones, all on sparse real-life-like ones; 0 for GA islands only).
+    the GA (default: none on uniformly random instances such as tai*a, half the CPU islands,
+    rounded down, on structured ones, by the instance's dominance; 0 for GA islands only).
     ``sync=True`` runs epochs of ``epoch_generations`` generations: the result is then the same
     for a given seed wherever it runs. The returned cost is recomputed from scratch.
 

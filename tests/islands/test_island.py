@@ -15,7 +15,6 @@ from metaheur.islands.island import EpochStats, IslandSpec, IslandState, _replac
 from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import (
-    SKEWED_DOMINANCE,
     UNIFORM_DOMINANCE,
     WALK_PATIENCE,
     GAParams,
@@ -483,11 +482,9 @@ def test_walk_island_parameters():
 
 def test_default_walk_islands_follow_the_instance_dominance():
     uniform, sparse = random_qap(30, seed=4), sparse_qap(30, seed=4)
-    middle = QAP("middle", sparse_qap(30, seed=4, density=0.5).flow, uniform.distance)
-    assert uniform.dominance < UNIFORM_DOMINANCE < middle.dominance < SKEWED_DOMINANCE < sparse.dominance
+    assert uniform.dominance < UNIFORM_DOMINANCE < sparse.dominance
     assert [default_walk_islands(uniform, k) for k in (1, 2, 5)] == [0, 0, 0]
-    assert [default_walk_islands(middle, k) for k in (1, 2, 5)] == [0, 1, 2]
-    assert [default_walk_islands(sparse, k) for k in (1, 2, 5)] == [1, 2, 5]
+    assert [default_walk_islands(sparse, k) for k in (1, 2, 5)] == [0, 1, 2]
 
 
 def test_equal_members_of_a_walk_island_keep_their_own_searches():
