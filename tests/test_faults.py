@@ -56,7 +56,11 @@ def test_a_killed_dask_worker_is_replaced_and_the_run_completes(tmp_path, kills)
                                   host="127.0.0.1") as cluster, distributed.Client(cluster):
         model = _model(2, functools.partial(fault_helpers.killed_once, marker=str(marker), kills=kills),
                        backend="dask")
-        record = model.run(stop_rules(generations=3))
+        if kills == 2:  # Dask cannot rerun tasks whose inputs died: the model reruns the epoch itself
+            with pytest.warns(RuntimeWarning, match="rerunning the epoch of 2 CPU island"):
+                record = model.run(stop_rules(generations=3))
+        else:
+            record = model.run(stop_rules(generations=3))
     assert all((tmp_path / f"killed.{k}").exists() for k in range(kills))
     assert record.stop_reason == "generations"
     clean = _model(2, fault_helpers.run_epoch).run(stop_rules(generations=3))

@@ -164,6 +164,7 @@ def test_dominance_is_the_coefficient_of_variation_in_percent():
     assert dominance(m) == pytest.approx(100 * statistics.pstdev(entries) / statistics.mean(entries), rel=1e-12)
     assert dominance(np.zeros((4, 4), dtype=np.int64)) == 0.0
     assert dominance(np.full((4, 4), 7)) == 0.0
+    assert dominance(-m) == dominance(m)  # over the mean's absolute value
 
 
 def test_an_instance_dominance_is_that_of_its_more_dominant_matrix():
