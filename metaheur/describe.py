@@ -56,7 +56,8 @@ def format_summary(info: dict) -> str:
         for label in ("flow", "distance"):
             sym = "symmetric" if info[f"{label}_symmetric"] else "asymmetric"
             diag = "zero diagonal" if info[f"{label}_zero_diagonal"] else "non-zero diagonal"
-            lines.append(f"{label:<11} {sym}, {diag}, entries {info[f'{label}_min']}..{info[f'{label}_max']}")
+            lines.append(f"{label:<11} {sym}, {diag}, entries {info[f'{label}_min']}..{info[f'{label}_max']}, "
+                         f"dominance {info[f'{label}_dominance']}")
     else:
         weights = info["edge_weight_type"]
         if info["edge_weight_format"]:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import metaheur
 from metaheur.cli import cli
 from metaheur.problems import random_qap, uniform_tsp, write_sln, write_tour
+from metaheur.problems.qap import dominance
 
 
 @pytest.fixture
@@ -37,8 +38,8 @@ def test_info_generated_qap_text(runner):
     assert lines[0] == "instance    gen-qap-12-s1"
     assert lines[1] == "problem     QAP"
     assert lines[2] == "n           12"
-    assert f"flow        symmetric, zero diagonal, entries 0..{qap.flow.max()}" in lines
-    assert f"distance    symmetric, zero diagonal, entries 0..{qap.distance.max()}" in lines
+    for label, m in (("flow", qap.flow), ("distance", qap.distance)):
+        assert f"{label:<11} symmetric, zero diagonal, entries 0..{m.max()}, dominance {dominance(m):.1f}" in lines
     assert "best known  unknown" in lines
     assert lines[-1] == "source      gen:qap:12:1"
 
@@ -76,8 +77,8 @@ def test_info_temp_files(runner, tmp_path):
     dat.write_text("2\n0 3\n3 0\n1 -2\n5 1\n")
     out = ok(runner.invoke(cli, ["info", str(dat)]))
     assert "instance    mine" in out
-    assert "flow        symmetric, zero diagonal, entries 0..3" in out
-    assert "distance    asymmetric, non-zero diagonal, entries -2..5" in out
+    assert "flow        symmetric, zero diagonal, entries 0..3, dominance 100.0" in out  # entries 0, 3, 3, 0
+    assert "distance    asymmetric, non-zero diagonal, entries -2..5, dominance 199.0" in out  # 1, -2, 5, 1
     assert f"source      {dat}" in out
 
     tsp = tmp_path / "tri.tsp"
