@@ -25,7 +25,7 @@ from metaheur.problems.textio import parse_ints, read_text, token_line
 INT32_MAX = 2**31 - 1
 
 
-def dominance(matrix: np.ndarray) -> float:
+def matrix_dominance(matrix: np.ndarray) -> float:
     """The dominance of a flow or distance matrix (Vollmann and Buffa 1966; Taillard 1995,
     "Comparison of iterative searches for the quadratic assignment problem"): 100 times the
     standard deviation of its entries over the absolute value of their mean (0 when the mean is
@@ -79,15 +79,15 @@ class QAP:
             out[f"{label}_zero_diagonal"] = bool(not np.diagonal(m).any())
             out[f"{label}_min"] = int(m.min())
             out[f"{label}_max"] = int(m.max())
-            out[f"{label}_dominance"] = round(dominance(m), 1)
+            out[f"{label}_dominance"] = round(matrix_dominance(m), 1)
         return out
 
     @property
     def dominance(self) -> float:
-        """The larger of the two matrices' dominances (:func:`dominance`): 41-79 for uniformly
+        """The larger of the two matrices' dominances (:func:`matrix_dominance`): 41-79 for uniformly
         random instances (tai*a, rou, had, lipa), 101-155 for nug, sko, tho and kra, 185-1,150
         for sparse real-life-like ones (tai*b, ste, esc, bur) among the 126 QAPLIB instances."""
-        return max(dominance(self.flow), dominance(self.distance))
+        return max(matrix_dominance(self.flow), matrix_dominance(self.distance))
 
     def check_permutation(self, perm, source: str | None = None) -> np.ndarray:
         """``perm`` as a 0-based int64 array, or a :class:`MetaheurError` saying why it is not one."""

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import metaheur
 from metaheur.cli import cli
 from metaheur.problems import random_qap, uniform_tsp, write_sln, write_tour
-from metaheur.problems.qap import dominance
+from metaheur.problems.qap import matrix_dominance
 
 
 @pytest.fixture
@@ -39,7 +39,8 @@ def test_info_generated_qap_text(runner):
     assert lines[1] == "problem     QAP"
     assert lines[2] == "n           12"
     for label, m in (("flow", qap.flow), ("distance", qap.distance)):
-        assert f"{label:<11} symmetric, zero diagonal, entries 0..{m.max()}, dominance {dominance(m):.1f}" in lines
+        line = f"{label:<11} symmetric, zero diagonal, entries 0..{m.max()}, dominance {matrix_dominance(m):.1f}"
+        assert line in lines
     assert "best known  unknown" in lines
     assert lines[-1] == "source      gen:qap:12:1"
 

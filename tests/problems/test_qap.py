@@ -13,7 +13,7 @@ from metaheur.problems.generators import random_qap
 from metaheur.problems.qap import (
     QAP,
     check_permutation,
-    dominance,
+    matrix_dominance,
     read_qaplib,
     read_sln,
     write_sln,
@@ -161,18 +161,18 @@ def test_dominance_is_the_coefficient_of_variation_in_percent():
     rng = np.random.default_rng(3)
     m = rng.integers(0, 50, size=(9, 9))
     entries = [int(x) for x in m.ravel()]
-    assert dominance(m) == pytest.approx(100 * statistics.pstdev(entries) / statistics.mean(entries), rel=1e-12)
-    assert dominance(np.zeros((4, 4), dtype=np.int64)) == 0.0
-    assert dominance(np.full((4, 4), 7)) == 0.0
-    assert dominance(-m) == dominance(m)  # over the mean's absolute value
+    assert matrix_dominance(m) == pytest.approx(100 * statistics.pstdev(entries) / statistics.mean(entries), rel=1e-12)
+    assert matrix_dominance(np.zeros((4, 4), dtype=np.int64)) == 0.0
+    assert matrix_dominance(np.full((4, 4), 7)) == 0.0
+    assert matrix_dominance(-m) == matrix_dominance(m)  # over the mean's absolute value
 
 
 def test_an_instance_dominance_is_that_of_its_more_dominant_matrix():
     uniform = random_qap(60, seed=2)
-    assert dominance(uniform.flow) == pytest.approx(100 / np.sqrt(3), abs=4)  # uniform entries
-    assert uniform.dominance == max(dominance(uniform.flow), dominance(uniform.distance))
+    assert matrix_dominance(uniform.flow) == pytest.approx(100 / np.sqrt(3), abs=4)  # uniform entries
+    assert uniform.dominance == max(matrix_dominance(uniform.flow), matrix_dominance(uniform.distance))
     sparse = sparse_qap(60, seed=2)
-    assert sparse.dominance == dominance(sparse.flow) > 2 * uniform.dominance
+    assert sparse.dominance == matrix_dominance(sparse.flow) > 2 * uniform.dominance
 
 
 def test_matrices_are_read_only_int64():
