@@ -62,15 +62,14 @@ typedef ll mh_dt;
 #define MH_TS_THR_MIN (-(1LL << 62))
 #endif
 
-/* Everything stored for the pair {i, j} (i < j): delta, tmin, lpick. */
-__device__ __forceinline__ void mh_ts_set_pair(const int *a, const int *at, const int *bp, const int *bpt,
-                                               const int *p, const int *tabu, const int *left, mh_dt *d, int *tmin,
-                                               int *lpick, int n, int i, int j) {
+/* Everything stored for the pair {i, j}: its delta dij, tmin, lpick. */
+__device__ __forceinline__ void mh_ts_store_pair(const int *p, const int *tabu, const int *left, mh_dt *d, int *tmin,
+                                                 int *lpick, int n, int i, int j, ll dij) {
   if (i > j) { const int t = i; i = j; j = t; }
   const ll ij = (ll)i * n + j;
   const int t1 = tabu[(ll)i * n + p[j]], t2 = tabu[(ll)j * n + p[i]];
   const int l1 = left[(ll)i * n + p[j]], l2 = left[(ll)j * n + p[i]];
-  d[ij] = (mh_dt)mh_qap_delta_rows(a, at, bp, bpt, n, i, j);
+  d[ij] = (mh_dt)dij;
   tmin[ij] = t1 < t2 ? t1 : t2;
   lpick[ij] = l1 > l2 ? l1 : l2;
 }
@@ -130,7 +129,8 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     }
     __syncthreads();
     for (int i = threadIdx.y; i < n - 1; i += blockDim.y)
-      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, i, j);
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
+        mh_ts_store_pair(p, tb, lf, d, tm, lp, n, i, j, mh_qap_delta_rows(a, at, P, PT, n, i, j));
     ll c = 0;
     for (ll k = tid; k < nn; k += nt) c += (ll)a[k] * P[k];
     c = mh_block_sum(c);
@@ -251,13 +251,16 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     }
     __syncthreads();
 
-    /* 4. pairs touching r or s: the O(n) formula (overwrites the meaningless O(1) updates) */
+    /* 4. pairs touching r or s: the O(n) formula (overwrites the meaningless O(1) updates), its
+     * sums for all k at once (mh_qap_delta_sums2) */
+    mh_qacc *sr = (mh_qacc *)u, *ss = sr + n; /* u, v, u2, v2 are free again: 4n ints */
+    mh_qap_delta_sums2(a, at, P, PT, n, r, s, sr, ss, tid, nt);
     for (int k = tid; k < n; k += nt)
       if (k != r && k != s) {
-        mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, k, r);
-        mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, k, s);
+        mh_ts_store_pair(p, tb, lf, d, tm, lp, n, k, r, MH_QAP_SUM_SCALE * (ll)sr[k] + mh_qap_delta_ends(a, at, P, PT, n, k, r));
+        mh_ts_store_pair(p, tb, lf, d, tm, lp, n, k, s, MH_QAP_SUM_SCALE * (ll)ss[k] + mh_qap_delta_ends(a, at, P, PT, n, k, s));
       }
-    if (tid == 0) mh_ts_set_pair(a, at, P, PT, p, tb, lf, d, tm, lp, n, r, s);
+    if (tid == 0) mh_ts_store_pair(p, tb, lf, d, tm, lp, n, r, s, mh_qap_delta_rows(a, at, P, PT, n, r, s));
     __syncthreads();
     ++iter;
   }

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.ops.qap import DELTA32_LIMIT, delta_bound
 from metaheur.problems import QAP, random_qap, read_qaplib
@@ -204,6 +205,30 @@ def test_int32_deltas_follow_the_int64_build(monkeypatch, tenure, kind, n):
         a, b = fast.run(budget), slow.run(budget)
         assert np.array_equal(a.best, b.best) and np.array_equal(a.best_costs, b.best_costs)
         assert np.array_equal(fast.current()[0], slow.current()[0])
+
+
+@pytest.mark.parametrize("delta32", [True, False])
+@pytest.mark.parametrize(("kind", "n"), [("asym", 21), ("sym", 30)])
+def test_gpu_block_shape_makes_the_cpu_builds_moves(monkeypatch, delta32, kind, n):
+    """The kernel's GPU code paths (many threads a block, barriers, the block-wide argmin, the
+    per-thread sums of the pairs a move touches) run in the CPU simulation of a block of 8 x 4
+    threads and make the very moves of the one-thread CPU build."""
+    qap = random_instance(n, n) if kind == "asym" else random_qap(n, seed=n)
+    def make() -> QAPTabuBatch:
+        return QAPTabuBatch(qap, "cpu", count=2, seed=3) if delta32 else int64_delta_batch(monkeypatch, qap, count=2,
+                                                                                           seed=3)
+    fast, sim = make(), make()
+    assert fast.data.delta32 == delta32
+    sim.kernel = load_module("qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
+    sim.block = (8, 4)
+    starts = np.array([np.random.default_rng(k).permutation(n) for k in range(2)])
+    for batch in (fast, sim):
+        batch.restart(starts, [11, 12])
+    for budget in (1, 400):
+        a, b = fast.run(budget), sim.run(budget)
+        assert np.array_equal(a.best, b.best) and np.array_equal(a.best_costs, b.best_costs)
+        assert np.array_equal(fast.current()[0], sim.current()[0])
+        assert np.array_equal(a.iterations, b.iterations)
 
 
 def test_int32_deltas_at_their_bound(monkeypatch):
