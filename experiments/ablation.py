@@ -1,7 +1,7 @@
 """Ablation of the memetic islands at equal time: what each ingredient contributes.
 
 One factor at a time off the default (GA + local search, the default crossover, ring migration of
-the best over the worst every epoch), on cpu-islands with --islands islands (default max(4,
+the best over the worst every epoch; no migration on uniformly random QAP instances), on cpu-islands with --islands islands (default max(4,
 cores): with 2 islands ring, complete and random migration are the same exchange), the same
 wall time for every variant, several seeds:
 
@@ -10,8 +10,8 @@ wall time for every variant, several seeds:
                  (ls_budget = 0: no local search)
   crossover      QAP ux / cx / pmx; TSP ox / eax (the default: Nagata's GA, no local search of
                  children, so for the TSP "GA-only" is the default itself)
-  topology       ring / complete / random
-  interval       migration every 1 / 3 / 10 epochs
+  topology       ring / complete / random (every epoch where the default does not migrate)
+  interval       migration every 1 / 3 / 10 epochs, or no migration
   restart        a GA island rebuilds its population, keeping its best, after 30 (the default) or
                  100 generations without a new best, or never
 

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,7 +45,7 @@ from benchlib import header
 from metaheur.devices import cpu_count, gpu_devices
 from metaheur.engine import set_cpu_threads
 from metaheur.errors import MetaheurError
-from metaheur.islands.migration import MigrationParams
+from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.params import GAParams, default_ga, with_crossover
 from metaheur.problems import load_instance
 from metaheur.result import Result
@@ -451,21 +451,25 @@ class Variant:
     group: str
     name: str
     ga: GAParams
-    migration: MigrationParams = field(default_factory=MigrationParams)
+    migration: MigrationParams | None = None  # solve()'s default for the instance when None
     skip: str = ""
     walk_islands: int | None = None  # solve()'s default when None
 
 
-def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS, islands: int = 2) -> list[Variant]:
-    """One factor at a time off the default (GA + local search, default crossover, ring, every epoch).
+def ablation_variants(prob, groups: Iterable[str] = ABLATION_GROUPS, islands: int = 2) -> list[Variant]:
+    """One factor at a time off the default for ``prob`` (GA + local search, default crossover,
+    ring every epoch, or no migration on uniformly random QAP instances: ``default_migration``).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
     "GA+LS islands only" has no tabu-walk islands (``walk_islands = 0``) and "half walk islands"
     makes half of the ``islands`` tabu walks (the default decides by the instance's dominance). The
     restart group rebuilds a GA island's population (keeping its best) after ``RESTART_AFTER``
-    generations without a new best, or never."""
-    base = default_ga(kind, n)
-    mig = MigrationParams()
+    generations without a new best, or never. The topology group migrates every epoch where the
+    default does not migrate."""
+    kind = prob.kind
+    base = default_ga(kind, prob.n)
+    mig = default_migration(prob)
+    moving = mig if mig.interval else MigrationParams()
     out = []
     for group in groups:
         if group == "hybridisation":
@@ -483,12 +487,12 @@ def ablation_variants(kind: str, n: int, groups: Iterable[str] = ABLATION_GROUPS
                 out.append(Variant(group, op + (" (default)" if op == base.crossover else ""),
                                    with_crossover(base, op)))
         elif group == "topology":
-            out += [Variant(group, t + (" (default)" if t == mig.topology else ""), base, replace(mig, topology=t))
-                    for t in ("ring", "complete", "random")]
+            out += [Variant(group, t + (" (default)" if mig.interval and t == mig.topology else ""), base,
+                            replace(moving, topology=t)) for t in ("ring", "complete", "random")]
         elif group == "interval":
-            out += [Variant(group, f"every {k} epoch{'s' if k > 1 else ''}" + (" (default)" if k == mig.interval
-                                                                                  else ""),
-                            base, replace(mig, interval=k)) for k in (1, 3, 10)]
+            out += [Variant(group, (f"every {k} epoch{'s' if k > 1 else ''}" if k else "no migration")
+                            + (" (default)" if k == mig.interval else ""), base, replace(moving, interval=k))
+                    for k in (1, 3, 10, 0)]
         elif group == "restart":
             out += [Variant(group, (f"after {k} stale generations" if k else "never")
                             + (" (default)" if k == base.restart_after else ""), replace(base, restart_after=k))
@@ -517,16 +521,17 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
         warm_pool(islands)
         done: dict[tuple, list[Run]] = {}
         table: list[tuple[Variant, list[Run]]] = []
-        for v in ablation_variants(prob.kind, prob.n, groups, islands):
+        for v in ablation_variants(prob, groups, islands):
             if v.skip:
                 skipped = Run(name, prob.n, prob.kind.upper(), v.name, "cpu-islands", islands, 0, seconds,
                               status=v.skip, group=v.group)
                 table.append((v, [skipped]))
                 continue
-            key = (v.ga, v.migration, v.walk_islands)
+            migration = v.migration or default_migration(prob)
+            key = (v.ga, migration, v.walk_islands)
             if key not in done:
                 done[key] = [solve_run(name, config=v.name, strategy="cpu-islands", islands=islands,
-                                       seconds=seconds, seed=s, ga=v.ga, migration=v.migration,
+                                       seconds=seconds, seed=s, ga=v.ga, migration=migration,
                                        walk_islands=v.walk_islands, epoch_seconds=epoch_seconds, group=v.group)
                              for s in range(seeds)]
                 runs.extend(done[key])

@@ -158,7 +158,8 @@ def _table(results) -> str:
 @click.option("--offspring", type=int, help="Children per generation and island.")
 @click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for a local-search multistart.")
 @click.option("--ls-budget", type=int, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
-@click.option("--migration-interval", type=int, help="Epochs between migrations (default 1).")
+@click.option("--migration-interval", type=int,
+              help="Epochs between migrations, 0 for none (default 1; none on uniformly random QAP instances).")
 @click.option("--topology", type=click.Choice(["ring", "complete", "random"]), help="Migration topology.")
 @click.option("--migration-policy", type=click.Choice(["best-worst", "elite"]), help="What migrants replace.")
 @click.option("--sync", is_flag=True, default=None, help="Synchronous epochs of --epoch-generations generations "
@@ -225,9 +226,11 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
             ga = with_crossover(ga, crossover)
         ga = replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
                                               ("ls_budget", ls_budget)) if v is not None})
-        mig = config.get("migration") or MigrationParams()
-        mig = replace(mig, **{k: v for k, v in (("interval", migration_interval), ("topology", topology),
-                                                ("policy", migration_policy)) if v is not None})
+        mig_options = {k: v for k, v in (("interval", migration_interval), ("topology", topology),
+                                         ("policy", migration_policy)) if v is not None}
+        mig = config.get("migration")
+        if mig is not None or mig_options:  # else the solver's default for the instance
+            mig = replace(mig or MigrationParams(), **mig_options)
         tl = pick(time_limit, "time_limit")
         gens = pick(generations, "generations")
         entry = best_known(problem.name, problem.n)

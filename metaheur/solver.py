@@ -20,7 +20,7 @@ from metaheur.devices import Device, available_devices, cpu_count, cpu_device, p
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
 from metaheur.islands.island import walks_in
-from metaheur.islands.migration import MigrationParams
+from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_walk_islands, walk_island
 from metaheur.ops import qap_data, tsp_data
@@ -194,8 +194,10 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
     the GA (default: none on uniformly random instances such as tai*a, half the CPU islands,
     rounded down, on structured ones, by the instance's dominance; 0 for GA islands only).
-    ``sync=True`` runs epochs of ``epoch_generations`` generations: the result is then the same
-    for a given seed wherever it runs. The returned cost is recomputed from scratch.
+    ``migration``: default ring, best replaces worst, every epoch, but none between the islands
+    on uniformly random QAP instances (:func:`default_migration`). ``sync=True`` runs epochs of
+    ``epoch_generations`` generations: the result is then the same for a given seed wherever it
+    runs. The returned cost is recomputed from scratch.
 
     ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
     at the end; ``resume``: continue the run saved in that checkpoint with its own settings (the
@@ -220,7 +222,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     kind = problem.kind
     ga = (ga or default_ga(kind, problem.n)).check_for(kind)
     tabu, ils = tabu or TabuParams(), ils or ILSParams()
-    migration = migration or MigrationParams()
+    migration = migration or default_migration(problem)
     params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
     params = _with_walk_islands(problem, params, island_devices, walk_islands)
     check_memory(problem, island_devices)

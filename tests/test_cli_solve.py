@@ -94,6 +94,16 @@ def test_json_output(runner, tmp_path):
     assert "stopped     generations" in out
 
 
+def test_migration_on_a_uniform_random_qap_only_when_asked(runner, tmp_path):
+    """No migration option: the solver's default (none between islands on a uniformly random
+    instance such as the generated ones); any migration option: migration with the others' defaults."""
+    args = ["solve", "gen:qap:30", "-g", "4", "--sync", "--epoch-generations", "1", "--strategy", "cpu-islands",
+            "--islands", "2", "--population", "6", "--offspring", "3", "--ls-budget", "2", "-q", "--json", "r.json"]
+    for extra, migrates in (([], False), (["--migration-interval", "1"], True), (["--topology", "complete"], True)):
+        ok(runner.invoke(cli, [*args, *extra]))
+        assert bool(json.loads((tmp_path / "r.json").read_text())["migrations"]) == migrates, extra
+
+
 @pytest.mark.parametrize(("instance", "suffix"), [("gen:qap:15:2", ".sln"), ("gen:tsp:40:3", ".tour")])
 def test_solution_file_rescored_by_evaluate(runner, tmp_path, instance, suffix):
     sol = tmp_path / f"best{suffix}"
@@ -270,7 +280,7 @@ def test_missing_config_file(runner):
     (["gen:qap:8", "-g", "0"], ("generations must be at least 1",)),
     (["gen:qap:8", "-g", "1", "--seed", "-4"], ("seed must be >= 0",)),
     (["gen:qap:8", "-g", "1", "--islands", "0"], ("islands must be at least 1",)),
-    (["gen:qap:8", "-g", "1", "--migration-interval", "0"], ("migration interval must be at least 1",)),
+    (["gen:qap:8", "-g", "1", "--migration-interval", "-1"], ("migration interval must be 0 (never)",)),
     (["gen:qap:1", "-g", "1"], ("n >= 2",)),
     (["gen:qap:abc"], ("bad built-in instance",)),
     (["no-such-instance-here", "-g", "1"], ("no-such-instance-here", "no such file")),

@@ -202,7 +202,7 @@ def test_directory_is_a_clean_error(tmp_path):
     ("[ils]\ntemperature = -0.5\n", r"\[ils\] temperature must be >= 0"),
     ("[migration]\ntopology = \"star\"\n", r"\[migration\] topology must be one of ring, complete, random"),
     ("[migration]\npolicy = \"worst\"\n", r"\[migration\] migration policy must be one of"),
-    ("[migration]\ninterval = 0\n", r"\[migration\] migration interval must be at least 1"),
+    ("[migration]\ninterval = -1\n", r"\[migration\] migration interval must be 0 \(never\)"),
     ("[migration]\narchive = 0\n", r"\[migration\] elite archive size must be at least 1"),
 ])
 def test_bad_parameter_values(write, text, message):

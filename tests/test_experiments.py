@@ -75,7 +75,7 @@ def test_ablation_quick(tmp_path):
     configs = {r["config"] for r in rows}
     assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (walk_islands=0)",
             "cx", "pmx", "complete", "random", "every 10 epochs", "after 30 stale generations (default)",
-            "after 100 stale generations", "never"} <= configs
+            "after 100 stale generations", "never", "no migration (default)", "no migration"} <= configs
     eax = [r for r in rows if r["config"].startswith("eax")]
     assert eax and all(r["status"] in ("ok", "skipped") for r in eax)
     table(tmp_path, "ablation_runs_quick", RUN_COLUMNS | {"group"})

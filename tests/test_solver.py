@@ -17,6 +17,7 @@ from testutil import sparse_qap
 from metaheur import solver as solver_module
 from metaheur.devices import Device, cpu_device
 from metaheur.errors import MetaheurError
+from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
 from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
 from metaheur.result import STATS_FIELDS, Result
@@ -353,6 +354,16 @@ def test_no_walk_islands_by_default_on_a_uniform_random_qap():
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "GA (ux)"]
     r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=1, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu walk"]
+
+
+def test_no_migration_by_default_on_a_uniform_random_qap():
+    """Islands on a uniformly random QAP instance stay apart unless migration is asked for; on a
+    structured one migrants flow by default (short local searches keep the islands' bests apart)."""
+    short = dataclasses.replace(QAP_GA, ls_budget=2)
+    kwargs = {"strategy": "cpu-islands", "islands": 2, "walk_islands": 0, "generations": 4, "ga": short}
+    assert quick(random_qap(30, seed=1), **kwargs).migrations == []
+    assert quick(random_qap(30, seed=1), migration=MigrationParams(), **kwargs).migrations != []
+    assert quick(sparse_qap(30, seed=1), **kwargs).migrations != []
 
 
 @pytest.mark.parametrize(("problem", "walks", "message"), [

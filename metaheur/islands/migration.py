@@ -5,7 +5,8 @@ Topologies: ``ring`` (island i sends to i + 1), ``complete`` (every island to ev
 ``random`` (each island to one other island drawn each epoch). Policies: ``best-worst`` (the
 sender's best replaces the receiver's worst, when better and not already present) and ``elite``
 (an archive of the best distinct solutions seen anywhere; each island receives the archive
-member it lacks that is best, in place of its worst). Migrants never duplicate a member.
+member it lacks that is best, in place of its worst). Migrants never duplicate a member. An
+interval of 0 keeps the islands apart (independent runs).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.island import IslandState
+from metaheur.islands.params import UNIFORM_DOMINANCE
+from metaheur.problems import QAP, TSP
 
 TOPOLOGIES = ("ring", "complete", "random")
 POLICIES = ("best-worst", "elite")
@@ -25,7 +28,7 @@ POLICIES = ("best-worst", "elite")
 class MigrationParams:
     topology: str = "ring"
     policy: str = "best-worst"
-    interval: int = 1  # epochs between migrations
+    interval: int = 1  # epochs between migrations; 0: never
     archive: int = 8  # elite archive size
 
     def __post_init__(self) -> None:
@@ -33,10 +36,20 @@ class MigrationParams:
             raise MetaheurError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         if self.policy not in POLICIES:
             raise MetaheurError(f"migration policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
-        if self.interval < 1:
-            raise MetaheurError(f"migration interval must be at least 1 epoch, got {self.interval}")
+        if self.interval < 0:
+            raise MetaheurError(f"migration interval must be 0 (never) or a number of epochs, got {self.interval}")
         if self.archive < 1:
             raise MetaheurError(f"elite archive size must be at least 1, got {self.archive}")
+
+
+def default_migration(problem: QAP | TSP) -> MigrationParams:
+    """Ring, best replaces worst, every epoch; on uniformly random QAP instances (tai*a, told
+    apart by :attr:`QAP.dominance` as for the walk islands), none: there each GA island settles
+    in one basin within seconds, and islands kept apart end lower than islands that share their
+    bests and settle in the same one (experiments/results/independent_islands/)."""
+    if isinstance(problem, QAP) and problem.dominance < UNIFORM_DOMINANCE:
+        return MigrationParams(interval=0)
+    return MigrationParams()
 
 
 @dataclass
@@ -83,7 +96,7 @@ class Migrator:
     def migrate(self, states: list[IslandState], epoch: int, closed: frozenset[int] = frozenset()) -> list[Migration]:
         """Move migrants between ``states`` (in place) after ``epoch``; islands in ``closed``
         send but do not receive this time."""
-        if len(states) < 2 or (epoch + 1) % self.params.interval:
+        if len(states) < 2 or not self.params.interval or (epoch + 1) % self.params.interval:
             return []
         if self.params.policy == "elite":
             return self._elite(states, closed)

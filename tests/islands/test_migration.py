@@ -7,10 +7,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from testutil import sparse_qap
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.island import IslandState
-from metaheur.islands.migration import Migration, MigrationParams, Migrator
+from metaheur.islands.migration import Migration, MigrationParams, Migrator, default_migration
+from metaheur.problems import random_qap, uniform_tsp
 
 N = 8
 
@@ -56,8 +58,8 @@ def pairs(migrations: list[Migration]) -> list[tuple[int, int]]:
     ({"topology": "star"}, "topology must be one of ring, complete, random"),
     ({"topology": ""}, "topology must be one of"),
     ({"policy": "random"}, "migration policy must be one of best-worst, elite"),
-    ({"interval": 0}, "migration interval must be at least 1"),
-    ({"interval": -2}, "migration interval must be at least 1"),
+    ({"interval": -1}, "migration interval must be 0"),
+    ({"interval": -2}, "migration interval must be 0"),
     ({"archive": 0}, "elite archive size must be at least 1"),
 ])
 def test_invalid_parameters_raise(kwargs, message):
@@ -260,6 +262,25 @@ def test_interval(interval):
         if migrator.migrate(states, epoch):
             moved.append(epoch)
     assert moved == [e for e in range(12) if (e + 1) % interval == 0]
+
+
+@pytest.mark.parametrize("policy", ["best-worst", "elite"])
+def test_interval_zero_never_migrates(policy):
+    migrator = Migrator(MigrationParams(interval=0, policy=policy, topology="complete"), 0)
+    for epoch in range(12):
+        states = islands(3)
+        states[1].costs[-1] = 10_000
+        before = [s.population.copy() for s in states]
+        assert migrator.migrate(states, epoch) == []
+        assert all(np.array_equal(b, s.population) for b, s in zip(before, states, strict=True))
+
+
+def test_default_migration_by_instance_class():
+    """None between islands on a uniformly random QAP instance; ring, best-worst, every epoch on
+    a structured one and on the TSP."""
+    assert default_migration(random_qap(30, seed=1)) == MigrationParams(interval=0)
+    assert default_migration(sparse_qap(30, seed=1, density=0.2)) == MigrationParams()
+    assert default_migration(uniform_tsp(30, seed=1)) == MigrationParams()
 
 
 # ----------------------------------------------------------------------------- TSP duplicates
