@@ -1,9 +1,9 @@
 """Ablation of the memetic islands at equal time: what each ingredient contributes.
 
 One factor at a time off the default (GA + local search, the default crossover, ring migration of
-the best over the worst every epoch; no migration on uniformly random QAP instances), on cpu-islands with --islands islands (default max(4,
-cores): with 2 islands ring, complete and random migration are the same exchange), the same
-wall time for every variant, several seeds:
+the best over the worst every epoch; no migration on uniformly random QAP instances), on
+cpu-islands with --islands islands (default max(4, cores): with 2 islands ring, complete and
+random migration are the same exchange), the same wall time for every variant, several seeds:
 
   hybridisation  GA+LS (default) / LS-only multistart (crossover "none": what `metaheur solve
                  --crossover none` runs, population 1, one child per generation) / GA-only
