@@ -47,7 +47,7 @@ from metaheur.engine import set_cpu_threads
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.params import GAParams, default_ga, with_crossover
-from metaheur.problems import load_instance
+from metaheur.problems import QAP, TSP, load_instance
 from metaheur.result import Result
 from metaheur.search.qap_tabu import yardstick_start
 
@@ -456,7 +456,7 @@ class Variant:
     walk_islands: int | None = None  # solve()'s default when None
 
 
-def ablation_variants(prob, groups: Iterable[str] = ABLATION_GROUPS, islands: int = 2) -> list[Variant]:
+def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS, islands: int = 2) -> list[Variant]:
     """One factor at a time off the default for ``prob`` (GA + local search, default crossover,
     ring every epoch, or no migration on uniformly random QAP instances: ``default_migration``).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
