@@ -17,7 +17,7 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.island import IslandState
-from metaheur.islands.params import UNIFORM_DOMINANCE
+from metaheur.islands.params import uniformly_random
 from metaheur.problems import QAP, TSP
 
 TOPOLOGIES = ("ring", "complete", "random")
@@ -44,10 +44,10 @@ class MigrationParams:
 
 def default_migration(problem: QAP | TSP) -> MigrationParams:
     """Ring, best replaces worst, every epoch; on uniformly random QAP instances (tai*a, told
-    apart by :attr:`QAP.dominance` as for the walk islands), none: there each GA island settles
+    apart by :func:`uniformly_random` as for the walk islands), none: there each GA island settles
     in one basin within seconds, and islands kept apart end lower than islands that share their
     bests and settle in the same one (experiments/results/independent_islands/)."""
-    if isinstance(problem, QAP) and problem.dominance < UNIFORM_DOMINANCE:
+    if uniformly_random(problem):
         return MigrationParams(interval=0)
     return MigrationParams()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from metaheur.errors import MetaheurError
-from metaheur.problems import QAP
+from metaheur.problems import QAP, TSP
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -114,13 +114,20 @@ def walk_island(ga: GAParams) -> GAParams:
 UNIFORM_DOMINANCE = 80.0  # below: uniformly random matrices (58); none of QAPLIB's 126 lies between 79 and 101
 
 
+def uniformly_random(problem: QAP | TSP) -> bool:
+    """Whether ``problem`` is a QAP of the uniformly random class (tai*a, rou, had, lipa): the
+    dominance of its matrices (:attr:`QAP.dominance`) below ``UNIFORM_DOMINANCE``, as Taillard
+    (1995) tells QAPLIB's classes apart. The defaults that depend on the class ask this."""
+    return isinstance(problem, QAP) and problem.dominance < UNIFORM_DOMINANCE
+
+
 def default_walk_islands(qap: QAP, cpu_islands: int) -> int:
     """How many of ``cpu_islands`` QAP islands are tabu walks by default, by the instance's class
     as Taillard (1995) draws it with the dominance of its matrices (:attr:`QAP.dominance`): none
     on uniformly random instances (tai*a), where the GA islands find more; half, rounded down, on
     structured ones (nug, sko, tai*b), where long searches with their memory pay beside the GA.
     Measured: experiments/results/walk_islands_by_dominance/."""
-    return 0 if qap.dominance < UNIFORM_DOMINANCE else cpu_islands // 2
+    return 0 if uniformly_random(qap) else cpu_islands // 2
 
 
 def ls_budget(params: GAParams, kind: str, n: int) -> int:
