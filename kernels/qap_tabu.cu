@@ -9,7 +9,8 @@
  *  - tabu memory by (unit, location): tabu[u * n + l] = iteration until which unit u may not
  *    return to location l; a swap is tabu only when BOTH units would return to a location they
  *    left recently;
- *  - tenure: rule 0 (Taillard 2006) draws floor(u^3 * 8n) per entry, u uniform in (0, 1]; rule 1
+ *  - tenure: rule 0 (Taillard 2006) draws floor(u^3 * c n) per entry, u uniform in (0, 1], with
+ *    c = `tenure_scale` (Taillard: 8; shorter tenures suit the short searches of GA children); rule 1
  *    (Taillard 1991) uses one tenure drawn uniformly in [floor(0.9n), ceil(1.1n)] and redrawn
  *    every 2 ceil(1.1n) iterations;
  *  - aspiration by new best (cost + delta < best) and by long-term diversification: a swap
@@ -98,7 +99,7 @@ __device__ __forceinline__ void mh_ts_swap_cols(int *m, int n, int r, int s, int
 extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm,
                                         long long *stats, const unsigned long long *keys, void *delta, int *tabu,
                                         int *left, int *tmin, int *lpick, int *bp, int *bpt, int *work, int tenure_rule,
-                                        long long aspiration, long long iters, long long target, int init) {
+                                        int tenure_scale, long long aspiration, long long iters, long long target, int init) {
   const ll sol = mh_block();
   const ll nn = (ll)n * n;
   int *p = perm + sol * n, *bestp = best_perm + sol * n;
@@ -199,8 +200,8 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     int t1, t2;
     if (tenure_rule == 0) {
       const double u1 = mh_uniform(key, ctr++), w2 = mh_uniform(key, ctr++);
-      t1 = (int)(u1 * u1 * u1 * 8 * n);
-      t2 = (int)(w2 * w2 * w2 * 8 * n);
+      t1 = (int)(u1 * u1 * u1 * tenure_scale * n);
+      t2 = (int)(w2 * w2 * w2 * tenure_scale * n);
     } else {
       if (iter % (2 * thi) == 0) tenure = tlo + mh_below(key, ctr++, thi - tlo + 1);
       t1 = t2 = (int)tenure;

@@ -40,6 +40,7 @@ restart_after = 9
 [tabu]
 tenure = "uniform"
 aspiration = 5000
+scale = 3
 
 [ils]
 neighbours = 8
@@ -81,7 +82,7 @@ def test_full_config(write):
     assert set(cfg["solve"]) == set(SOLVE_KEYS)
     assert cfg["ga"] == GAParams(population=12, offspring=6, crossover="pmx", mutation=2, ls_budget=300,
                                  restart_after=9)
-    assert cfg["tabu"] == TabuParams(tenure="uniform", aspiration=5000)
+    assert cfg["tabu"] == TabuParams(tenure="uniform", aspiration=5000, scale=3)
     assert cfg["ils"] == ILSParams(neighbours=8, window=30, kick="double-bridge", temperature=0)
     assert cfg["migration"] == MigrationParams(topology="complete", policy="elite", interval=3, archive=5)
 
@@ -196,6 +197,7 @@ def test_directory_is_a_clean_error(tmp_path):
     ("[ga]\nrestart_after = -1\n", r"\[ga\] restart_after must be >= 0"),
     ("[ga]\nls_budget = -1\n", r"\[ga\] local-search budget must be >= 0"),
     ("[tabu]\ntenure = \"quadratic\"\n", r"\[tabu\] tenure rule must be one of cubic, uniform"),
+    ("[tabu]\nscale = 0\n", r"\[tabu\] cubic tenure scale must be at least 1, got 0"),
     ("[tabu]\naspiration = 0\n", r"\[tabu\] aspiration horizon must be at least 1"),
     ("[ils]\nneighbours = 99\n", r"\[ils\] neighbour lists hold 1 to 32 cities"),
     ("[ils]\nkick = \"earthquake\"\n", r"\[ils\] kick must be one of"),

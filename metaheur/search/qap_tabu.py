@@ -26,20 +26,24 @@ SAVED_SEARCH = ("perm", "best", "stats", "tabu", "left", "keys")  # what QAPTabu
 class TabuParams:
     """Parameters of robust tabu search.
 
-    ``tenure``: ``"cubic"`` (Taillard 2006: floor(u^3 * 8n) per entry) or ``"uniform"`` (Taillard
-    1991: one tenure in [0.9n, 1.1n], redrawn every 2.2n iterations). ``aspiration``: iterations
-    after which a swap that brings both units back to long-unvisited locations is forced (default
-    5 n^2; 0 turns it off... in effect it then applies at once, so use a large value instead).
+    ``tenure``: ``"cubic"`` (Taillard 2006: floor(u^3 * scale * n) per entry, ``scale`` 8 in
+    Taillard's code) or ``"uniform"`` (Taillard 1991: one tenure in [0.9n, 1.1n], redrawn every
+    2.2n iterations). ``aspiration``: iterations after which a swap that brings both units back
+    to long-unvisited locations is forced (default 5 n^2; 0 turns it off... in effect it then
+    applies at once, so use a large value instead).
     """
 
     tenure: str = "cubic"
     aspiration: int | None = None
+    scale: int = 8
 
     def __post_init__(self) -> None:
         if self.tenure not in TENURE_RULES:
             raise MetaheurError(f"tenure rule must be one of {', '.join(TENURE_RULES)}, got {self.tenure!r}")
         if self.aspiration is not None and self.aspiration < 1:
             raise MetaheurError(f"aspiration horizon must be at least 1 iteration, got {self.aspiration}")
+        if self.scale < 1:
+            raise MetaheurError(f"cubic tenure scale must be at least 1, got {self.scale}")
 
 
 def yardstick_start(n: int, seed: int) -> tuple[np.ndarray, int]:
@@ -159,7 +163,7 @@ class QAPTabuBatch:
         self.kernel(self.count, self.block, (
             self.data.a, self.data.at, self.data.b, self.qap.n, self.perm, self.best_perm, self.stats, self.keys,
             self.delta, *self.tables, self.bp, self.bpt, self.work, TENURE_RULES[self.params.tenure],
-            int(self.aspiration), int(iterations), int(target), init))
+            self.params.scale, int(self.aspiration), int(iterations), int(target), init))
         self.launches += 1
 
     def run(self, iterations: int | None = None, *, time_limit: float | None = None,

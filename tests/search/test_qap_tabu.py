@@ -31,7 +31,9 @@ from metaheur.errors import MetaheurError
 from metaheur.ops.qap import DELTA32_LIMIT, delta_bound
 from metaheur.problems import QAP, random_qap, read_qaplib
 from metaheur.search.qap_tabu import (
+    BASE,
     ENTRY_LIMIT,
+    ITER,
     SAVED_SEARCH,
     QAPTabuBatch,
     TabuParams,
@@ -319,6 +321,39 @@ def test_tenure_rules_differ():
     b = QAPTabuBatch(qap, "cpu", count=2, seed=3, params=TabuParams(tenure="uniform")).run(800)
     assert not (np.array_equal(a.best, b.best) and np.array_equal(a.extra["best_iteration"],
                                                                   b.extra["best_iteration"]))
+
+
+@pytest.mark.parametrize("scale", [2, 5])
+def test_cubic_tenures_are_at_most_scale_times_n(scale):
+    """Rule 0 draws floor(u^3 * scale * n): no tabu time reaches past the iteration plus scale * n,
+    while Taillard's scale 8 goes past it within a few hundred iterations."""
+    qap = random_instance(20, 4)
+    n, iters = qap.n, 400
+
+    def furthest(params):
+        batch = QAPTabuBatch(qap, "cpu", count=3, seed=9, params=params)
+        batch.run(iters)
+        saved = batch.snapshot()
+        now = saved["stats"][:, ITER] - saved["stats"][:, BASE]  # tabu times count from the base
+        return int((saved["tabu"] - now[:, None, None]).max())
+
+    assert 0 < furthest(TabuParams(scale=scale)) <= scale * n
+    assert furthest(TabuParams()) > scale * n
+
+
+def test_tenure_scale_eight_is_taillards_default():
+    qap = random_instance(20, 5)
+    a = QAPTabuBatch(qap, "cpu", count=2, seed=4).run(500)
+    b = QAPTabuBatch(qap, "cpu", count=2, seed=4, params=TabuParams(scale=8)).run(500)
+    c = QAPTabuBatch(qap, "cpu", count=2, seed=4, params=TabuParams(scale=3)).run(500)
+    assert np.array_equal(a.best, b.best) and np.array_equal(a.extra["best_iteration"], b.extra["best_iteration"])
+    assert not (np.array_equal(a.best, c.best) and np.array_equal(a.extra["best_iteration"],
+                                                                  c.extra["best_iteration"]))
+
+
+def test_tenure_scale_below_one_is_refused():
+    with pytest.raises(MetaheurError, match="tenure scale"):
+        TabuParams(scale=0)
 
 
 # ------------------------------------------------------------------------------------ restart
