@@ -10,7 +10,7 @@
  *    return to location l; a swap is tabu only when BOTH units would return to a location they
  *    left recently;
  *  - tenure: rule 0 (Taillard 2006) draws floor(u^3 * c n) per entry, u uniform in (0, 1], with
- *    c = `tenure_scale` (Taillard: 8; shorter tenures suit the short searches of GA children); rule 1
+ *    c = `tenure_scale` (Taillard: 8; c n below 2^30, as tabu times are int32 from a base); rule 1
  *    (Taillard 1991) uses one tenure drawn uniformly in [floor(0.9n), ceil(1.1n)] and redrawn
  *    every 2 ceil(1.1n) iterations;
  *  - aspiration by new best (cost + delta < best) and by long-term diversification: a swap

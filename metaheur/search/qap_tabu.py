@@ -19,6 +19,7 @@ TENURE_RULES = {"cubic": 0, "uniform": 1}
 N_STATS = 7
 COST, BEST, ITER, BASE, CTR, TENURE, BEST_ITER = range(N_STATS)
 ENTRY_LIMIT = 2**29  # kernels/qap_tabu.cu keeps int32 differences of entries
+TENURE_LIMIT = 2**30  # kernels/qap_tabu.cu keeps tabu times below 2^31: at most 2^30 from its base plus a tenure
 SAVED_SEARCH = ("perm", "best", "stats", "tabu", "left", "keys")  # what QAPTabuBatch.snapshot holds
 
 
@@ -98,6 +99,9 @@ class QAPTabuBatch:
         self.params = params or TabuParams()
         if max(int(np.abs(qap.flow).max()), int(np.abs(qap.distance).max())) >= ENTRY_LIMIT:
             raise MetaheurError(f"{qap.name}: tabu search needs matrix entries below 2^29 in magnitude")
+        if self.params.scale * qap.n >= TENURE_LIMIT:
+            raise MetaheurError(f"{qap.name}: cubic tenure scale x n must be below 2^30, "
+                                f"got {self.params.scale} x {qap.n}")
         self.data = qap_data(qap, self.device)
         n = qap.n
         if starts is None:

@@ -351,9 +351,13 @@ def test_tenure_scale_eight_is_taillards_default():
                                                                   c.extra["best_iteration"]))
 
 
-def test_tenure_scale_below_one_is_refused():
+def test_tenure_scale_out_of_range_is_refused():
     with pytest.raises(MetaheurError, match="tenure scale"):
         TabuParams(scale=0)
+    qap = random_instance(20, 5)
+    with pytest.raises(MetaheurError, match=r"tenure scale x n must be below 2\^30, got 53687092 x 20"):
+        QAPTabuBatch(qap, "cpu", count=1, params=TabuParams(scale=2**30 // 20 + 1))
+    QAPTabuBatch(qap, "cpu", count=1, params=TabuParams(scale=2**30 // 20)).run(50)  # the largest allowed runs
 
 
 # ------------------------------------------------------------------------------------ restart
