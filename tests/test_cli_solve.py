@@ -248,6 +248,7 @@ def test_config_file(runner, tmp_path):
     ("[solve]\nstrategy = \"warp\"\n", ("unknown strategy 'warp'",)),
     ("[solve]\ntarget = \"abc\"\n", ("must be a number or 'bks'",)),
     ("[solve\n", ("run.toml", "invalid TOML")),
+    ("[tabu]\nscale = 200000000\n", ("cubic tenure scale x n must be below 2^30, got 200000000 x 8",)),
 ])
 def test_bad_config_exits_2_with_one_line(runner, tmp_path, text, fragments):
     (tmp_path / "run.toml").write_text(text)
