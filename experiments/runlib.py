@@ -463,11 +463,12 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS, 
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
     "GA+LS islands only" has no tabu-walk islands (``walk_islands = 0``) and "half walk islands"
     makes half of the ``islands`` tabu walks (the default decides by the instance's dominance). The
-    restart group rebuilds a GA island's population (keeping its best) after ``RESTART_AFTER``
-    generations without a new best, or never. The topology group migrates every epoch where the
-    default does not migrate."""
+    restart group restarts a GA island's population after ``RESTART_AFTER`` generations without a
+    new best in it, or never, and tries the other restart (``best`` keeps the population's best,
+    ``full`` replaces every member; the default decides by the instance's class). The topology
+    group migrates every epoch where the default does not migrate."""
     kind = prob.kind
-    base = default_ga(kind, prob.n)
+    base = default_ga(prob)
     mig = default_migration(prob)
     moving = mig if mig.interval else MigrationParams()
     out = []
@@ -497,6 +498,9 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS, 
             out += [Variant(group, (f"after {k} stale generations" if k else "never")
                             + (" (default)" if k == base.restart_after else ""), replace(base, restart_after=k))
                     for k in RESTART_AFTER]
+            other = "best" if base.restart == "full" else "full"
+            out.append(Variant(group, f"after {base.restart_after} stale generations, restart={other}",
+                               replace(base, restart=other)))
         else:
             raise ValueError(f"unknown ablation group {group!r}")
     return out
@@ -560,7 +564,7 @@ def steady_workload(prob) -> GAParams | None:
     population (a rebuild's descents count for less), not on the executor."""
     if prob is None or prob.kind != "tsp":
         return None
-    return replace(default_ga("tsp", prob.n), population=100, restart_after=0)
+    return replace(default_ga(prob), population=100, restart_after=0)
 
 
 def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object], float], workers: int,

@@ -30,7 +30,7 @@ from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
 CHECKPOINT_FORMAT = 1
-_STATE_SCALARS = ("generation", "streams", "stale", "best_cost", "ls_iterations", "restarts")
+_STATE_SCALARS = ("generation", "streams", "stale", "best_cost", "ls_iterations", "restarts", "cycle_best")
 
 
 def params_to_dict(p: IslandParams) -> dict:
@@ -128,7 +128,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
                                          f"{__version__}: resume it with that version")
         states = []
         for i, scalars in enumerate(header["islands"]):
-            st = IslandState(i, **{k: scalars[k] for k in _STATE_SCALARS})
+            st = IslandState(i, **{k: scalars[k] for k in _STATE_SCALARS if k in scalars})  # older: no cycle_best
             st.population = arrays.get(f"population_{i}")
             st.costs = arrays.get(f"costs_{i}")
             st.best = arrays.get(f"best_{i}")

@@ -220,8 +220,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
     results = []
     for path in paths:
         problem = load_instance(path)
-        kind = problem.kind
-        ga = config.get("ga") or default_ga(kind, problem.n)
+        ga = config.get("ga") or default_ga(problem)
         if crossover is not None:
             ga = with_crossover(ga, crossover)
         ga = replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),

@@ -22,7 +22,7 @@ from metaheur.errors import MetaheurError
 from metaheur.islands.island import walks_in
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
-from metaheur.islands.params import GAParams, IslandParams, default_ga, default_walk_islands, walk_island
+from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_walk_islands, walk_island
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
@@ -220,8 +220,8 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
     kind = problem.kind
-    ga = (ga or default_ga(kind, problem.n)).check_for(kind)
-    tabu, ils = tabu or TabuParams(), ils or ILSParams()
+    ga = (ga or default_ga(problem)).check_for(kind)
+    tabu, ils = tabu or default_tabu(problem), ils or ILSParams()
     migration = migration or default_migration(problem)
     params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
     params = _with_walk_islands(problem, params, island_devices, walk_islands)

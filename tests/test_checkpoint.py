@@ -25,6 +25,7 @@ from metaheur.solver import solve
 
 QAP_GA = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80)
 TSP_GA = GAParams(population=8, crossover="eax")
+FULL_RESTARTS = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80, restart_after=1, restart="full")
 HISTORY_KEYS = ("epoch", "island", "generations", "ls_iterations", "best_cost", "global_best", "migrants_in")
 
 
@@ -51,18 +52,21 @@ def history(result: Result) -> list[list]:
     return [[row[k] for k in HISTORY_KEYS] for row in result.history]
 
 
-@pytest.mark.parametrize(("kind", "strategy", "islands", "walks"), [
-    ("qap", "cpu-serial", None, None),
-    ("qap", "cpu-islands", 2, 0),
-    ("qap", "cpu-islands", 2, 1),  # a GA island and a tabu walk
-    ("tsp", "cpu-islands", 2, None),
-])
-def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, walks):
+@pytest.mark.parametrize(("kind", "strategy", "islands", "walks", "ga"), [
+    ("qap", "cpu-serial", None, None, QAP_GA),
+    ("qap", "cpu-serial", None, None, FULL_RESTARTS),  # stagnation counted from a restarted population
+    ("qap", "cpu-islands", 2, 0, QAP_GA),
+    ("qap", "cpu-islands", 2, 1, QAP_GA),  # a GA island and a tabu walk
+    ("tsp", "cpu-islands", 2, None, TSP_GA),
+], ids=["qap-serial", "qap-full-restarts", "qap-islands", "qap-walk", "tsp-islands"])
+def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, walks, ga):
     problem = random_qap(16, seed=9) if kind == "qap" else uniform_tsp(80, seed=9)
-    whole = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=8)
+    whole = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=8, ga=ga)
     path = tmp_path / "run.npz"
     first = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=4,
-                     checkpoint=str(path))
+                     checkpoint=str(path), ga=ga)
+    if ga.restart == "full":
+        assert load_checkpoint(path).states[0].cycle_best is not None  # a full restart happened before the stop
     assert path.is_file() and first.stop_reason == "generations"
     assert len(first.history) < len(whole.history)
     counter = EpochCounter()
@@ -108,6 +112,19 @@ def rewrite_header(path: Path, **changes) -> None:
     arrays["header"] = np.array(json.dumps(header))
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
+
+
+def test_a_checkpoint_without_a_cycle_best_resumes(tmp_path):
+    """Written before full restarts existed (the same version): its islands lack ``cycle_best``,
+    which then means no full restart yet, as it did."""
+    path = tmp_path / "run.npz"
+    sync_run(random_qap(12, seed=1), generations=2, checkpoint=str(path))
+    with np.load(path, allow_pickle=False) as data:
+        islands = json.loads(str(data["header"]))["islands"]
+    rewrite_header(path, islands=[{k: v for k, v in isl.items() if k != "cycle_best"} for isl in islands])
+    assert load_checkpoint(path).states[0].cycle_best is None
+    result = solve(random_qap(12, seed=1), resume=str(path), generations=4)
+    assert result.cost == random_qap(12, seed=1).cost(np.array(result.permutation))
 
 
 @pytest.mark.parametrize(("changes", "message"), [

@@ -5,8 +5,9 @@ parents by binary tournament, crossover, mutation, local search of every child (
 kernel launch), then replacement with diversity control: a child that duplicates a member is
 dropped; otherwise it replaces, among the members worse than it, the one closest to it when that
 one is nearer than n/10, else the worst (a distance-aware steady-state replacement). An island
-whose best has not improved for ``restart_after`` generations keeps its best and refills the
-rest with new improved random solutions. With ``crossover = "none"`` the island is a multistart
+whose population's best has not improved for ``restart_after`` generations keeps its best and
+refills the rest with new improved random solutions, or with ``restart = "full"`` replaces
+every member (the island's best stays in its state). With ``crossover = "none"`` the island is a multistart
 of local searches: for the QAP each member is the best of one robust tabu search that goes on,
 tabu memory and all, from generation to generation and epoch to epoch (the saved searches travel
 in the state), as Taillard's searches run for as long as they are given; for the TSP each child
@@ -65,6 +66,7 @@ class IslandState:
     ls_iterations: int = 0  # tabu iterations (QAP), ILS kicks (TSP), EAX children built (EAX islands)
     restarts: int = 0
     walks: dict | None = None  # QAP local-search-only islands: the saved tabu searches (QAPTabuBatch.snapshot)
+    cycle_best: int | None = None  # after a full restart: the population's best cost since (else None)
 
     def __getstate__(self) -> dict:
         """Pickled (sent to or from a worker every epoch) with the solutions in the narrowest
@@ -269,6 +271,29 @@ def _update_best(state: IslandState) -> bool:
     return False
 
 
+def _update_cycle_best(state: IslandState) -> bool:
+    """Whether the population's best improved on its best since the last full restart (none yet: False)."""
+    if state.cycle_best is None or int(np.min(state.costs)) >= state.cycle_best:
+        return False
+    state.cycle_best = int(np.min(state.costs))
+    return True
+
+
+def _restart(ops, spec: IslandSpec, state: IslandState, deadline: float | None) -> None:
+    """Replace every member but the best (``restart = "best"``) or every member (``"full"``: the
+    island's best stays in ``state.best``) by new improved random solutions."""
+    size = state.population.shape[0]
+    if spec.params.ga.restart == "full":
+        state.population[:], state.costs[:] = _new_members(ops, spec, state, size, deadline)
+        state.cycle_best = int(np.min(state.costs))
+    else:
+        keep = int(np.argmin(state.costs))
+        others = np.array([i for i in range(size) if i != keep])
+        state.population[others], state.costs[others] = _new_members(ops, spec, state, size - 1, deadline)
+    state.restarts += 1
+    state.stale = 0
+
+
 def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None = None, seconds: float | None = None,
               time_left: float | None = None, elapsed: float = 0.0, limit: float | None = None,
               generation_limit: int | None = None, in_worker: bool = False) -> tuple[IslandState, EpochStats]:
@@ -327,21 +352,19 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         _generation(ops, spec, state, deadline, _progress(state, t0, elapsed, limit, generation_limit))
         state.generation += 1
         done += 1
+        cycle_improved = _update_cycle_best(state)
         if _update_best(state):
             state.stale = 0
             improvements.append((time.perf_counter() - t0, state.best_cost))
+        elif cycle_improved:
+            state.stale = 0
         else:
             state.stale += 1
         restart_after = spec.params.ga.restart_after
         if (restart_after and state.stale >= restart_after and state.population.shape[0] > 1
                 and (spec.params.ga.crossover != "eax"
                      or eax.may_restart(_progress(state, t0, elapsed, limit, generation_limit)))):
-            keep = int(np.argmin(state.costs))
-            fresh, fresh_costs = _new_members(ops, spec, state, state.population.shape[0] - 1, deadline)
-            others = np.array([i for i in range(state.population.shape[0]) if i != keep])
-            state.population[others], state.costs[others] = fresh, fresh_costs
-            state.restarts += 1
-            state.stale = 0
+            _restart(ops, spec, state, deadline)
             if _update_best(state):
                 improvements.append((time.perf_counter() - t0, state.best_cost))
             if spec.params.ga.crossover == "eax":

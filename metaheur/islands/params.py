@@ -11,6 +11,7 @@ from metaheur.search.tsp_ils import ILSParams
 
 QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
 TSP_CROSSOVERS = ("eax", "ox", "none")
+RESTARTS = ("best", "full")
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,11 @@ class GAParams:
     local-search-only multistart (each child continues one member's search);
     ``mutation``: random swaps (QAP) or segment reversals (TSP) applied to each child;
     ``ls_budget``: local-search effort per child (tabu iterations for the QAP, kicks for the TSP;
-    ``None``: a size-based default); ``restart_after``: generations without a new island best
-    before all but the best individual are replaced by new random ones (0: never).
+    ``None``: a size-based default); ``restart_after``: generations without a new best in the
+    population before it restarts (0: never); ``restart``: ``best`` keeps the population's best
+    and replaces the others by new improved random solutions, ``full`` replaces every member (a
+    new, independent GA; the island's best is kept apart in its state and is still what it
+    reports and sends as a migrant).
 
     With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
     metaheur/islands/eax.py): every member is parent A once a generation, ``tries`` EAX children
@@ -38,6 +42,7 @@ class GAParams:
     ls_budget: int | None = None
     restart_after: int = 30
     tries: int = 30
+    restart: str = "best"
 
     def __post_init__(self) -> None:
         if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
@@ -54,6 +59,8 @@ class GAParams:
             raise MetaheurError(f"restart_after must be >= 0, got {self.restart_after}")
         if self.crossover not in QAP_CROSSOVERS + TSP_CROSSOVERS:
             raise MetaheurError(f"unknown crossover {self.crossover!r}")
+        if self.restart not in RESTARTS:
+            raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
 
     def check_for(self, kind: str) -> GAParams:
         allowed = QAP_CROSSOVERS if kind == "qap" else TSP_CROSSOVERS
@@ -72,17 +79,27 @@ class IslandParams:
     ils: ILSParams = field(default_factory=ILSParams)
 
 
-def default_ga(kind: str, n: int, *, multistart: bool = False) -> GAParams:
-    """Size-based defaults: a small population of well-improved solutions (QAP: Misevicius' and
-    Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX, rebuilt after
+def default_ga(problem: QAP | TSP) -> GAParams:
+    """Defaults by kind and class: a small population of well-improved solutions (QAP: Misevicius'
+    and Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX, rebuilt after
     30 generations without a new best: an EAX population has converged by then, and fl1577 at
     10 s reaches its optimum on 15 seeds of 16 this way, 11 of 16 after 100 generations:
-    experiments/results/eax_restart/ablation.md)."""
-    if kind == "qap":
-        ga = GAParams(population=20, offspring=10, crossover="ux", mutation=0, ls_budget=None, restart_after=30)
-    else:
-        ga = GAParams(population=0, offspring=1, crossover="eax", mutation=0, ls_budget=None, restart_after=30)
-    return with_crossover(ga, "none") if multistart else ga
+    experiments/results/eax_restart/ablation.md). On uniformly random QAP instances
+    (:func:`uniformly_random`) a converged population restarts in full: there a GA's result is
+    decided by the basin its population converges to, 10-25 s into a run of tai80a or tai100a,
+    and the next independent population is worth more than one that re-converges to the kept
+    best (experiments/results/full_restarts/)."""
+    if isinstance(problem, QAP):
+        restart = "full" if uniformly_random(problem) else "best"
+        return GAParams(population=20, offspring=10, crossover="ux", restart_after=30, restart=restart)
+    return GAParams(population=0, offspring=1, crossover="eax", restart_after=30)
+
+
+def default_tabu(problem: QAP | TSP) -> TabuParams:
+    """The tabu search's defaults by class: Taillard's cubic tenures floor(u^3 x 8 n), and a scale
+    of 4 on uniformly random QAP instances (:func:`uniformly_random`), where the populations of GA
+    islands converge to better solutions with it (experiments/results/full_restarts/)."""
+    return TabuParams(scale=4) if uniformly_random(problem) else TabuParams()
 
 
 def with_crossover(ga: GAParams, crossover: str) -> GAParams:

@@ -21,7 +21,7 @@ def spec(population: int = 12, tries: int = 5, seed: int = 7) -> IslandSpec:
 
 
 def test_default_tsp_island_is_eax_with_an_automatic_population():
-    ga = default_ga("tsp", 1000)
+    ga = default_ga(uniform_tsp(1000, seed=1))
     assert (ga.crossover, ga.population) == ("eax", 0)
     assert with_crossover(ga, "ox").population > 0 and with_crossover(ga, "none").population == 1
 
@@ -80,6 +80,6 @@ def test_solve_with_eax_beats_the_multistart_at_equal_time():
 
     tsp = uniform_tsp(400, seed=5)
     ga = solve(tsp, time_limit=4, seed=1)
-    ls = solve(tsp, time_limit=4, seed=1, ga=with_crossover(default_ga("tsp", 400), "none"))
+    ls = solve(tsp, time_limit=4, seed=1, ga=with_crossover(default_ga(tsp), "none"))
     assert ga.cost == tsp.tour_length(ga.solution) and ls.cost == tsp.tour_length(ls.solution)
     assert ga.cost <= ls.cost

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from testutil import sparse_qap
 
+from metaheur.errors import MetaheurError
 from metaheur.islands.island import EpochStats, IslandSpec, IslandState, _replace, closed_to_migrants, run_epoch
 from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
@@ -19,6 +20,8 @@ from metaheur.islands.params import (
     WALK_PATIENCE,
     GAParams,
     IslandParams,
+    default_ga,
+    default_tabu,
     default_walk_islands,
     walk_island,
 )
@@ -281,6 +284,50 @@ def test_restart_refills_all_but_the_best():
     assert changed >= 1
     assert state.streams > before.streams + 1  # new members drew new random streams (one each)
     assert_exact(QAP8, state)
+
+
+def test_a_full_restart_replaces_every_member_and_keeps_the_best_apart():
+    spec = make_spec(QAP20, restart_after=1, population=6, offspring=1, ls_budget=30, restart="full")
+    state, _ = run_epoch(spec, IslandState(0), generations=0)
+    assert state.cycle_best is None  # no full restart yet
+    for _ in range(20):
+        before = snapshot(state)
+        state, _ = run_epoch(spec, state, generations=1)
+        if state.restarts > before.restarts:
+            break
+    else:
+        pytest.fail("no restart in 20 stale-prone generations")
+    assert state.streams == before.streams + 1 + 6  # the generation's child, then six new members
+    assert not any(np.array_equal(m, p) for m in state.population for p in before.population)
+    assert state.best_cost <= before.best_cost and QAP20.cost(state.best) == state.best_cost
+    assert state.cycle_best == int(state.costs.min()) and state.stale == 0
+    assert_exact(QAP20, state)
+
+
+def test_after_a_full_restart_stagnation_counts_from_the_new_population():
+    spec = make_spec(QAP20, restart_after=1000, population=6, offspring=4, restart="full")
+    state, _ = run_epoch(spec, IslandState(0), generations=2)
+    state.best_cost, state.stale = int(state.costs.min()) - 1_000_000, 7  # an island best the population cannot reach
+    improving = dataclasses.replace(state, cycle_best=int(state.costs.max()) + 1)
+    after, _ = run_epoch(spec, improving, generations=1)
+    assert after.stale == 0 and after.cycle_best == int(after.costs.min())
+    stuck = dataclasses.replace(state, cycle_best=-1_000_000)
+    after, _ = run_epoch(spec, stuck, generations=1)
+    assert after.stale == 8 and after.cycle_best == -1_000_000
+    after, _ = run_epoch(spec, state, generations=1)  # keep-best stagnation (no cycle best): the island's best
+    assert after.stale == 8
+
+
+def test_the_restart_rule_is_checked():
+    with pytest.raises(MetaheurError, match="unknown restart 'half': use one of best, full"):
+        GAParams(restart="half")
+
+
+def test_default_ga_and_tabu_follow_the_instance_class():
+    uniform, sparse, tsp = random_qap(30, seed=4), sparse_qap(30, seed=4), uniform_tsp(30, seed=4)
+    assert (default_ga(uniform).restart, default_ga(sparse).restart) == ("full", "best")
+    assert (default_tabu(uniform).scale, default_tabu(sparse).scale, default_tabu(tsp).scale) == (4, 8, 8)
+    assert default_ga(tsp).crossover == "eax" and default_ga(uniform).crossover == "ux"
 
 
 def test_best_is_the_population_best_after_an_epoch_ending_on_a_restart():
