@@ -195,7 +195,9 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     the GA (default: none on uniformly random instances such as tai*a, half the CPU islands,
     rounded down, on structured ones, by the instance's dominance; 0 for GA islands only).
     ``migration``: default ring, best replaces worst, every epoch, but none between the islands
-    on uniformly random QAP instances (:func:`default_migration`). ``sync=True`` runs epochs of
+    on uniformly random QAP instances (:func:`default_migration`). ``ga`` and ``tabu``: by default
+    those of :func:`default_ga` and :func:`default_tabu`, which restart converged populations in
+    full and draw shorter tenures on uniformly random QAP instances. ``sync=True`` runs epochs of
     ``epoch_generations`` generations: the result is then the same for a given seed wherever it
     runs. The returned cost is recomputed from scratch.
 

@@ -7,11 +7,11 @@ dropped; otherwise it replaces, among the members worse than it, the one closest
 one is nearer than n/10, else the worst (a distance-aware steady-state replacement). An island
 whose population's best has not improved for ``restart_after`` generations keeps its best and
 refills the rest with new improved random solutions, or with ``restart = "full"`` replaces
-every member (the island's best stays in its state). With ``crossover = "none"`` the island is a multistart
-of local searches: for the QAP each member is the best of one robust tabu search that goes on,
-tabu memory and all, from generation to generation and epoch to epoch (the saved searches travel
-in the state), as Taillard's searches run for as long as they are given; for the TSP each child
-continues one member's iterated local search and replaces it when not worse.
+every member (the island's best stays in its state). With ``crossover = "none"`` the island is
+a multistart of local searches: for the QAP each member is the best of one robust tabu search
+that goes on, tabu memory and all, from generation to generation and epoch to epoch (the saved
+searches travel in the state), as Taillard's searches run for as long as they are given; for
+the TSP each child continues one member's iterated local search and replaces it when not worse.
 
 The state holds plain numpy arrays and counters, so an epoch can run in any process on any
 machine; with generation budgets the result does not depend on where or when it ran.

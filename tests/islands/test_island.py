@@ -268,16 +268,19 @@ def test_restart_after_stagnation_keeps_the_best(problem, ga):
     assert state.restarts >= 1, "a tiny instance should stagnate and restart"
 
 
-def test_restart_refills_all_but_the_best():
-    spec = make_spec(QAP8, restart_after=1, population=6, offspring=1, ls_budget=30)
-    state, _ = run_epoch(spec, IslandState(0), generations=1)
+def until_restart(spec: IslandSpec, state: IslandState) -> tuple[IslandState, IslandState]:
+    """One generation at a time until the island restarts: (the state before, the state after)."""
     for _ in range(20):
         before = snapshot(state)
         state, _ = run_epoch(spec, state, generations=1)
         if state.restarts > before.restarts:
-            break
-    else:
-        pytest.fail("no restart in 20 stale-prone generations")
+            return before, state
+    pytest.fail("no restart in 20 stale-prone generations")
+
+
+def test_restart_refills_all_but_the_best():
+    spec = make_spec(QAP8, restart_after=1, population=6, offspring=1, ls_budget=30)
+    before, state = until_restart(spec, run_epoch(spec, IslandState(0), generations=1)[0])
     assert np.array_equal(state.best, before.best) or state.best_cost < before.best_cost
     assert any(np.array_equal(m, state.best) for m in state.population)
     changed = sum(not np.array_equal(a, b) for a, b in zip(state.population, before.population, strict=True))
@@ -290,13 +293,7 @@ def test_a_full_restart_replaces_every_member_and_keeps_the_best_apart():
     spec = make_spec(QAP20, restart_after=1, population=6, offspring=1, ls_budget=30, restart="full")
     state, _ = run_epoch(spec, IslandState(0), generations=0)
     assert state.cycle_best is None  # no full restart yet
-    for _ in range(20):
-        before = snapshot(state)
-        state, _ = run_epoch(spec, state, generations=1)
-        if state.restarts > before.restarts:
-            break
-    else:
-        pytest.fail("no restart in 20 stale-prone generations")
+    before, state = until_restart(spec, state)
     assert state.streams == before.streams + 1 + 6  # the generation's child, then six new members
     assert not any(np.array_equal(m, p) for m in state.population for p in before.population)
     assert state.best_cost <= before.best_cost and QAP20.cost(state.best) == state.best_cost
