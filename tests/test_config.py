@@ -36,6 +36,7 @@ crossover = "pmx"
 mutation = 2
 ls_budget = 300
 restart_after = 9
+restart = "full"
 
 [tabu]
 tenure = "uniform"
@@ -81,7 +82,7 @@ def test_full_config(write):
         "epoch_seconds": 0.5, "epoch_generations": 4, "scheduler": "tcp://127.0.0.1:8786", "dask_local": 2}
     assert set(cfg["solve"]) == set(SOLVE_KEYS)
     assert cfg["ga"] == GAParams(population=12, offspring=6, crossover="pmx", mutation=2, ls_budget=300,
-                                 restart_after=9)
+                                 restart_after=9, restart="full")
     assert cfg["tabu"] == TabuParams(tenure="uniform", aspiration=5000, scale=3)
     assert cfg["ils"] == ILSParams(neighbours=8, window=30, kick="double-bridge", temperature=0)
     assert cfg["migration"] == MigrationParams(topology="complete", policy="elite", interval=3, archive=5)
@@ -195,6 +196,7 @@ def test_directory_is_a_clean_error(tmp_path):
     ("[ga]\ncrossover = \"zz\"\n", r"\[ga\] unknown crossover 'zz'"),
     ("[ga]\nmutation = -3\n", r"\[ga\] mutation must be >= 0"),
     ("[ga]\nrestart_after = -1\n", r"\[ga\] restart_after must be >= 0"),
+    ("[ga]\nrestart = \"half\"\n", r"\[ga\] unknown restart 'half': use one of best, full"),
     ("[ga]\nls_budget = -1\n", r"\[ga\] local-search budget must be >= 0"),
     ("[tabu]\ntenure = \"quadratic\"\n", r"\[tabu\] tenure rule must be one of cubic, uniform"),
     ("[tabu]\nscale = 0\n", r"\[tabu\] cubic tenure scale must be at least 1, got 0"),
