@@ -273,9 +273,10 @@ def _update_best(state: IslandState) -> bool:
 
 def _update_cycle_best(state: IslandState) -> bool:
     """Whether the population's best improved on its best since the last full restart (none yet: False)."""
-    if state.cycle_best is None or int(np.min(state.costs)) >= state.cycle_best:
+    low = int(np.min(state.costs))
+    if state.cycle_best is None or low >= state.cycle_best:
         return False
-    state.cycle_best = int(np.min(state.costs))
+    state.cycle_best = low
     return True
 
 
@@ -288,7 +289,7 @@ def _restart(ops, spec: IslandSpec, state: IslandState, deadline: float | None) 
         state.cycle_best = int(np.min(state.costs))
     else:
         keep = int(np.argmin(state.costs))
-        others = np.array([i for i in range(size) if i != keep])
+        others = np.delete(np.arange(size), keep)
         state.population[others], state.costs[others] = _new_members(ops, spec, state, size - 1, deadline)
     state.restarts += 1
     state.stale = 0
