@@ -91,10 +91,11 @@ def _island_params(kind: str, n: int, dev: Device, ga: GAParams, tabu: TabuParam
 
 def _with_walk_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
                        walk_islands: int | None) -> list[IslandParams]:
-    """QAP: the last ``walk_islands`` CPU islands run one continued robust tabu search each instead
+    """QAP: ``walk_islands`` of the CPU islands run one continued robust tabu search each instead
     of the GA (:func:`walk_island`); by default as many as the instance's class calls for
     (:func:`default_walk_islands`), none when the islands are local-search only already
-    (crossover ``none``) or GA only (no local search of children)."""
+    (crossover ``none``) or GA only (no local search of children). The walks are spread evenly
+    over the CPU islands, the last one last (:func:`_walk_positions`)."""
     cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
     kind = problem.kind
     if walk_islands is None:
@@ -105,8 +106,15 @@ def _with_walk_islands(problem: QAP | TSP, params: list[IslandParams], devices: 
         raise MetaheurError("walk islands (continued tabu searches) are for the QAP")
     elif not 0 <= walk_islands <= len(cpu):
         raise MetaheurError(f"walk islands must be between 0 and the {len(cpu)} CPU island(s), got {walk_islands}")
-    walks = set(cpu[len(cpu) - walk_islands:])
+    walks = {cpu[k] for k in _walk_positions(len(cpu), walk_islands)}
     return [replace(p, ga=walk_island(p.ga)) if i in walks else p for i, p in enumerate(params)]
+
+
+def _walk_positions(cpu_islands: int, walks: int) -> list[int]:
+    """Which of ``cpu_islands`` CPU islands are the ``walks`` walk islands: evenly spread, so that
+    while at most half are walks every walk is followed by a GA island in the migration ring (a
+    walk takes no migrant, so a walk after a walk would drop its best): 1 of 2 -> [1], 2 of 4 -> [1, 3]."""
+    return [(j + 1) * cpu_islands // walks - 1 for j in range(walks)]
 
 
 @contextlib.contextmanager

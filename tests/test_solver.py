@@ -341,6 +341,8 @@ def test_dask_local_needs_a_worker():
 def test_half_the_cpu_islands_walk_by_default_on_a_structured_qap():
     r = quick(sparse_qap(12, seed=1), strategy="cpu-islands", islands=3, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu walk"]
+    r = quick(sparse_qap(12, seed=1), strategy="cpu-islands", islands=4, generations=2)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu walk", "GA (ux)", "tabu walk"]  # each feeds a GA
     r = quick(sparse_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=0, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"]
     r = quick(sparse_qap(12, seed=1), strategy="cpu-serial", generations=2)

@@ -116,16 +116,14 @@ def with_crossover(ga: GAParams, crossover: str) -> GAParams:
     return replace(ga, crossover=crossover)
 
 
-WALK_PATIENCE = 100  # generations (of 50 n tabu iterations) a walk island's best may stall before it takes a migrant
-
-
 def walk_island(ga: GAParams) -> GAParams:
     """The parameters of a QAP island that runs one continued robust tabu search (a walk) in place
-    of the GA, beside GA islands: it takes a migrant only after ``WALK_PATIENCE`` generations
-    without a new best (structured instances such as tai150b reward long searches with their
-    memory, random ones such as tai100a the GA: experiments/results/bench_search_walk_islands/).
+    of the GA, beside GA islands: it sends its best to the GA islands and never takes a migrant,
+    so its search keeps its memory for the whole run (structured instances such as tai150b reward
+    long searches, random ones such as tai100a the GA: experiments/results/bench_search_walk_islands/;
+    closed rather than open after 100 stale generations: experiments/results/closed_walks/).
     A generation of the walk is the GA's local-search budget per child (50 n iterations by default)."""
-    return replace(with_crossover(ga, "none"), restart_after=WALK_PATIENCE, ls_budget=ga.ls_budget or None)
+    return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
 
 
 UNIFORM_DOMINANCE = 80.0  # below: uniformly random matrices (58); none of QAPLIB's 126 lies between 79 and 101

@@ -17,7 +17,6 @@ from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import (
     UNIFORM_DOMINANCE,
-    WALK_PATIENCE,
     GAParams,
     IslandParams,
     default_ga,
@@ -520,7 +519,9 @@ def test_walk_island_parameters():
     ga = GAParams(population=20, offspring=10, crossover="ux", ls_budget=0, restart_after=30)
     walk = walk_island(ga)
     assert (walk.crossover, walk.population, walk.offspring) == ("none", 1, 1)
-    assert walk.restart_after == WALK_PATIENCE and walk.ls_budget is None  # a walk always searches
+    assert walk.restart_after == 0 and walk.ls_budget is None  # never restarts, always searches
+    spec = make_spec(QAP20, **dataclasses.asdict(walk_island(dataclasses.replace(ga, ls_budget=70))))
+    assert closed_to_migrants([spec], [IslandState(0, stale=10**6)]) == {0}  # however long it stalls
     assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
 
 
