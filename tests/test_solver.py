@@ -351,6 +351,16 @@ def test_half_the_cpu_islands_walk_by_default_on_a_structured_qap():
     assert [i["algorithm"] for i in r.islands] == ["GA (ox)", "GA (ox)"]
 
 
+def test_every_walk_island_sends_to_a_ga_island_while_at_most_half_walk():
+    """A walk island takes no migrant, so its ring successor must be a GA island or its best is lost."""
+    for islands in range(1, 13):
+        for walks in range(islands // 2 + 1):
+            positions = solver_module._walk_positions(islands, walks)
+            assert len(set(positions)) == walks and all(0 <= k < islands for k in positions)
+            assert not any((k + 1) % islands in positions for k in positions), (islands, walks)
+    assert solver_module._walk_positions(3, 3) == [0, 1, 2]
+
+
 def test_no_walk_islands_by_default_on_a_uniform_random_qap():
     r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=3, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "GA (ux)"]
