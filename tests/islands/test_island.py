@@ -520,7 +520,7 @@ def test_walk_island_parameters():
     walk = walk_island(ga)
     assert (walk.crossover, walk.population, walk.offspring) == ("none", 1, 1)
     assert walk.restart_after == 0 and walk.ls_budget is None  # never restarts, always searches
-    spec = make_spec(QAP20, **dataclasses.asdict(walk_island(dataclasses.replace(ga, ls_budget=70))))
+    spec = walk_spec(restart_after=walk.restart_after)
     assert closed_to_migrants([spec], [IslandState(0, stale=10**6)]) == {0}  # however long it stalls
     assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
 
