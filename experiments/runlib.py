@@ -372,11 +372,12 @@ STRATEGY_COLUMNS = ["instance", "n", "problem", "config", "cores", "gpus", "stat
 
 def compare_strategies(names: list[str], seeds: int, seconds_for: Callable[[object], float],
                        target_gap: dict[str, float] | None = None, epoch_seconds: float = 1.0,
-                       configs: list[StrategyConfig] | None = None, warm: bool = True
-                       ) -> tuple[list[dict], list[Run]]:
+                       configs: list[StrategyConfig] | None = None, warm: bool = True,
+                       ga_for: Callable[[object], GAParams | None] | None = None) -> tuple[list[dict], list[Run]]:
     """Every configuration on every instance for ``seeds`` seeds; returns (summary rows, runs).
     ``speedup`` = ls_per_s / ls_per_s of cpu-serial on the same instance (means over seeds).
-    ``warm``: start the worker pool of each configuration before its runs (:func:`warm_pool`)."""
+    ``warm``: start the worker pool of each configuration before its runs (:func:`warm_pool`).
+    ``ga_for``: the GA parameters for an instance (e.g. :func:`steady_workload`; None: the default)."""
     target_gap = target_gap or TARGET_GAP
     configs = configs or strategy_configs()
     one_thread_in_process()
@@ -385,12 +386,13 @@ def compare_strategies(names: list[str], seeds: int, seconds_for: Callable[[obje
         prob = problem(name)
         seconds = seconds_for(prob)
         log(f"strategies: {name} (n = {prob.n}), {seconds} s per run")
+        ga = ga_for(prob) if ga_for else None
         mine: dict[StrategyConfig, list[Run]] = {}
         for cfg in configs:
             if warm and cfg.strategy != "gpu" and (cfg.strategy != "hybrid" or gpu_devices()):
                 warm_pool(cfg.islands or auto_workers())
             mine[cfg] = [solve_run(name, config=cfg.label, strategy=cfg.strategy, islands=cfg.islands,
-                                   seconds=seconds, seed=s, epoch_seconds=epoch_seconds) for s in range(seeds)]
+                                   seconds=seconds, seed=s, ga=ga, epoch_seconds=epoch_seconds) for s in range(seeds)]
             if not mine[cfg][0].ok and mine[cfg][0].status.startswith("absent"):
                 mine[cfg] = mine[cfg][:1]
         ref, kind = reference([r for rs in mine.values() for r in rs])
@@ -558,10 +560,11 @@ DASK_WARM = "dask scheduler (started cluster)"
 
 
 def steady_workload(prob) -> GAParams | None:
-    """The GA parameters of a throughput comparison: the default, except that a TSP island keeps a
-    population of 100 and never restarts. With an automatic size and restarts, the rate of EAX
-    children (a TSP island's search steps) depends on when each run converged and rebuilt its
-    population (a rebuild's descents count for less), not on the executor."""
+    """The GA parameters of a throughput comparison (scaling with cores, Dask against loky): the
+    default, except that a TSP island keeps a population of 100 and never restarts. With an
+    automatic size and restarts, the rate of EAX children (a TSP island's search steps) depends on
+    when each run converged and rebuilt its population (a rebuild's descents count for less), not
+    on the executor."""
     if prob is None or prob.kind != "tsp":
         return None
     return replace(default_ga(prob), population=100, restart_after=0)

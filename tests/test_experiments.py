@@ -97,6 +97,19 @@ def test_bench_hybrid_quick(tmp_path):
     assert (tmp_path / "bench_hybrid_speedup_quick.png").is_file()
 
 
+def test_strategy_comparison_takes_the_steady_workload_for_the_tsp():
+    """bench_hybrid's scaling runs give TSP islands a fixed population of 100 without restarts
+    (runlib.steady_workload) and leave the QAP's GA at its default."""
+    sys.path.insert(0, str(EXPERIMENTS))
+    import runlib
+
+    serial = [c for c in runlib.strategy_configs(cores=1, gpus=0) if c.strategy == "cpu-serial"]
+    _, runs = runlib.compare_strategies(["gen:tsp:200", "gen:qap:12"], 1, lambda prob: 0.3, configs=serial,
+                                        warm=False, ga_for=runlib.steady_workload)
+    population = {run.problem: run.result.islands[0]["population"] for run in runs}
+    assert population == {"TSP": 100, "QAP": 20}
+
+
 def test_quality_quick(tmp_path, instances_dir):
     proc = run("quality.py", tmp_path)
     columns = {"instance", "n", "best_known", "best_gap_%", "mean_gap_%", "reached_bks", "time_to_bks_s",
