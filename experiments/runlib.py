@@ -374,9 +374,11 @@ def compare_strategies(names: list[str], seeds: int, seconds_for: Callable[[obje
                        target_gap: dict[str, float] | None = None, epoch_seconds: float = 1.0,
                        configs: list[StrategyConfig] | None = None, warm: bool = True,
                        ga_for: Callable[[object], GAParams | None] | None = None) -> tuple[list[dict], list[Run]]:
-    """Every configuration on every instance for ``seeds`` seeds; returns (summary rows, runs).
-    ``speedup`` = ls_per_s / ls_per_s of cpu-serial on the same instance (means over seeds).
-    ``warm``: start the worker pool of each configuration before its runs (:func:`warm_pool`).
+    """Every configuration on every instance for ``seeds`` seeds, the configurations taking turns
+    within each seed (side by side, so that a shared machine's drift over minutes falls on all of
+    them); returns (summary rows, runs). ``speedup`` = ls_per_s / ls_per_s of cpu-serial on the
+    same instance (means over seeds).
+    ``warm``: start the worker pool of a configuration before each of its runs (:func:`warm_pool`).
     ``ga_for``: the GA parameters for an instance (e.g. :func:`steady_workload`; None: the default)."""
     target_gap = target_gap or TARGET_GAP
     configs = configs or strategy_configs()
@@ -387,14 +389,15 @@ def compare_strategies(names: list[str], seeds: int, seconds_for: Callable[[obje
         seconds = seconds_for(prob)
         log(f"strategies: {name} (n = {prob.n}), {seconds} s per run")
         ga = ga_for(prob) if ga_for else None
-        mine: dict[StrategyConfig, list[Run]] = {}
-        for cfg in configs:
-            if warm and cfg.strategy != "gpu" and (cfg.strategy != "hybrid" or gpu_devices()):
-                warm_pool(cfg.islands or auto_workers())
-            mine[cfg] = [solve_run(name, config=cfg.label, strategy=cfg.strategy, islands=cfg.islands,
-                                   seconds=seconds, seed=s, ga=ga, epoch_seconds=epoch_seconds) for s in range(seeds)]
-            if not mine[cfg][0].ok and mine[cfg][0].status.startswith("absent"):
-                mine[cfg] = mine[cfg][:1]
+        mine: dict[StrategyConfig, list[Run]] = {cfg: [] for cfg in configs}
+        for s in range(seeds):
+            for cfg, done in mine.items():
+                if done and not done[0].ok and done[0].status.startswith("absent"):
+                    continue  # one row says why it is absent
+                if warm and cfg.strategy != "gpu" and (cfg.strategy != "hybrid" or gpu_devices()):
+                    warm_pool(cfg.islands or auto_workers())
+                done.append(solve_run(name, config=cfg.label, strategy=cfg.strategy, islands=cfg.islands,
+                                      seconds=seconds, seed=s, ga=ga, epoch_seconds=epoch_seconds))
         ref, kind = reference([r for rs in mine.values() for r in rs])
         base = None
         for cfg, rs in mine.items():

@@ -110,6 +110,22 @@ def test_strategy_comparison_takes_the_steady_workload_for_the_tsp():
     assert population == {"TSP": 100, "QAP": 20}
 
 
+def test_strategy_comparison_runs_the_configurations_side_by_side(monkeypatch):
+    """Within each seed every configuration runs once before the next seed starts, so that a
+    shared machine's drift falls on all of them alike."""
+    sys.path.insert(0, str(EXPERIMENTS))
+    import runlib
+
+    order, solve_run = [], runlib.solve_run
+    monkeypatch.setattr(runlib, "solve_run", lambda name, **kw: order.append((kw["config"], kw["seed"]))
+                        or solve_run(name, **kw))
+    configs = [c for c in runlib.strategy_configs(cores=1, gpus=0) if c.strategy.startswith("cpu")]
+    rows, _ = runlib.compare_strategies(["gen:qap:12"], 2, lambda prob: 0.2, configs=configs, warm=False)
+    labels = [c.label for c in configs]
+    assert len(labels) == 2 and order == [(label, seed) for seed in (0, 1) for label in labels]
+    assert [row["seeds"] for row in rows] == [2, 2]
+
+
 def test_quality_quick(tmp_path, instances_dir):
     proc = run("quality.py", tmp_path)
     columns = {"instance", "n", "best_known", "best_gap_%", "mean_gap_%", "reached_bks", "time_to_bks_s",
