@@ -1,7 +1,8 @@
 """Smoke tests of the experiment scripts: each runs with --quick --out TMP as a subprocess, exits
 0 and writes its CSV and Markdown tables (with the header saying how they were made) with the
 expected columns. Scripts that read QAPLIB/TSPLIB files skip when METAHEUR_INSTANCES is unset
-(conftest's instances_dir fixture); the others run on generated instances.
+(conftest's instances_dir fixture); the others run on generated instances. A few tests call
+runlib's comparison loop in-process.
 No timing or quality is asserted: those are what the scripts measure."""
 
 from __future__ import annotations
@@ -97,12 +98,18 @@ def test_bench_hybrid_quick(tmp_path):
     assert (tmp_path / "bench_hybrid_speedup_quick.png").is_file()
 
 
-def test_strategy_comparison_takes_the_steady_workload_for_the_tsp():
-    """bench_hybrid's scaling runs give TSP islands a fixed population of 100 without restarts
-    (runlib.steady_workload) and leave the QAP's GA at its default."""
-    sys.path.insert(0, str(EXPERIMENTS))
+@pytest.fixture
+def runlib(monkeypatch):
+    """experiments/runlib.py, imported in-process."""
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))
     import runlib
 
+    return runlib
+
+
+def test_strategy_comparison_takes_the_steady_workload_for_the_tsp(runlib):
+    """bench_hybrid's scaling runs give TSP islands a fixed population of 100 without restarts
+    (runlib.steady_workload) and leave the QAP's GA at its default."""
     serial = [c for c in runlib.strategy_configs(cores=1, gpus=0) if c.strategy == "cpu-serial"]
     _, runs = runlib.compare_strategies(["gen:tsp:200", "gen:qap:12"], 1, lambda prob: 0.3, configs=serial,
                                         warm=False, ga_for=runlib.steady_workload)
@@ -110,12 +117,9 @@ def test_strategy_comparison_takes_the_steady_workload_for_the_tsp():
     assert population == {"TSP": 100, "QAP": 20}
 
 
-def test_strategy_comparison_runs_the_configurations_side_by_side(monkeypatch):
+def test_strategy_comparison_runs_the_configurations_side_by_side(runlib, monkeypatch):
     """Within each seed every configuration runs once before the next seed starts, so that a
     shared machine's drift falls on all of them alike."""
-    sys.path.insert(0, str(EXPERIMENTS))
-    import runlib
-
     order, solve_run = [], runlib.solve_run
     monkeypatch.setattr(runlib, "solve_run", lambda name, **kw: order.append((kw["config"], kw["seed"]))
                         or solve_run(name, **kw))
