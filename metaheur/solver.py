@@ -150,11 +150,15 @@ def _dask(scheduler: str | None, local_workers: int | None):
 def local_cluster(workers: int):
     """A Dask cluster of ``workers`` single-threaded worker processes on this machine, for
     ``--dask-local``. Its workers do not run Dask's statistical profiler (a thread that samples
-    every thread's stack each 10 ms): an island keeps its core to itself, as in a loky worker."""
+    every thread's stack each 10 ms): an island keeps its core to itself, as in a loky worker.
+    Nor do they get Dask's ``MALLOC_TRIM_THRESHOLD_=65536``: with it glibc hands every freed
+    block over 64 KiB back to the system and faults it in again, and EAX islands on pr2392 spent a
+    third of their time in the kernel, at 0.42x loky's speed (experiments/results/dask_malloc/)."""
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set({"distributed.worker.profile.enabled": False}):  # read by the nannies at start
+    with dask.config.set({"distributed.worker.profile.enabled": False,  # both read by the nannies at start
+                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=None, host="127.0.0.1")
 

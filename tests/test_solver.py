@@ -310,16 +310,23 @@ def test_dask_local_cluster_gives_the_loky_result():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_DASK, reason="dask.distributed is not installed")
-def test_a_local_cluster_runs_its_workers_without_the_profiler():
+def test_a_local_cluster_runs_its_workers_without_the_profiler_or_dasks_malloc_trim():
+    import os
+
     import dask
     from distributed import Client
 
     from metaheur.solver import local_cluster
 
+    dasks_trim = dask.config.get("distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_", None)
+    ours = os.environ.get("MALLOC_TRIM_THRESHOLD_")
     with local_cluster(1) as cluster, Client(cluster) as client:
         enabled = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+        trim = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
     assert list(enabled.values()) == [False]
-    assert dask.config.get("distributed.worker.profile.enabled")  # this process's setting is left alone
+    assert list(trim.values()) == [ours]  # glibc's own, unless the user set it
+    assert dask.config.get("distributed.worker.profile.enabled")  # this process's settings are left alone
+    assert dask.config.get("distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_", None) == dasks_trim
 
 
 @pytest.mark.slow
