@@ -583,14 +583,17 @@ def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object
     (``steady_workload``). Returns (summary rows, runs)."""
     one_thread_in_process()
     try:
-        from distributed import LocalCluster
+        import distributed  # noqa: F401
+        has_dask = True
     except ImportError:
-        LocalCluster = None
+        has_dask = False
     missing = "absent: Dask not installed (pip install 'metaheur[dask]')"
     cluster = None
-    if LocalCluster is not None and warm_dask:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               host="127.0.0.1")
+    if has_dask and warm_dask:  # --dask-local's settings: with Dask's, its nannies would put MALLOC_TRIM_THRESHOLD_
+        # into this process's environment, and so into the loky workers started after them
+        from metaheur.solver import local_cluster
+
+        cluster = local_cluster(workers)
     rows, runs = [], []
     try:
         if cluster is not None:  # warm-up; a failure shows again in the timed runs' rows
@@ -609,7 +612,7 @@ def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object
                                   (DASK_WARM, {"scheduler": cluster.scheduler_address} if cluster else None)):
                 if label == DASK_WARM and not warm_dask:
                     continue
-                if LocalCluster is None or kwargs is None:
+                if not has_dask or kwargs is None:
                     groups.append([Run(name, prob.n, prob.kind.upper(), label, "cpu-islands", workers, 0, seconds,
                                        status=missing)])
                     continue
