@@ -27,6 +27,7 @@ Conventions of every table made here:
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -582,15 +583,12 @@ def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object
     warmed up beforehand (the steady state of a cluster); TSP islands with a fixed workload
     (``steady_workload``). Returns (summary rows, runs)."""
     one_thread_in_process()
-    try:
-        import distributed  # noqa: F401
-        has_dask = True
-    except ImportError:
-        has_dask = False
+    has_dask = importlib.util.find_spec("distributed") is not None
     missing = "absent: Dask not installed (pip install 'metaheur[dask]')"
     cluster = None
-    if has_dask and warm_dask:  # --dask-local's settings: with Dask's, its nannies would put MALLOC_TRIM_THRESHOLD_
-        # into this process's environment, and so into the loky workers started after them
+    if has_dask and warm_dask:
+        # --dask-local's cluster: a default one would leave Dask's MALLOC_TRIM_THRESHOLD_ in this
+        # process's environment, for the loky workers started later to inherit
         from metaheur.solver import local_cluster
 
         cluster = local_cluster(workers)
