@@ -152,8 +152,7 @@ def _table(results) -> str:
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
 @click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
 @click.option("--walk-islands", type=int, help="QAP: CPU islands running one continued robust tabu search instead of "
-              "the GA (default by the instance's dominance: none on uniformly random instances such as "
-              "tai*a, half of them on structured ones).")
+              "the GA (default: half of them, rounded down; 0: GA islands only).")
 @click.option("--population", type=int, help="Individuals per island.")
 @click.option("--offspring", type=int, help="Children per generation and island.")
 @click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for a local-search multistart.")

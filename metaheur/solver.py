@@ -92,16 +92,16 @@ def _island_params(kind: str, n: int, dev: Device, ga: GAParams, tabu: TabuParam
 def _with_walk_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
                        walk_islands: int | None) -> list[IslandParams]:
     """QAP: ``walk_islands`` of the CPU islands run one continued robust tabu search each instead
-    of the GA (:func:`walk_island`); by default as many as the instance's class calls for
-    (:func:`default_walk_islands`), none when the islands are local-search only already
-    (crossover ``none``) or GA only (no local search of children). The walks are spread evenly
-    over the CPU islands, the last one last (:func:`_walk_positions`)."""
+    of the GA (:func:`walk_island`); by default half of them (:func:`default_walk_islands`), none
+    when the islands are local-search only already (crossover ``none``) or GA only (no local
+    search of children). The walks are spread evenly over the CPU islands, the last one last
+    (:func:`_walk_positions`)."""
     cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
     kind = problem.kind
     if walk_islands is None:
         if kind != "qap" or params[0].ga.crossover == "none" or params[0].ga.ls_budget == 0:
             return params
-        walk_islands = default_walk_islands(problem, len(cpu))
+        walk_islands = default_walk_islands(len(cpu))
     elif kind != "qap":
         raise MetaheurError("walk islands (continued tabu searches) are for the QAP")
     elif not 0 <= walk_islands <= len(cpu):
@@ -204,8 +204,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
     ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
     ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
-    the GA (default: none on uniformly random instances such as tai*a, half the CPU islands,
-    rounded down, on structured ones, by the instance's dominance; 0 for GA islands only).
+    the GA (default: half the CPU islands, rounded down; 0 for GA islands only).
     ``migration``: default ring, best replaces worst, every epoch, but none between the islands
     on uniformly random QAP instances (:func:`default_migration`). ``ga`` and ``tabu``: by default
     those of :func:`default_ga` and :func:`default_tabu`, which restart converged populations in

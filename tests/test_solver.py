@@ -345,15 +345,19 @@ def test_dask_local_needs_a_worker():
         quick(random_qap(8, seed=1), strategy="cpu-islands", islands=2, dask_local=0)
 
 
-def test_half_the_cpu_islands_walk_by_default_on_a_structured_qap():
-    r = quick(sparse_qap(12, seed=1), strategy="cpu-islands", islands=3, generations=2)
+@pytest.mark.parametrize("qap", [sparse_qap(12, seed=1), random_qap(12, seed=1)], ids=["structured", "uniform"])
+def test_half_the_cpu_islands_walk_by_default_on_every_qap(qap):
+    r = quick(qap, strategy="cpu-islands", islands=3, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu walk"]
-    r = quick(sparse_qap(12, seed=1), strategy="cpu-islands", islands=4, generations=2)
+    r = quick(qap, strategy="cpu-islands", islands=4, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu walk", "GA (ux)", "tabu walk"]  # each feeds a GA
-    r = quick(sparse_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=0, generations=2)
+    r = quick(qap, strategy="cpu-islands", islands=2, walk_islands=0, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"]
-    r = quick(sparse_qap(12, seed=1), strategy="cpu-serial", generations=2)
+    r = quick(qap, strategy="cpu-serial", generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)"]
+
+
+def test_no_walk_islands_on_the_tsp():
     r = quick(uniform_tsp(30, seed=1), strategy="cpu-islands", islands=2, generations=1)
     assert [i["algorithm"] for i in r.islands] == ["GA (ox)", "GA (ox)"]
 
@@ -366,13 +370,6 @@ def test_every_walk_island_sends_to_a_ga_island_while_at_most_half_walk():
             assert len(set(positions)) == walks and all(0 <= k < islands for k in positions)
             assert not any((k + 1) % islands in positions for k in positions), (islands, walks)
     assert solver_module._walk_positions(3, 3) == [0, 1, 2]
-
-
-def test_no_walk_islands_by_default_on_a_uniform_random_qap():
-    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=3, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "GA (ux)"]
-    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=1, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu walk"]
 
 
 def test_no_migration_by_default_on_a_uniform_random_qap():

@@ -44,7 +44,7 @@ class MigrationParams:
 
 def default_migration(problem: QAP | TSP) -> MigrationParams:
     """Ring, best replaces worst, every epoch; on uniformly random QAP instances (tai*a, told
-    apart by :func:`uniformly_random` as for the walk islands), none: there each GA island settles
+    apart by :func:`uniformly_random` as for restarts and tenures), none: there each GA island settles
     in one basin within seconds, and islands kept apart end lower than islands that share their
     bests and settle in the same one (experiments/results/independent_islands/)."""
     if uniformly_random(problem):

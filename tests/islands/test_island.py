@@ -321,6 +321,7 @@ def test_the_restart_rule_is_checked():
 
 def test_default_ga_and_tabu_follow_the_instance_class():
     uniform, sparse, tsp = random_qap(30, seed=4), sparse_qap(30, seed=4), uniform_tsp(30, seed=4)
+    assert uniform.dominance < UNIFORM_DOMINANCE < sparse.dominance
     assert (default_ga(uniform).restart, default_ga(sparse).restart) == ("full", "best")
     assert (default_tabu(uniform).scale, default_tabu(sparse).scale, default_tabu(tsp).scale) == (4, 8, 8)
     assert default_ga(tsp).crossover == "eax" and default_ga(uniform).crossover == "ux"
@@ -525,11 +526,8 @@ def test_walk_island_parameters():
     assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
 
 
-def test_default_walk_islands_follow_the_instance_dominance():
-    uniform, sparse = random_qap(30, seed=4), sparse_qap(30, seed=4)
-    assert uniform.dominance < UNIFORM_DOMINANCE < sparse.dominance
-    assert [default_walk_islands(uniform, k) for k in (1, 2, 5)] == [0, 0, 0]
-    assert [default_walk_islands(sparse, k) for k in (1, 2, 5)] == [0, 1, 2]
+def test_default_walk_islands_are_half_the_cpu_islands():
+    assert [default_walk_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
 
 
 def test_equal_members_of_a_walk_island_keep_their_own_searches():

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
-from metaheur.islands.params import default_walk_islands
+from metaheur.islands.params import uniformly_random
 from metaheur.problems import QAP, TSP, load_instance, load_solution, read_qaplib, read_tsplib
 from metaheur.problems.best_known import BEST_KNOWN, best_known
 
@@ -67,14 +67,15 @@ def test_qaplib_file_parses_with_its_size(instances_dir, qaplib_bks, name):
     assert qap.flow.shape == qap.distance.shape == (qap.n, qap.n)
 
 
-@pytest.mark.parametrize(("name", "walks"), [("tai100a", 0), ("tai40a", 0), ("lipa50a", 0), ("sko100a", 2),
-                                            ("nug28", 2), ("tho40", 2), ("tai150b", 2), ("esc32h", 2)])
-def test_qaplib_classes_get_their_walk_islands(instances_dir, name, walks):
-    """Of four CPU islands: none on uniformly random instances, half on structured ones."""
+@pytest.mark.parametrize(("name", "uniform"), [("tai100a", True), ("tai40a", True), ("lipa50a", True),
+                                              ("sko100a", False), ("nug28", False), ("tho40", False),
+                                              ("tai150b", False), ("esc32h", False)])
+def test_qaplib_classes_by_dominance(instances_dir, name, uniform):
+    """Taillard's (1995) classes: uniformly random (tai*a, lipa) apart from structured instances."""
     path = instances_dir / "qaplib" / f"{name}.dat"
     if not path.is_file():
         pytest.skip(f"{name}.dat is not in {instances_dir}")
-    assert default_walk_islands(read_qaplib(path), 4) == walks
+    assert uniformly_random(read_qaplib(path)) == uniform
 
 
 @pytest.mark.parametrize("name", _names("qaplib", ".sln"))
