@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
 import os
 import pickle
 import signal
@@ -131,18 +130,15 @@ class RunRecord:
 
 
 def epoch_span(epoch_seconds: float, stats: list[EpochStats]) -> float:
-    """Length of the next time-mode epoch: when the island with the latest expected end finishes.
-    An island ends its epoch after the generation that passes the epoch's length, so one whose
-    generations take g seconds (last epoch's time per generation; an epoch without a generation,
-    a population being built, counts as one) runs ceil(epoch_seconds / g) of them; the span is
-    that many generations less a tenth of one, of the island for which this is longest. The slow
-    island then does the same number of generations as with ``epoch_seconds`` (a GA generation
-    of 10 children: 0.4 s on tai100a, 2 s on tai150b), and islands whose generations are short
-    (a tabu walk: 50 n iterations) keep working until it finishes instead of idling at the
-    epoch's end (experiments/results/walks_everywhere/)."""
-    spans = [(math.ceil(epoch_seconds / g) - 0.1) * g
-             for g in (e.seconds / max(1, e.generations) for e in stats) if g > 0]
-    return max(spans, default=epoch_seconds)
+    """Length of the next time-mode epoch: ``epoch_seconds``, or nine tenths of the slowest
+    island's time per generation when that is longer, so that islands whose generations are short
+    (a tabu walk: 50n iterations) keep working while a slow one (a GA generation of 10 children on
+    tai150b: about 2 s) finishes its generation, instead of idling at the epoch's end. An epoch
+    without a generation (a population being built) counts as one. Nine tenths: the slow island
+    stops after one generation rather than two (an epoch ends after the generation that passes
+    its length)."""
+    per_generation = max((e.seconds / max(1, e.generations) for e in stats), default=0.0)
+    return max(epoch_seconds, 0.9 * per_generation)
 
 
 class IslandModel:
