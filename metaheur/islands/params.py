@@ -141,9 +141,9 @@ def default_walk_islands(cpu_islands: int) -> int:
     every instance. On structured ones (nug, sko, tai*b) long searches with their memory pay
     beside the GA (tai150b at 60 s: 0.63 % with GA islands only, 0.25 with one of each:
     experiments/results/closed_walks/). On uniformly random ones (tai*a) GA islands find more on
-    the larger instances and a walk on the smaller ones; one of each is never behind two walks
-    (LS-only) and ahead of two GA islands on tai50a, 0.03 points behind them on tai100a, at 60 s
-    over 6 seeds (experiments/results/walks_everywhere/; the former rule, none on uniformly
+    the larger instances and a walk on the smaller ones; one of each is on average never behind
+    two walks (LS-only) and ahead of two GA islands on tai50a, 0.03 points behind them on
+    tai100a, at 60 s over 6 seeds (experiments/results/walks_everywhere/; the former rule, none on uniformly
     random instances, left the hybrid behind LS-only on tai50a)."""
     return cpu_islands // 2
 
