@@ -462,17 +462,17 @@ class Variant:
     walk_islands: int | None = None  # solve()'s default when None
 
 
-def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS, islands: int = 2) -> list[Variant]:
+def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) -> list[Variant]:
     """One factor at a time off the default for ``prob`` (GA + local search, default crossover,
     ring every epoch, or no migration on uniformly random QAP instances: ``default_migration``).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
-    "GA+LS islands only" has no tabu-walk islands (``walk_islands = 0``) and "half walk islands"
-    makes half of the ``islands`` tabu walks (the default decides by the instance's dominance). The
-    restart group restarts a GA island's population after ``RESTART_AFTER`` generations without a
-    new best in it, or never, and tries the other restart (``best`` keeps the population's best,
-    ``full`` replaces every member; the default decides by the instance's class). The topology
-    group migrates every epoch where the default does not migrate."""
+    "GA+LS islands only" has no tabu-walk islands (``walk_islands = 0``; the default makes half of
+    the CPU islands tabu walks). The restart group restarts a GA island's population after
+    ``RESTART_AFTER`` generations without a new best in it, or never, and tries the other restart
+    (``best`` keeps the population's best, ``full`` replaces every member; the default decides by
+    the instance's class). The topology group migrates every epoch where the default does not
+    migrate."""
     kind = prob.kind
     base = default_ga(prob)
     mig = default_migration(prob)
@@ -485,9 +485,6 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS, 
                     Variant(group, "GA-only (ls_budget=0)", replace(base, ls_budget=0))]
             if kind == "qap":
                 out.append(Variant(group, "GA+LS islands only (walk_islands=0)", base, walk_islands=0))
-                if islands >= 2:
-                    out.append(Variant(group, f"GA+LS, half walk islands (walk_islands={islands // 2})", base,
-                                       walk_islands=islands // 2))
         elif group == "crossover":
             ops = ("ux", "cx", "pmx") if kind == "qap" else ("ox", "eax")
             for op in ops:
@@ -531,7 +528,7 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
         warm_pool(islands)
         done: dict[tuple, list[Run]] = {}
         table: list[tuple[Variant, list[Run]]] = []
-        for v in ablation_variants(prob, groups, islands):
+        for v in ablation_variants(prob, groups):
             if v.skip:
                 skipped = Run(name, prob.n, prob.kind.upper(), v.name, "cpu-islands", islands, 0, seconds,
                               status=v.skip, group=v.group)
