@@ -331,7 +331,7 @@ def get_default_memory_pool() -> MemoryPool:
 class _Allocation:
     """Device memory behind one or more arrays; returned to its pool when the last one goes."""
 
-    __slots__ = ("state", "__weakref__")
+    __slots__ = ("__weakref__", "state")
 
     def __init__(self, state: _State, nbytes: int):
         self.state = state
@@ -367,7 +367,7 @@ def _require_current(index: int, what: str) -> None:
                          "(simulated CUDA: use `with cupy.cuda.Device(...)`)")
 
 
-class ndarray:  # noqa: N801 - the name CuPy gives it
+class ndarray:
     """A device array: a numpy buffer that only this module's functions and kernels touch."""
 
     __array_priority__ = 100.0
@@ -597,6 +597,9 @@ def asnumpy(a, stream: Stream | None = None) -> np.ndarray:
 # ---------------------------------------------------------------------------------- kernels
 _FUNCTIONS: dict[int, Function] = {}
 _FUNCTION_IDS = itertools.count(1)
+#: A kernel that numbers its threads across the grid (one thread per item, as kernels/tsp_knn.cu)
+#: depends on the block shape, which the fast CPU build ignores: its module is the thread simulation.
+_GRID_THREADS = re.compile(r"mh_block\(\)\s*\*\s*mh_nthreads\(\)|blockIdx\.[xyz]\s*\*\s*blockDim\.[xyz]")
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*(\d+)[^)]*\)\s*(?:void\s+)?(\w+)\s*\(")
 
 
@@ -611,7 +614,8 @@ class RawModule:
     ``options``: the NVRTC options; the ``-D`` defines but ``MH_GPU`` reach the CPU build.
     ``max_threads``: a per-kernel limit on threads per block (a kernel's ``__launch_bounds__``
     or :data:`DEFAULT_MAX_THREADS` otherwise). ``threads``: build the fiber thread simulation
-    (default: ``$METAHEUR_SIMULATED_THREADS``)."""
+    (default: ``$METAHEUR_SIMULATED_THREADS``; always for kernels that number threads across
+    the grid)."""
 
     def __init__(self, code: str | None = None, *, options: tuple = (), name: str = "rawmodule",
                  max_threads: dict[str, int] | None = None, threads: bool | None = None, **unused):
@@ -623,7 +627,7 @@ class RawModule:
         self.source = KernelSource(label.group(1) if label else name, code, parse_signatures(code))
         self.defines = tuple(o[2:] for o in options if o.startswith("-D") and not o.startswith("-DMH_GPU"))
         self.max_threads = _launch_bounds(code) | (max_threads or {})
-        self.sim = threads_simulated() if threads is None else threads
+        self.sim = (threads_simulated() if threads is None else threads) or bool(_GRID_THREADS.search(code))
         self._library = None
 
     def compile(self, log_stream=None) -> None:

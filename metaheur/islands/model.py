@@ -282,6 +282,21 @@ class IslandModel:
         else:
             parallel(delayed(warm_up)(s) for s in workers)
 
+    def _warm_up_main(self) -> None:
+        """Build the main-process islands' operators (kernels, instance data on the device, the
+        CUDA stream) before the clock, so that no load or upload lands in the first timed epoch."""
+        for i in sorted(self.main):
+            spec = self.specs[i]
+            if spec.device == "cpu":
+                warm_up(spec)
+                continue
+            try:
+                with device_context(parse_device(spec.device), self.island_stream(spec)):
+                    warm_up(spec)
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise  # out of memory: the island's first epoch moves it to the CPU
+
     # -------------------------------------------------------------------------------- run
     def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:
         """Run epochs until a stop rule fires; the first Ctrl-C stops at the next epoch boundary.
@@ -305,6 +320,7 @@ class IslandModel:
                 workers = [s for s in self.specs if s.index not in self.main]
                 if self.parallel is not None:
                     self._warm_up(self.parallel, workers)
+                self._warm_up_main()
                 record.setup_seconds = time.perf_counter() - t_setup
                 self.start_time = time.perf_counter() - record.seconds
                 self.callbacks.on_start(self)
