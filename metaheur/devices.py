@@ -129,9 +129,9 @@ def gpu_devices() -> tuple[Device, ...]:
     if simulated:
         from metaheur.engine import simcuda
 
-        memory = simcuda.configured_memory()
-        return tuple(Device(f"cuda:{i}", "cuda", i, "simulated GPU (the CPU build)",
-                            simcuda.MULTIPROCESSORS, memory, simulated=True) for i in range(simulated))
+        memory, sms = simcuda.configured_memory(), simcuda.configured_multiprocessors()
+        return tuple(Device(f"cuda:{i}", "cuda", i, "simulated GPU (the CPU build)", sms, memory, simulated=True)
+                     for i in range(simulated))
     try:
         import cupy
         from cupy.cuda import runtime
@@ -160,6 +160,7 @@ def simulated_gpu_count() -> int:
         count = simcuda.configured_count()
         if count:
             simcuda.configured_memory()
+            simcuda.configured_multiprocessors()
     except ValueError as exc:
         raise MetaheurError(str(exc)) from None
     return count

@@ -4,7 +4,8 @@
 backed by this module instead of CuPy, so that every host-code branch taken on a GPU (device
 arrays, transfers, streams, device contexts, memory limits, islands on several GPUs) runs on a
 machine without one. ``METAHEUR_SIMULATED_GPU_MEMORY`` (bytes, or with a ``K``/``M``/``G``
-suffix) is each device's memory, 141 GB by default; ``METAHEUR_SIMULATED_THREADS=1`` builds
+suffix) is each device's memory, 141 GB by default, ``METAHEUR_SIMULATED_GPU_SMS`` its
+multiprocessors, 132 by default; ``METAHEUR_SIMULATED_THREADS=1`` builds
 every simulated module as the CPU build's fiber thread simulation (kernels/mh_cpu_shim.h), which
 honours the launch's block shape; by default the fast CPU build runs each block with one thread.
 
@@ -86,6 +87,18 @@ def configured_count() -> int:
 def configured_memory() -> int:
     text = os.environ.get("METAHEUR_SIMULATED_GPU_MEMORY", "").strip()
     return parse_bytes(text, "METAHEUR_SIMULATED_GPU_MEMORY") if text else DEFAULT_MEMORY
+
+
+def configured_multiprocessors() -> int:
+    """Multiprocessors of each simulated device (``METAHEUR_SIMULATED_GPU_SMS``, an H200's 132 by
+    default): what the balancer's waves are counted in, so tests and simulated checks can make
+    them small."""
+    text = os.environ.get("METAHEUR_SIMULATED_GPU_SMS", "").strip()
+    if not text:
+        return MULTIPROCESSORS
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"METAHEUR_SIMULATED_GPU_SMS must be a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 def threads_simulated() -> bool:
@@ -706,7 +719,7 @@ def _device_count() -> int:
 
 def _properties(index: int) -> dict:
     state = _state(index)
-    return {"name": f"Simulated GPU {index}".encode(), "multiProcessorCount": MULTIPROCESSORS,
+    return {"name": f"Simulated GPU {index}".encode(), "multiProcessorCount": configured_multiprocessors(),
             "totalGlobalMem": state.total, "maxThreadsPerBlock": DEFAULT_MAX_THREADS}
 
 

@@ -95,8 +95,8 @@ class LoadBalancer:
             if spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance:
                 ga = spec.params.ga
                 wave = gpu_wave(spec.problem, spec.device)
-                waves = max(1, round(-(-ga.offspring // wave) * goal / t))
-                offspring = int(min(max(self.max_offspring, wave), waves * wave))
+                waves = round(-(-ga.offspring // wave) * goal / t)
+                offspring = int(max(1, min(waves, self.max_offspring // wave)) * wave)
                 if offspring != ga.offspring:
                     population = max(ga.population, offspring)
                     ga = replace(ga, offspring=offspring, population=population)
