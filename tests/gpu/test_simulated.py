@@ -190,7 +190,7 @@ def test_eax_entropy_changes_are_indexed_on_the_device(simulated):
         batch = EAXBatch(tsp, data, neighbours(tsp, 8, dev), 6)
         keys = np.arange(1, 7, dtype=np.uint64)
         batch(pop, np.roll(pop, -1, axis=0), lengths, keys, np.zeros(6, np.int64), "single", 4,
-                            select="entropy", freq=freq)
+              select="entropy", freq=freq)
         freq.replace_children(batch, [0, 2, 5])
         tables.append(freq.frequencies())
     assert tables[0] == tables[1]
