@@ -33,7 +33,6 @@ from metaheur.search.tsp_ils import ILSParams
 from metaheur.stopping import MaxGenerations, NoImprovement, StopRules, Target, TimeLimit, stop_rules
 
 STRATEGIES = ("auto", "cpu-serial", "cpu-islands", "gpu", "hybrid")
-GPU_OFFSPRING = 256  # members of a GPU EAX island (the others start with one wave of children: gpu_wave)
 MAX_ISLANDS_PER_CORE = 8
 
 
@@ -86,10 +85,11 @@ def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
 
 def _island_params(problem: QAP | TSP, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
                    gpu_sized: bool) -> IslandParams:
-    """A GPU island (of the gpu and hybrid strategies) improves at least one wave of children a
-    generation (:func:`gpu_wave`); an EAX island holds at least :data:`GPU_OFFSPRING` members."""
-    if dev.is_gpu and gpu_sized and ga.crossover != "none":
-        size = GPU_OFFSPRING if ga.crossover == "eax" else gpu_wave(problem, dev)
+    """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
+    generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
+    sized from the time its first members took, which on a GPU is that of a whole batch)."""
+    if dev.is_gpu and gpu_sized and ga.crossover not in ("none", "eax"):
+        size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
     return IslandParams(ga=ga.check_for(problem.kind), tabu=tabu, ils=ils)
 
