@@ -105,6 +105,12 @@ def test_arrays_and_launches_on_another_device_fail_as_on_cupy(simulated):
         fn = raw.get_function("scale")
     with simcuda.cuda.Device(0), pytest.raises(simcuda.CUDADriverError, match="INVALID_HANDLE"):
         fn((1,), (32,), (zero.zeros(4, np.int32), np.int32(4), zero.zeros(4, np.int32)))
+    with simcuda.cuda.Device(0):
+        other = simcuda.cuda.Stream(non_blocking=True)
+    with simcuda.cuda.Device(1), pytest.raises(simcuda.CUDADriverError, match="on a stream of device 0"):
+        fn((1,), (32,), (one.zeros(4, np.int32), np.int32(4), one.zeros(4, np.int32)), stream=other)
+    with simcuda.cuda.Device(1), pytest.raises(simcuda.CUDARuntimeError, match="stream of device 0"), other:
+        pass
 
 
 def test_kernels_are_taken_and_launched_on_their_own_device_from_any_thread_context(simulated):

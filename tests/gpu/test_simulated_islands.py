@@ -13,9 +13,10 @@ import pytest
 from metaheur import solver
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
+from metaheur.islands import operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
-from metaheur.islands.model import IslandModel
+from metaheur.islands.model import Callbacks, IslandModel
 from metaheur.islands.operators import QAPOperators, TSPOperators
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import clustered_tsp, random_qap
@@ -102,6 +103,21 @@ def test_ctrl_c_during_a_gpu_epoch_stops_at_its_end_with_the_best(simulated):
 
 
 # ------------------------------------------------------------------------------ host-path defects
+def test_gpu_islands_are_built_before_the_clock_starts(simulated):
+    """Kernels, instance data on the device and the island's stream exist when on_start is told."""
+    seen = {}
+
+    class Spy(Callbacks):
+        def on_start(self, model):
+            seen["operators"] = {key[1] for key in operators._CACHE}
+            seen["streams"] = set(model.streams)
+
+    model = IslandModel(QAP12, list(simulated.devices), qap_params(2), seed=1, sync=True, epoch_generations=1,
+                        callbacks=Spy())
+    model.run(stop_rules(generations=1))
+    assert seen == {"operators": {"cuda:0", "cuda:1"}, "streams": {0, 1}}
+
+
 def test_each_gpu_island_keeps_one_stream_over_its_epochs(simulated):
     model = IslandModel(QAP12, list(simulated.devices), qap_params(2), seed=1, sync=True, epoch_generations=1)
     record = model.run(stop_rules(generations=4))
