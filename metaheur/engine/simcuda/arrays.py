@@ -195,24 +195,6 @@ class ndarray:
         _require_current(self._index, name)
         return ndarray._new(np.asarray(getattr(self._host, name)(axis=axis)))
 
-    def min(self, axis=None) -> ndarray:
-        return self._reduce("min", axis)
-
-    def max(self, axis=None) -> ndarray:
-        return self._reduce("max", axis)
-
-    def sum(self, axis=None) -> ndarray:
-        return self._reduce("sum", axis)
-
-    def any(self, axis=None) -> ndarray:
-        return self._reduce("any", axis)
-
-    def all(self, axis=None) -> ndarray:
-        return self._reduce("all", axis)
-
-    def argmin(self, axis=None) -> ndarray:
-        return self._reduce("argmin", axis)
-
     def _binary(self, other, op, reflected: bool = False) -> ndarray:
         _require_current(self._index, op.__name__)
         value = self._host_operand(other, op.__name__)
@@ -233,6 +215,8 @@ for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, ope
     setattr(ndarray, f"__{_op.__name__.strip('_')}__", _binary_method(_op))
 for _op in (operator.add, operator.sub, operator.mul):
     setattr(ndarray, f"__r{_op.__name__.strip('_')}__", _binary_method(_op, reflected=True))
+for _name in ("min", "max", "sum", "any", "all", "argmin"):  # reductions to a 0-d (or smaller) device array
+    setattr(ndarray, _name, lambda self, axis=None, _name=_name: self._reduce(_name, axis))
 ndarray.__hash__ = None  # arrays compare elementwise
 
 
