@@ -200,3 +200,21 @@ def test_eax_entropy_changes_are_indexed_on_the_device(simulated):
         freq.replace_children(batch, [0, 2, 5])
         tables.append(freq.frequencies())
     assert tables[0] == tables[1]
+
+
+def test_eax_takes_device_tours_and_device_counters_as_host_ones(simulated):
+    tsp = clustered_tsp(30, seed=6)
+    dev = parse_device("cuda:1")
+    rng = np.random.default_rng(1)
+    a, b = (np.array([rng.permutation(30) for _ in range(4)]) for _ in range(2))
+    lengths = np.array([tsp.tour_length(t) for t in a])
+    data = tsp_data(tsp, dev)
+    batch = EAXBatch(tsp, data, neighbours(tsp, 8, dev), 4)
+    keys = np.arange(4, dtype=np.uint64)
+    host_counters = np.zeros(4, np.int64)
+    host = [x.get() for x in batch(a, b, lengths, keys, host_counters, "rand", 3)]
+    device_counters = dev.zeros(4, np.int64)
+    with parse_device("cuda:0").context():  # another device current: the batch switches to its own
+        out = batch(dev.asarray(a), dev.asarray(b), lengths, keys, device_counters, "rand", 3)
+    assert all(np.array_equal(h, d.get()) for h, d in zip(host, out, strict=True))
+    assert np.array_equal(device_counters.get(), host_counters) and host_counters.min() > 0

@@ -13,13 +13,15 @@ import pytest
 from metaheur import solver
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
+from metaheur.errors import MetaheurError
 from metaheur.islands import operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
 from metaheur.islands.model import Callbacks, IslandModel
 from metaheur.islands.operators import QAPOperators, TSPOperators
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.problems import clustered_tsp, random_qap
+from metaheur.ops import tsp_data
+from metaheur.problems import TSP, clustered_tsp, random_qap
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.solver import solve
 from metaheur.stopping import stop_rules
@@ -222,3 +224,18 @@ def test_tsp_gpu_islands_send_and_take_migrants(simulated):
     assert {m.source for _, m in record.migrations} == {0, 1} == {m.target for _, m in record.migrations}
     assert sum(r.migrants_in for r in record.epochs) > 0
     assert_exact(tsp, record)
+
+
+def test_a_qap_whose_one_search_exceeds_the_gpu_memory_is_refused_up_front(simulated):
+    simulated(1, memory="64K")
+    with pytest.raises(MetaheurError, match=r"one tabu search of n = 60 needs .* more than cuda:0's"):
+        solve(random_qap(60, seed=1), strategy="gpu", time_limit=1)
+
+
+def test_geo_instances_use_the_matrix_on_a_gpu_and_solve_exactly(simulated):
+    rng = np.random.default_rng(3)
+    coords = np.round(rng.uniform(-60, 60, size=(30, 2)), 2)
+    tsp = TSP("geo30", "GEO", coords=coords)
+    assert tsp_data(tsp, "cuda:0").weight_code == 0 and tsp_data(tsp, "cpu").weight_code == 4
+    result = sync_solve(tsp, strategy="gpu", generations=1)
+    assert result.cost == tsp.tour_length(np.array(result.permutation))
