@@ -53,9 +53,11 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
     first = min((times[0] for times, _ in curves.values()), default=0.0)
     if log_time:
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-        ax.xaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
         first = first if first > 0 else min(1e-3, end)
+        plain = FuncFormatter(lambda value, _: f"{value:g}")
+        ax.xaxis.set_major_formatter(plain)
+        # label the 2..9 ticks as well when the axis spans little more than a decade
+        ax.xaxis.set_minor_formatter(plain if end < 30 * first else FuncFormatter(lambda value, _: ""))
     if end > first:
         ax.set_xlim(first, end)
     ax.set_xlabel("search time (s, log scale)" if log_time else "search time (s)")
