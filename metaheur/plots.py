@@ -177,7 +177,7 @@ def _loads_from_history(result: Result) -> list[dict]:
     return list(out.values())
 
 
-def result_figure(result: Result, problem: QAP | TSP | None = None, log_time: bool = False):
+def result_figure(result: Result, problem: QAP | TSP | None = None, *, log_time: bool = False):
     """The combined figure: convergence and devices on the left; the tour (TSP) on the right, or
     the assignment (QAP) above a caption, or the caption alone without the problem."""
     fig = plt.figure(figsize=FIGURE_SIZE, dpi=DPI)
@@ -203,9 +203,9 @@ def _caption(result: Result) -> str:
             f"{result.time_s:.1f} s, {result.search_iterations:,} ls iterations")
 
 
-def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | None = None,
+def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | None = None, *,
                        log_time: bool = False) -> None:
     """Write the combined figure as a PNG (1200 x 800 pixels)."""
-    fig = result_figure(result, problem, log_time)
+    fig = result_figure(result, problem, log_time=log_time)
     fig.savefig(path, format="png")
     plt.close(fig)
