@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates every table of experiments/results/ (each script writes its own CSV, Markdown and
-# figure there), one after another: each uses every core. About 7-8 hours on 2 cores.
+# figure there), one after another: each uses every core. Several hours on 2 cores.
 #
 #   experiments/run_all.sh            # the full runs, into experiments/results/
 #   experiments/run_all.sh --quick    # every script's smoke test, into temporary folders
