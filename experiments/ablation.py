@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--islands", type=int, default=max(4, cpu_count()))
     ap.add_argument("--epoch-seconds", type=float, default=None, help="epoch length (default 1; quick 0.25)")
     ap.add_argument("--groups", default=",".join(runlib.ABLATION_GROUPS))
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     seconds = args.seconds or (1.0 if args.quick else 30.0)

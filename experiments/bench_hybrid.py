@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, default=None, help="seeds (default 3; quick 1)")
     ap.add_argument("--epoch-seconds", type=float, default=1.0, help="epoch length (the Dask comparison: 1 s)")
     ap.add_argument("--parts", default=",".join(PARTS))
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     seconds = args.seconds or (1.0 if args.quick else 30.0)

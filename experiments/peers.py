@@ -305,7 +305,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=None, help="the same budget for every instance instead")
     ap.add_argument("--max-matrix-n", type=int, default=6000, help="largest n given to the matrix-based TSP peers")
     ap.add_argument("--peer-python", action="append", default=[], help="another Python to look for peers in")
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     runlib.need_instances("peers")

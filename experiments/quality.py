@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--small-qap-seconds", type=float, default=None,
                     help=f"least budget of QAP instances with n <= {SMALL_QAP} (default 30; quick none)")
     ap.add_argument("--epoch-seconds", type=float, default=None, help="epoch length (default 1; quick 0.5)")
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     root = runlib.need_instances("quality")

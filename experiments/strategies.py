@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--target-gap-qap", type=float, default=runlib.TARGET_GAP["qap"])
     ap.add_argument("--target-gap-tsp", type=float, default=runlib.TARGET_GAP["tsp"])
     ap.add_argument("--max-cores", type=int, default=None, help="cpu-islands up to this many cores (default all)")
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     if args.quick:
