@@ -10,8 +10,8 @@
 # ($TMP/src/metaheur = symlinks to metaheur/*, plus problems/ and kernels/ as the setuptools
 # package-dir mapping would install them) on PYTHONPATH. Instances are generated (gen:...).
 #
-# Steps, each timed: (1) every kernel variant the later steps load, compiled in parallel
-# (NVRTC through CuPy; its disk cache serves the rest); (2) the tests marked gpu (GPU build =
+# Steps, each timed: (1) every kernel variant the later steps load, GPU and CPU builds, compiled
+# in parallel (NVRTC through CuPy, gcc; their disk caches serve the rest); (2) the tests marked gpu (GPU build =
 # CPU build, bit for bit); (3) kernel throughput: QAP delta entries/s for 1,024 solutions of
 # n = 100 and 2-opt moves/s at n = 10,000 (experiments/bench_kernels.py --gpu-check); (4) tabu
 # search rows: 1, 64 and 1,024 searches at n = 100 against the CPU build on 2 cores
@@ -134,18 +134,19 @@ needed = [(s, d) for s in ("qap_moves.cu", "qap_tabu.cu", "qap_ga.cu", "tsp_ga.c
 needed += [("tsp_moves.cu", d) for d in ([EUC_2D] if tiny else COMPILE_VARIANTS["tsp_moves.cu"])]
 needed += [(s, EUC_2D) for s in ("tsp_ils.cu", "tsp_construct.cu", "tsp_eax.cu")]
 
-def build(source, defines):
+def build(source, defines, device):
     from metaheur.engine import load_module
     t0 = time.perf_counter()
-    load_module(source, "cuda:0", defines)
-    return source, defines, time.perf_counter() - t0
+    load_module(source, device, defines)
+    return source, defines, device, time.perf_counter() - t0
 
 t0 = time.perf_counter()
-with ProcessPoolExecutor(max_workers=min(16, len(needed))) as pool:
-    for job in as_completed([pool.submit(build, s, d) for s, d in needed]):
-        source, defines, seconds = job.result()
-        print(f"  {source} {defines or ''}: {seconds:.1f} s")
-print(f"{len(needed)} variants in {time.perf_counter() - t0:.1f} s")
+jobs = [(s, d, device) for s, d in needed for device in ("cuda:0", "cpu")]  # the tests compare both builds
+with ProcessPoolExecutor(max_workers=min(16, len(jobs))) as pool:
+    for job in as_completed([pool.submit(build, *j) for j in jobs]):
+        source, defines, device, seconds = job.result()
+        print(f"  {device} {source} {defines or ''}: {seconds:.1f} s")
+print(f"{len(needed)} variants for cuda:0 and the CPU in {time.perf_counter() - t0:.1f} s")
 EOF
 }
 
