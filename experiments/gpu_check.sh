@@ -151,7 +151,8 @@ EOF
 }
 
 gpu_tests() {
-    "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs "${TESTS[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
+    # simulated: every thread of a block runs (the fiber build), as the tests compare block shapes
+    METAHEUR_SIMULATED_THREADS=$SIMULATED "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs "${TESTS[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
     local rc=${PIPESTATUS[0]}
     [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]  # 5: no test selected
 }
