@@ -58,7 +58,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 if [ "$TINY" -eq 1 ]; then
     QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,4; ITERATIONS=60; SECONDS_SOLVE=1
-    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; TESTS=(tests/gpu/test_gpu_search.py -k "tabu_batch")
+    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024; ITERATIONS=2000; SECONDS_SOLVE=15
     QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; TESTS=(tests/engine tests/gpu)

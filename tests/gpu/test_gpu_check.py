@@ -37,6 +37,7 @@ def test_the_simulated_acceptance_run_passes_every_step(tmp_path):
     solves = [line for line in (out / "solves.md").read_text().splitlines() if line.startswith("| gen-")]
     assert len(solves) == 4 and all("cuda:0" in line for line in solves)
     assert "[simulated]" in (out / "system.txt").read_text()
+    assert "2 passed" in (out / "gpu_tests.log").read_text()  # the gpu tests ran, on the simulated device
 
 
 def test_usage_mistakes_exit_2(tmp_path):
