@@ -142,7 +142,7 @@ class ndarray:
 
     def reshape(self, *shape, order: str = "C") -> ndarray:
         host = self._host.reshape(*shape, order=order)
-        if not np.shares_memory(host, self._host):
+        if not np.may_share_memory(host, self._host):
             return ndarray._new(host)
         return ndarray._wrap(host, self._index, self._memory)
 
@@ -165,7 +165,7 @@ class ndarray:
     def __getitem__(self, key) -> ndarray:
         _require_current(self._index, "indexing")
         host = self._host[self._key(key)]
-        if isinstance(host, np.ndarray) and np.shares_memory(host, self._host):
+        if isinstance(host, np.ndarray) and np.may_share_memory(host, self._host):
             return ndarray._wrap(host, self._index, self._memory)
         return ndarray._new(np.asarray(host))
 

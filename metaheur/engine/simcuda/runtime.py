@@ -91,7 +91,8 @@ class _State:
     streams_created: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def allocate(self, nbytes: int, stream: Stream) -> None:
+    def allocate(self, nbytes: int, stream: Stream) -> int:
+        """Take ``nbytes`` (rounded up as CuPy does) from the pool for ``stream``; the size taken."""
         size = -(-max(nbytes, 1) // _ALIGN) * _ALIGN
         with self.lock:
             reuse = min(size, self.cached.get(stream.id, 0))
