@@ -187,7 +187,7 @@ class IslandModel:
 
     # -------------------------------------------------------------------------------- epochs
     def island_stream(self, spec: IslandSpec):
-        """The CUDA stream of GPU island ``spec``, created on its device at its first epoch."""
+        """The CUDA stream of GPU island ``spec``, created on its device once (at its warm-up)."""
         stream = self.streams.get(spec.index)
         if stream is None:
             device = parse_device(spec.device)
