@@ -74,8 +74,8 @@ def save_checkpoint(path: str | os.PathLike, settings: dict, record: RunRecord, 
             value = getattr(s, name)
             if value is not None:
                 arrays[f"{name}_{s.index}"] = np.asarray(value)
-        for name, value in (s.walks or {}).items():
-            arrays[f"walks_{name}_{s.index}"] = np.asarray(value)
+        for name, value in (s.searches or {}).items():
+            arrays[f"searches_{name}_{s.index}"] = np.asarray(value)
     for j, a in enumerate(migrator.archive_arrays()):
         arrays[f"archive_{j}"] = a
     header = {
@@ -132,8 +132,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             st.population = arrays.get(f"population_{i}")
             st.costs = arrays.get(f"costs_{i}")
             st.best = arrays.get(f"best_{i}")
-            walks = {name: arrays[f"walks_{name}_{i}"] for name in SAVED_SEARCH if f"walks_{name}_{i}" in arrays}
-            st.walks = walks or None
+            searches = {name: arrays[f"searches_{name}_{i}"] for name in SAVED_SEARCH
+                        if f"searches_{name}_{i}" in arrays}
+            st.searches = searches or None
             if (st.population is None) != (st.costs is None) or (st.best is None) != (st.best_cost is None):
                 raise ValueError(f"island {i} is incomplete")
             states.append(st)

@@ -151,8 +151,9 @@ def _table(results) -> str:
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
 @click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
-@click.option("--walk-islands", type=int, help="QAP: CPU islands running one continued robust tabu search instead of "
+@click.option("--tabu-islands", type=int, help="QAP: CPU islands running one continued robust tabu search instead of "
               "the GA (default: half of them, rounded down; 0: GA islands only).")
+@click.option("--walk-islands", type=int, hidden=True, help="Deprecated name of --tabu-islands.")
 @click.option("--population", type=int, help="Individuals per island.")
 @click.option("--offspring", type=int, help="Children per generation and island.")
 @click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for a local-search multistart.")
@@ -178,8 +179,8 @@ def _table(results) -> str:
 @click.option("--plot", "plot_path", help="Write a PNG of the run (convergence, and the tour for a TSP).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
-def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, walk_islands,
-          population,
+def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, tabu_islands,
+          walk_islands, population,
           offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
           epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
           json_path, stats_path, solution_path, plot_path, quiet, verbose) -> None:
@@ -241,7 +242,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
             problem, strategy=pick(strategy, "strategy", "auto"), time_limit=tl, generations=gens, target=target_value,
             no_improvement=pick(no_improvement, "no_improvement"), seed=pick(seed, "seed", 0),
             devices=list(devices) or base.get("devices"), islands=pick(islands, "islands"),
-            walk_islands=pick(walk_islands, "walk_islands"), ga=ga,
+            tabu_islands=pick(tabu_islands if tabu_islands is not None else walk_islands, "tabu_islands"), ga=ga,
             tabu=config.get("tabu"), ils=config.get("ils"), migration=mig, sync=bool(pick(sync, "sync", False)),
             epoch_seconds=pick(epoch_seconds, "epoch_seconds", 1.0),
             epoch_generations=pick(epoch_generations, "epoch_generations", 5),

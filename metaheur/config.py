@@ -27,9 +27,10 @@ else:  # pragma: no cover - Python 3.10
 
 _NUMBER = (int, float)
 SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "no_improvement": int, "seed": int,
-              "strategy": str, "devices": list, "islands": int, "walk_islands": int,
+              "strategy": str, "devices": list, "islands": int, "tabu_islands": int,
               "sync": bool, "epoch_seconds": _NUMBER,
               "epoch_generations": int, "scheduler": str, "dask_local": int}
+_SOLVE_ALIASES = {"walk_islands": "tabu_islands"}  # deprecated names still read
 SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "migration": MigrationParams}
 _ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}
 
@@ -68,6 +69,7 @@ def read_config(path: str | os.PathLike) -> dict:
         if not isinstance(values, dict):
             raise InputFormatError(path, f"{section!r} must be a [section]")
         if section == "solve":
+            values = {_SOLVE_ALIASES.get(k, k): v for k, v in values.items()}
             unknown = set(values) - set(SOLVE_KEYS)
             if unknown:
                 raise InputFormatError(path, f"unknown key(s) in [solve]: {', '.join(sorted(unknown))}")

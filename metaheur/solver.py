@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import platform
+import warnings
 from dataclasses import replace
 
 from metaheur.checkpoint import Checkpointer, load_checkpoint
@@ -20,10 +21,11 @@ from metaheur.devices import Device, available_devices, cpu_count, cpu_device, p
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import gpu_wave
-from metaheur.islands.island import walks_in
+from metaheur.islands.island import island_class
+from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
-from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_walk_islands, walk_island
+from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_tabu_islands, tabu_island
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
@@ -88,38 +90,39 @@ def _island_params(problem: QAP | TSP, dev: Device, ga: GAParams, tabu: TabuPara
     """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
     generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
     sized from the time its first members took, which on a GPU is that of a whole batch)."""
-    if dev.is_gpu and gpu_sized and ga.crossover not in ("none", "eax"):
+    if dev.is_gpu and gpu_sized and island_class(problem.kind, ga).sized_by_gpu_wave:
         size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
     return IslandParams(ga=ga.check_for(problem.kind), tabu=tabu, ils=ils)
 
 
-def _with_walk_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
-                       walk_islands: int | None) -> list[IslandParams]:
-    """QAP: ``walk_islands`` of the CPU islands run one continued robust tabu search each instead
-    of the GA (:func:`walk_island`); by default half of them (:func:`default_walk_islands`), none
-    when the islands are local-search only already (crossover ``none``) or GA only (no local
-    search of children). The walks are spread evenly over the CPU islands, the last one last
-    (:func:`_walk_positions`)."""
+def _with_tabu_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
+                       tabu_islands: int | None) -> list[IslandParams]:
+    """QAP: ``tabu_islands`` of the CPU islands run one continued robust tabu search each instead
+    of the GA (:func:`tabu_island`); by default half of them (:func:`default_tabu_islands`), none
+    when the islands are not memetic GA islands (tabu islands already, crossover ``none``) or GA
+    only (no local search of children). The tabu islands are spread evenly over the CPU islands,
+    the last one last (:func:`_tabu_positions`)."""
     cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
     kind = problem.kind
-    if walk_islands is None:
-        if kind != "qap" or params[0].ga.crossover == "none" or params[0].ga.ls_budget == 0:
+    if tabu_islands is None:
+        if kind != "qap" or island_class(kind, params[0].ga) is not MemeticIsland or params[0].ga.ls_budget == 0:
             return params
-        walk_islands = default_walk_islands(len(cpu))
+        tabu_islands = default_tabu_islands(len(cpu))
     elif kind != "qap":
-        raise MetaheurError("walk islands (continued tabu searches) are for the QAP")
-    elif not 0 <= walk_islands <= len(cpu):
-        raise MetaheurError(f"walk islands must be between 0 and the {len(cpu)} CPU island(s), got {walk_islands}")
-    walks = {cpu[k] for k in _walk_positions(len(cpu), walk_islands)}
-    return [replace(p, ga=walk_island(p.ga)) if i in walks else p for i, p in enumerate(params)]
+        raise MetaheurError("tabu islands (continued tabu searches) are for the QAP")
+    elif not 0 <= tabu_islands <= len(cpu):
+        raise MetaheurError(f"tabu islands must be between 0 and the {len(cpu)} CPU island(s), got {tabu_islands}")
+    chosen = {cpu[k] for k in _tabu_positions(len(cpu), tabu_islands)}
+    return [replace(p, ga=tabu_island(p.ga)) if i in chosen else p for i, p in enumerate(params)]
 
 
-def _walk_positions(cpu_islands: int, walks: int) -> list[int]:
-    """Which of ``cpu_islands`` CPU islands are the ``walks`` walk islands: evenly spread, so that
-    while at most half are walks every walk is followed by a GA island in the migration ring (a
-    walk takes no migrant, so a walk after a walk would drop its best): 1 of 2 -> [1], 2 of 4 -> [1, 3]."""
-    return [(j + 1) * cpu_islands // walks - 1 for j in range(walks)]
+def _tabu_positions(cpu_islands: int, tabu_islands: int) -> list[int]:
+    """Which of ``cpu_islands`` CPU islands are the ``tabu_islands`` tabu islands: evenly spread, so
+    that while at most half are tabu islands each is followed by a GA island in the migration ring
+    (a tabu island takes no migrant, so one after another would drop its best): 1 of 2 -> [1],
+    2 of 4 -> [1, 3]."""
+    return [(j + 1) * cpu_islands // tabu_islands - 1 for j in range(tabu_islands)]
 
 
 @contextlib.contextmanager
@@ -198,7 +201,7 @@ def _versions() -> dict:
 def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | None = None,
           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
           no_improvement: int | None = None, seed: int = 0, devices: list[str] | None = None,
-          islands: int | None = None, walk_islands: int | None = None,
+          islands: int | None = None, tabu_islands: int | None = None, walk_islands: int | None = None,
           ga: GAParams | None = None, tabu: TabuParams | None = None,
           ils: ILSParams | None = None, migration: MigrationParams | None = None, sync: bool = False,
           epoch_seconds: float = 1.0, epoch_generations: int = 5, scheduler: str | None = None,
@@ -209,8 +212,9 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     ``problem_or_path``: an instance, a path, a library name or a ``gen:`` name. Stop when any
     rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
     ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
-    ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
-    the GA (default: half the CPU islands, rounded down; 0 for GA islands only).
+    ``tabu_islands``: QAP CPU islands that run one continued robust tabu search each instead of
+    the GA (default: half the CPU islands, rounded down; 0 for GA islands only); ``walk_islands``
+    is its deprecated name.
     ``migration``: default ring, best replaces worst, every epoch, but none between the islands
     on uniformly random QAP instances (:func:`default_migration`). ``ga`` and ``tabu``: by default
     those of :func:`default_ga` and :func:`default_tabu`, which restart converged populations in
@@ -227,6 +231,9 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
                        checkpoint, checkpoint_every, scheduler, dask_local)
     if problem_or_path is None:
         raise MetaheurError("give an instance to solve (or a checkpoint to resume)")
+    if walk_islands is not None:
+        warnings.warn("metaheur: walk_islands is now called tabu_islands", DeprecationWarning, stacklevel=2)
+        tabu_islands = walk_islands if tabu_islands is None else tabu_islands
     problem = load_instance(problem_or_path)
     stop = stop or _stop_rules(problem, time_limit, generations, target, no_improvement)
     if seed < 0:
@@ -243,7 +250,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     tabu, ils = tabu or default_tabu(problem), ils or ILSParams()
     migration = migration or default_migration(problem)
     params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
-    params = _with_walk_islands(problem, params, island_devices, walk_islands)
+    params = _with_tabu_islands(problem, params, island_devices, tabu_islands)
     check_memory(problem, island_devices)
     settings = {
         "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
@@ -364,7 +371,7 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
                 "ls_iterations": st.ls_iterations, "best_cost": st.best_cost, "restarts": st.restarts,
                 "population": 0 if st.population is None else int(st.population.shape[0]),
                 "offspring": spec.params.ga.offspring,
-                "algorithm": "tabu walk" if walks_in(spec) else f"GA ({spec.params.ga.crossover})"}
+                "algorithm": spec.algorithm.label(spec.params.ga)}
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],

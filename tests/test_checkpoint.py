@@ -52,18 +52,18 @@ def history(result: Result) -> list[list]:
     return [[row[k] for k in HISTORY_KEYS] for row in result.history]
 
 
-@pytest.mark.parametrize(("kind", "strategy", "islands", "walks", "ga"), [
+@pytest.mark.parametrize(("kind", "strategy", "islands", "tabu", "ga"), [
     ("qap", "cpu-serial", None, None, QAP_GA),
     ("qap", "cpu-serial", None, None, FULL_RESTARTS),  # stagnation counted from a restarted population
     ("qap", "cpu-islands", 2, 0, QAP_GA),
-    ("qap", "cpu-islands", 2, 1, QAP_GA),  # a GA island and a tabu walk
+    ("qap", "cpu-islands", 2, 1, QAP_GA),  # a GA island and a tabu island
     ("tsp", "cpu-islands", 2, None, TSP_GA),
-], ids=["qap-serial", "qap-full-restarts", "qap-islands", "qap-walk", "tsp-islands"])
-def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, walks, ga):
+], ids=["qap-serial", "qap-full-restarts", "qap-islands", "qap-tabu", "tsp-islands"])
+def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, tabu, ga):
     problem = random_qap(16, seed=9) if kind == "qap" else uniform_tsp(80, seed=9)
-    whole = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=8, ga=ga)
+    whole = sync_run(problem, strategy=strategy, islands=islands, tabu_islands=tabu, generations=8, ga=ga)
     path = tmp_path / "run.npz"
-    first = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=4,
+    first = sync_run(problem, strategy=strategy, islands=islands, tabu_islands=tabu, generations=4,
                      checkpoint=str(path), ga=ga)
     if ga.restart == "full":
         assert load_checkpoint(path).states[0].cycle_best is not None  # a full restart happened before the stop
@@ -83,15 +83,15 @@ def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strat
 
 def test_the_checkpoint_holds_every_island(tmp_path):
     path = tmp_path / "run.npz"
-    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, walk_islands=1, generations=2,
+    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, tabu_islands=1, generations=2,
              checkpoint=str(path))
     saved = load_checkpoint(path)
     assert len(saved.states) == 2 and len(saved.island_params) == 2
-    ga_island, walk_island = saved.states  # the second of two CPU islands is a tabu walk
-    assert ga_island.population.shape == (QAP_GA.population, 12) and ga_island.walks is None
-    assert walk_island.population.shape == (1, 12)
-    assert walk_island.walks["tabu"].shape == (1, 12, 12) and walk_island.walks["stats"][0, 2] > 0
-    assert np.array_equal(walk_island.walks["best"], walk_island.population)
+    ga_island, tabu_island = saved.states  # the second of two CPU islands is a tabu island
+    assert ga_island.population.shape == (QAP_GA.population, 12) and ga_island.searches is None
+    assert tabu_island.population.shape == (1, 12)
+    assert tabu_island.searches["tabu"].shape == (1, 12, 12) and tabu_island.searches["stats"][0, 2] > 0
+    assert np.array_equal(tabu_island.searches["best"], tabu_island.population)
     for state in saved.states:
         assert state.best_cost == random_qap(12, seed=1).cost(state.best)
     assert saved.settings["seed"] == 7 and saved.settings["sync"] is True
@@ -156,7 +156,7 @@ def test_cli_checkpoint_and_resume_match_an_uninterrupted_run(monkeypatch, tmp_p
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     common = ["--sync", "--epoch-generations", "2", "--seed", "3", "--strategy", "cpu-islands", "--islands", "2",
-              "--walk-islands", "1", "-q"]
+              "--tabu-islands", "1", "-q"]
     done = runner.invoke(cli, ["solve", "gen:qap:14:5", "-g", "6", "--json", "whole.json", *common])
     assert done.exit_code == 0, done.output
     done = runner.invoke(cli, ["solve", "gen:qap:14:5", "-g", "2", "--checkpoint", "run.npz", *common])

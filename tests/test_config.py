@@ -22,7 +22,7 @@ seed = 3
 strategy = "cpu-islands"
 devices = ["cpu"]
 islands = 2
-walk_islands = 1
+tabu_islands = 1
 sync = true
 epoch_seconds = 0.5
 epoch_generations = 4
@@ -78,7 +78,7 @@ def test_full_config(write):
     assert set(cfg) == {"solve", "ga", "tabu", "ils", "migration"}
     assert cfg["solve"] == {
         "time_limit": 12.5, "generations": 40, "target": "bks", "no_improvement": 7, "seed": 3,
-        "strategy": "cpu-islands", "devices": ["cpu"], "islands": 2, "walk_islands": 1, "sync": True,
+        "strategy": "cpu-islands", "devices": ["cpu"], "islands": 2, "tabu_islands": 1, "sync": True,
         "epoch_seconds": 0.5, "epoch_generations": 4, "scheduler": "tcp://127.0.0.1:8786", "dask_local": 2}
     assert set(cfg["solve"]) == set(SOLVE_KEYS)
     assert cfg["ga"] == GAParams(population=12, offspring=6, crossover="pmx", mutation=2, ls_budget=300,

@@ -346,56 +346,56 @@ def test_dask_local_needs_a_worker():
 
 
 @pytest.mark.parametrize("qap", [sparse_qap(12, seed=1), random_qap(12, seed=1)], ids=["structured", "uniform"])
-def test_half_the_cpu_islands_walk_by_default_on_every_qap(qap):
+def test_half_the_cpu_islands_are_tabu_islands_by_default_on_every_qap(qap):
     r = quick(qap, strategy="cpu-islands", islands=3, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu walk"]
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu search"]
     r = quick(qap, strategy="cpu-islands", islands=4, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu walk", "GA (ux)", "tabu walk"]  # each feeds a GA
-    r = quick(qap, strategy="cpu-islands", islands=2, walk_islands=0, generations=2)
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu search", "GA (ux)", "tabu search"]  # each feeds a GA
+    r = quick(qap, strategy="cpu-islands", islands=2, tabu_islands=0, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"]
     r = quick(qap, strategy="cpu-serial", generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)"]
 
 
-def test_no_walk_islands_on_the_tsp():
+def test_no_tabu_islands_on_the_tsp():
     r = quick(uniform_tsp(30, seed=1), strategy="cpu-islands", islands=2, generations=1)
     assert [i["algorithm"] for i in r.islands] == ["GA (ox)", "GA (ox)"]
 
 
-def test_every_walk_island_sends_to_a_ga_island_while_at_most_half_walk():
-    """A walk island takes no migrant, so its ring successor must be a GA island or its best is lost."""
+def test_every_tabu_island_sends_to_a_ga_island_while_at_most_half_are():
+    """A tabu island takes no migrant, so its ring successor must be a GA island or its best is lost."""
     for islands in range(1, 13):
-        for walks in range(islands // 2 + 1):
-            positions = solver_module._walk_positions(islands, walks)
-            assert len(set(positions)) == walks and all(0 <= k < islands for k in positions)
-            assert not any((k + 1) % islands in positions for k in positions), (islands, walks)
-    assert solver_module._walk_positions(3, 3) == [0, 1, 2]
+        for tabu in range(islands // 2 + 1):
+            positions = solver_module._tabu_positions(islands, tabu)
+            assert len(set(positions)) == tabu and all(0 <= k < islands for k in positions)
+            assert not any((k + 1) % islands in positions for k in positions), (islands, tabu)
+    assert solver_module._tabu_positions(3, 3) == [0, 1, 2]
 
 
 def test_no_migration_by_default_on_a_uniform_random_qap():
     """Islands on a uniformly random QAP instance stay apart unless migration is asked for; on a
     structured one migrants flow by default (short local searches keep the islands' bests apart)."""
     short = dataclasses.replace(QAP_GA, ls_budget=2)
-    kwargs = {"strategy": "cpu-islands", "islands": 2, "walk_islands": 0, "generations": 4, "ga": short}
+    kwargs = {"strategy": "cpu-islands", "islands": 2, "tabu_islands": 0, "generations": 4, "ga": short}
     assert quick(random_qap(30, seed=1), **kwargs).migrations == []
     assert quick(random_qap(30, seed=1), migration=MigrationParams(), **kwargs).migrations != []
     assert quick(sparse_qap(30, seed=1), **kwargs).migrations != []
 
 
-@pytest.mark.parametrize(("problem", "walks", "message"), [
-    (random_qap(10, seed=1), 3, r"walk islands must be between 0 and the 2 CPU island\(s\), got 3"),
-    (random_qap(10, seed=1), -1, "walk islands must be between 0"),
-    (uniform_tsp(20, seed=1), 1, "walk islands .* are for the QAP"),
+@pytest.mark.parametrize(("problem", "tabu", "message"), [
+    (random_qap(10, seed=1), 3, r"tabu islands must be between 0 and the 2 CPU island\(s\), got 3"),
+    (random_qap(10, seed=1), -1, "tabu islands must be between 0"),
+    (uniform_tsp(20, seed=1), 1, "tabu islands .* are for the QAP"),
 ])
-def test_walk_islands_out_of_range(problem, walks, message):
+def test_tabu_islands_out_of_range(problem, tabu, message):
     with pytest.raises(MetaheurError, match=message):
-        solve(problem, strategy="cpu-islands", islands=2, walk_islands=walks, generations=1)
+        solve(problem, strategy="cpu-islands", islands=2, tabu_islands=tabu, generations=1)
 
 
-def test_no_walk_islands_by_default_without_local_search():
+def test_no_tabu_islands_by_default_without_local_search():
     ga_only = dataclasses.replace(QAP_GA, ls_budget=0)
     r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"] and r.search_iterations == 0
-    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, walk_islands=1, generations=2)
+    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, tabu_islands=1, generations=2)
     # 50n iterations improve its first member, then 50n per generation
-    assert r.islands[1]["algorithm"] == "tabu walk" and r.islands[1]["ls_iterations"] == 3 * 50 * 12
+    assert r.islands[1]["algorithm"] == "tabu search" and r.islands[1]["ls_iterations"] == 3 * 50 * 12

@@ -1,4 +1,4 @@
-"""The generation of an EAX island: the GA of Nagata and Kobayashi ("A powerful genetic algorithm
+"""The EAX island: the GA of Nagata and Kobayashi ("A powerful genetic algorithm
 using edge assembly crossover for the traveling salesman problem", INFORMS J. Computing 25(2),
 2013), on the island's population.
 
@@ -19,8 +19,11 @@ import time
 
 import numpy as np
 
+from metaheur.islands.base import Island
 from metaheur.islands.operators import canonical_tours
+from metaheur.islands.params import GAParams
 
+EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
 INIT_SHARE = 0.3  # share of the time budget that builds an automatic population
 MIN_POPULATION, MAX_POPULATION, DEFAULT_POPULATION = 4, 300, 100
@@ -46,8 +49,54 @@ def may_restart(progress: float | None) -> bool:
     return progress is None or progress < GREEDY_AT
 
 
+class EAXIsland(Island):
+    """The GA of Nagata and Kobayashi (2013) on a TSP island (crossover ``eax``)."""
+
+    # EAX merges sub-tours over the candidate lists: quadrant candidates (Helsgaun 2000) connect
+    # the clusters of clustered instances, which nearest neighbours alone leave apart
+    candidate_quadrant = EAX_QUADRANT
+
+    @classmethod
+    def label(cls, ga: GAParams) -> str:
+        return "GA (eax)"
+
+    @classmethod
+    def ls_budget(cls, ga: GAParams, kind: str, n: int) -> int:
+        """No kicks (a descent) for the members that start the population, unless given."""
+        return 0 if ga.ls_budget is None else ga.ls_budget
+
+    def starts(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Random tours: EAX needs a diverse population."""
+        return canonical_tours(np.array([rng.permutation(self.ops.n) for _ in range(count)]))
+
+    def first_population(self, state, deadline: float | None, time_left: float | None):
+        """``population`` members, or for an automatic size (0) a first few, timed, then as many
+        more as the time budget affords (:func:`population_size`)."""
+        if self.spec.params.ga.population:
+            return super().first_population(state, deadline, time_left)
+        (pop, costs), per = timed(lambda k: self.new_members(state, k, deadline), MIN_POPULATION)
+        more = population_size(per, time_left, MIN_POPULATION) - MIN_POPULATION
+        if more > 0 and (deadline is None or time.perf_counter() < deadline):
+            extra, extra_costs = self.new_members(state, more, deadline)
+            pop, costs = np.concatenate([pop, extra]), np.concatenate([costs, extra_costs])
+        return pop, costs
+
+    def begin(self, state) -> None:
+        """The edge-frequency table of the entropy-preserving selection is built from the population."""
+        self.ops.eax_begin(state.population)
+
+    def may_restart(self, progress: float | None) -> bool:
+        return may_restart(progress)
+
+    def generation(self, state, deadline: float | None, progress: float | None) -> None:
+        """Every member is parent A once, in a random order."""
+        size = state.population.shape[0]
+        keys = self.keys(state, size)
+        eax_generation(self.ops, state, keys, self.rng(state, 2).permutation(size), progress)
+
+
 def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: float | None) -> None:
-    """One generation on ``state`` (in place): every member is parent A once."""
+    """One generation on ``state`` (in place): member ``order[i]`` is parent A once."""
     select = selection(progress, state.stale)
     children, lengths, built = ops.eax_children(state.population, state.costs, order, keys, select)
     state.ls_iterations += built  # an EAX island's search steps are the children it builds

@@ -1,17 +1,11 @@
-"""One memetic island and its epoch, a pure function of (spec, state, budget).
+"""An island's epoch, a pure function of (spec, state, budget), and the island's plain-data state.
 
-An epoch runs generations until its budget (generations, or seconds in time mode) is spent:
-parents by binary tournament, crossover, mutation, local search of every child (one batched
-kernel launch), then replacement with diversity control: a child that duplicates a member is
-dropped; otherwise it replaces, among the members worse than it, the one closest to it when that
-one is nearer than n/10, else the worst (a distance-aware steady-state replacement). An island
-whose population's best has not improved for ``restart_after`` generations keeps its best and
-refills the rest with new improved random solutions, or with ``restart = "full"`` replaces
-every member (the island's best stays in its state). With ``crossover = "none"`` the island is
-a multistart of local searches: for the QAP each member is the best of one robust tabu search
-that goes on, tabu memory and all, from generation to generation and epoch to epoch (the saved
-searches travel in the state), as Taillard's searches run for as long as they are given; for
-the TSP each child continues one member's iterated local search and replaces it when not worse.
+An epoch runs generations of the island's algorithm (:func:`island_class`: one class per
+algorithm, see metaheur/islands/base.py) until its budget (generations, or seconds in time mode)
+is spent. An island whose population's best has not improved for ``restart_after`` generations
+restarts (:meth:`Island.restart`): it keeps its best and refills the rest with new improved
+random solutions, or with ``restart = "full"`` replaces every member (the island's best stays in
+its state).
 
 The state holds plain numpy arrays and counters, so an epoch can run in any process on any
 machine; with generation budgets the result does not depend on where or when it ran.
@@ -28,12 +22,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from metaheur.engine import set_cpu_threads
-from metaheur.engine.rng import stream_key
-from metaheur.islands import eax
+from metaheur.islands.base import Island
+from metaheur.islands.eax import EAXIsland
+from metaheur.islands.ils import ILSIsland
+from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.operators import operators_for
-from metaheur.islands.params import IslandParams
+from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.tabu import TabuIsland
 from metaheur.problems import QAP, TSP
-from metaheur.search.qap_tabu import SAVED_SEARCH
 
 
 @dataclass(frozen=True)
@@ -50,6 +46,11 @@ class IslandSpec:
     cpu_threads: int = 1
     owner_pid: int = 0  # the process running the model (a "worker" that is that process keeps Ctrl-C)
 
+    @property
+    def algorithm(self) -> type[Island]:
+        """The island's algorithm class (:func:`island_class`)."""
+        return island_class(self.problem.kind, self.params.ga)
+
 
 @dataclass
 class IslandState:
@@ -65,7 +66,7 @@ class IslandState:
     best_cost: int | None = None
     ls_iterations: int = 0  # tabu iterations (QAP), ILS kicks (TSP), EAX children built (EAX islands)
     restarts: int = 0
-    walks: dict | None = None  # QAP local-search-only islands: the saved tabu searches (QAPTabuBatch.snapshot)
+    searches: dict | None = None  # tabu islands: the saved tabu searches (QAPTabuBatch.snapshot)
     cycle_best: int | None = None  # after a full restart: the population's best cost since (else None)
 
     def __getstate__(self) -> dict:
@@ -112,10 +113,34 @@ class EpochStats:
     pid: int = field(default_factory=os.getpid)
 
 
+_ISLANDS: dict[tuple[str, str], type[Island]] = {
+    ("qap", "none"): TabuIsland,
+    ("tsp", "none"): ILSIsland,
+    ("tsp", "eax"): EAXIsland,
+}
+
+
+def island_class(kind: str, ga: GAParams) -> type[Island]:
+    """The algorithm of an island of a ``kind`` problem with GA parameters ``ga``: the memetic GA
+    for a crossover of two parents, the tabu island (QAP) or the ILS island (TSP) without
+    crossover, the EAX GA (TSP) for ``eax``. The one place where a crossover name picks a class."""
+    return _ISLANDS.get((kind, ga.crossover), MemeticIsland)
+
+
+def island_for(spec: IslandSpec) -> Island:
+    """The island's algorithm on its operators (built once per process, see :func:`operators_for`)."""
+    cls = spec.algorithm
+    ga = spec.params.ga
+    ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key, spec.index,
+                        ls_budget=cls.ls_budget(ga, spec.problem.kind, spec.problem.n),
+                        quadrant=cls.candidate_quadrant)
+    return cls(spec, ops)
+
+
 def warm_up(spec: IslandSpec) -> int:
     """Build this island's operators (imports, kernels) in the calling worker process before a
     run's clock starts; returns the process id."""
-    operators_for(spec.problem, spec.device, spec.params, spec.problem_key, spec.index)
+    island_for(spec)
     return os.getpid()
 
 
@@ -126,57 +151,10 @@ def warm_up_all(specs: list[IslandSpec]) -> int:
     return os.getpid()
 
 
-def _keys(spec: IslandSpec, state: IslandState, count: int) -> np.ndarray:
-    ids = np.arange(state.streams, state.streams + count, dtype=np.uint64)
-    return stream_key(np.uint64(spec.seed), ids)
-
-
-def _rng(spec: IslandSpec, state: IslandState, salt: int) -> np.random.Generator:
-    return np.random.default_rng([spec.seed, state.generation, state.restarts, salt])
-
-
-def _seconds_to(deadline: float | None) -> float | None:
-    return None if deadline is None else max(0.0, deadline - time.perf_counter())
-
-
-def _new_members(ops, spec: IslandSpec, state: IslandState, count: int, deadline: float | None):
-    starts = ops.random_solutions(count, _rng(spec, state, 1))
-    keys = _keys(spec, state, count)
-    state.streams += count
-    sols, costs, iters = ops.improve(ops.device.asarray(starts, np.int32), keys, time_limit=_seconds_to(deadline))
-    state.ls_iterations += int(np.sum(iters))
-    return sols, costs
-
-
-def _replace(ops, state: IslandState, children: np.ndarray, costs: np.ndarray) -> None:
-    pop, pc = state.population, state.costs
-    near = max(1, ops.n // 10)
-    for c in np.argsort(costs, kind="stable"):
-        child, cost = children[c], int(costs[c])
-        dist = ops.distances(child, pop)
-        if (dist == 0).any():
-            continue
-        worse = np.flatnonzero(pc > cost)
-        if worse.size == 0:
-            continue
-        closest = worse[np.argmin(dist[worse])]
-        victim = closest if dist[closest] < near else worse[np.argmax(pc[worse])]
-        pop[victim], pc[victim] = child, cost
-
-
-def _first_population(ops, spec: IslandSpec, state: IslandState, deadline: float | None,
-                      time_left: float | None):
-    """The island's first members: ``population`` of them, or for an automatic (EAX) size a first
-    few, timed, then as many more as the time budget affords (metaheur/islands/eax.py)."""
-    size = spec.params.ga.population
-    if size:
-        return _new_members(ops, spec, state, size, deadline)
-    (pop, costs), per = eax.timed(lambda k: _new_members(ops, spec, state, k, deadline), eax.MIN_POPULATION)
-    more = eax.population_size(per, time_left, eax.MIN_POPULATION) - eax.MIN_POPULATION
-    if more > 0 and (deadline is None or time.perf_counter() < deadline):
-        extra, extra_costs = _new_members(ops, spec, state, more, deadline)
-        pop, costs = np.concatenate([pop, extra]), np.concatenate([costs, extra_costs])
-    return pop, costs
+def refusing_migrants(specs: list[IslandSpec], states: list[IslandState]) -> frozenset[int]:
+    """The islands that take no migrant after this epoch (:meth:`Island.accepts_migrants`)."""
+    return frozenset(spec.index for spec, state in zip(specs, states, strict=True)
+                     if not spec.algorithm.accepts_migrants(spec.params, state))
 
 
 def _progress(state: IslandState, t0: float, elapsed: float, limit: float | None,
@@ -187,80 +165,6 @@ def _progress(state: IslandState, t0: float, elapsed: float, limit: float | None
     if generation_limit:
         return min(1.0, state.generation / generation_limit)
     return None
-
-
-def _generation(ops, spec: IslandSpec, state: IslandState, deadline: float | None, progress: float | None) -> None:
-    ga = spec.params.ga
-    pop_size = state.population.shape[0]
-    if ga.crossover == "eax":
-        keys = _keys(spec, state, pop_size)
-        state.streams += pop_size
-        eax.eax_generation(ops, state, keys, _rng(spec, state, 2).permutation(pop_size), progress)
-        return
-    if walks_in(spec):
-        _walk_generation(ops, spec, state, deadline)
-        return
-    count = ga.offspring
-    keys = _keys(spec, state, count)
-    state.streams += count
-    if ga.crossover == "none":
-        source = (state.generation * count + np.arange(count)) % pop_size
-        children = ops.device.asarray(state.population[source], np.int32)
-    else:
-        rng = _rng(spec, state, 2)
-        a = rng.integers(0, pop_size, size=(count, 2))
-        b = rng.integers(0, pop_size, size=(count, 2))
-        pick = lambda t: np.where(state.costs[t[:, 0]] <= state.costs[t[:, 1]], t[:, 0], t[:, 1])  # noqa: E731
-        pairs = np.stack([pick(a), pick(b)], axis=1)
-        children = ops.crossover(state.population, pairs, keys)
-        ops.mutate(children, keys)
-    sols, costs, iters = ops.improve(children, keys, time_limit=_seconds_to(deadline))
-    state.ls_iterations += int(np.sum(iters))
-    if ga.crossover == "none":
-        better = costs <= state.costs[source]
-        state.population[source[better]] = sols[better]
-        state.costs[source[better]] = costs[better]
-    else:
-        _replace(ops, state, sols, costs)
-
-
-def _walk_generation(ops, spec: IslandSpec, state: IslandState, deadline: float | None) -> None:
-    """Every member's tabu search goes on for ``ls_budget`` iterations. A member that is not the
-    best of a saved search (the first members, a migrant, members added by the load balancer)
-    starts a new search from itself."""
-    pop, saved = state.population, state.walks
-    owner = np.full(len(pop), -1)
-    if saved is not None:
-        for i, member in enumerate(pop):
-            same = [j for j in np.flatnonzero((saved["best"] == member[None, :]).all(axis=1)) if j not in owner]
-            owner[i] = same[0] if same else -1  # each saved search goes on once, even for equal members
-    new = np.flatnonzero(owner < 0)
-    keys = _keys(spec, state, new.size)
-    state.streams += new.size
-    walks = saved
-    if new.size:  # the new searches come after the saved ones, taken in the members' order
-        fresh = ops.new_walks(pop[new], keys)
-        known = 0 if saved is None else len(saved["keys"])
-        owner[new] = known + np.arange(new.size)
-        walks = {k: fresh[k] if saved is None else np.concatenate([saved[k], fresh[k]]) for k in SAVED_SEARCH}
-    walks = {k: v[owner] for k, v in walks.items()}
-    state.walks, best, costs, iters = ops.walk(walks, time_limit=_seconds_to(deadline))
-    state.population, state.costs = best.astype(pop.dtype), costs
-    state.ls_iterations += int(np.sum(iters))
-
-
-def walks_in(spec: IslandSpec) -> bool:
-    """Whether the island is a QAP local-search-only island, whose members are continued tabu searches."""
-    return spec.params.ga.crossover == "none" and isinstance(spec.problem, QAP)
-
-
-def closed_to_migrants(specs: list[IslandSpec], states: list[IslandState]) -> frozenset[int]:
-    """Islands that take no migrant now: a tabu-search island while its best still improves
-    within ``restart_after`` generations (0: never), since a migrant restarts one of its searches
-    and loses that search's memory."""
-    return frozenset(spec.index for spec, state in zip(specs, states, strict=True)
-                     if walks_in(spec) and (not spec.params.ga.restart_after
-                                            or state.stale < spec.params.ga.restart_after))
 
 
 def _update_best(state: IslandState) -> bool:
@@ -278,21 +182,6 @@ def _update_cycle_best(state: IslandState) -> bool:
         return False
     state.cycle_best = low
     return True
-
-
-def _restart(ops, spec: IslandSpec, state: IslandState, deadline: float | None) -> None:
-    """Replace every member but the best (``restart = "best"``) or every member (``"full"``: the
-    island's best stays in ``state.best``) by new improved random solutions."""
-    size = state.population.shape[0]
-    if spec.params.ga.restart == "full":
-        state.population[:], state.costs[:] = _new_members(ops, spec, state, size, deadline)
-        state.cycle_best = int(np.min(state.costs))
-    else:
-        keep = int(np.argmin(state.costs))
-        others = np.delete(np.arange(size), keep)
-        state.population[others], state.costs[others] = _new_members(ops, spec, state, size - 1, deadline)
-    state.restarts += 1
-    state.stale = 0
 
 
 def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None = None, seconds: float | None = None,
@@ -313,65 +202,81 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (Dask runs tasks in threads)
     set_cpu_threads(spec.cpu_threads)
     t0 = time.perf_counter()
-    ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key, spec.index)
+    island = island_for(spec)
     state = replace(state, population=None if state.population is None else state.population.copy(),
                     costs=None if state.costs is None else state.costs.copy())
-    start_best, start_iters, done = state.best_cost, state.ls_iterations, 0
+    start_best, start_iters = state.best_cost, state.ls_iterations
     improvements: list[tuple[float, int]] = []
     deadline = None if time_left is None else t0 + time_left
-    size = spec.params.ga.population
     built = state.population is None
     if built:
-        state.population, state.costs = _first_population(ops, spec, state, deadline, time_left)
+        state.population, state.costs = island.first_population(state, deadline, time_left)
         _update_best(state)
         improvements.append((time.perf_counter() - t0, state.best_cost))
-    elif size == 0:  # an automatic size is kept once chosen
-        pass
-    elif state.population.shape[0] < size:  # resized by the load balancer: add members
-        extra, extra_costs = _new_members(ops, spec, state, size - state.population.shape[0], deadline)
-        state.population = np.concatenate([state.population, extra])
-        state.costs = np.concatenate([state.costs, extra_costs])
-        if _update_best(state):
-            state.stale = 0
-            improvements.append((time.perf_counter() - t0, state.best_cost))
-    elif state.population.shape[0] > size:  # keep the best
-        keep = np.argsort(state.costs, kind="stable")[:size]
-        state.population, state.costs = state.population[keep], state.costs[keep]
-    target = spec.target
-    if spec.params.ga.crossover == "eax":
-        ops.eax_begin(state.population)
-    while True:
-        now = time.perf_counter()
-        if target is not None and state.best_cost is not None and state.best_cost <= target:
-            break
-        if generations is not None and done >= generations:
-            break
-        if seconds is not None and (done > 0 or built) and now - t0 >= seconds:
-            break
-        if deadline is not None and now >= deadline:
-            break
-        _generation(ops, spec, state, deadline, _progress(state, t0, elapsed, limit, generation_limit))
+    elif _resize(island, state, deadline):
+        improvements.append((time.perf_counter() - t0, state.best_cost))
+    island.begin(state)
+    progress = lambda: _progress(state, t0, elapsed, limit, generation_limit)  # noqa: E731
+    done = 0
+    while _may_go_on(spec, state, done, built, t0, generations, seconds, deadline):
+        island.generation(state, deadline, progress())
         state.generation += 1
         done += 1
-        cycle_improved = _update_cycle_best(state)
-        if _update_best(state):
-            state.stale = 0
+        if _after_generation(state):
             improvements.append((time.perf_counter() - t0, state.best_cost))
-        elif cycle_improved:
-            state.stale = 0
-        else:
-            state.stale += 1
         restart_after = spec.params.ga.restart_after
         if (restart_after and state.stale >= restart_after and state.population.shape[0] > 1
-                and (spec.params.ga.crossover != "eax"
-                     or eax.may_restart(_progress(state, t0, elapsed, limit, generation_limit)))):
-            _restart(ops, spec, state, deadline)
+                and island.may_restart(progress())):
+            island.restart(state, deadline)
             if _update_best(state):
                 improvements.append((time.perf_counter() - t0, state.best_cost))
-            if spec.params.ga.crossover == "eax":
-                ops.eax_begin(state.population)
+            island.begin(state)
     improved = start_best is None or (state.best_cost is not None and state.best_cost < start_best)
     stats = EpochStats(spec.index, spec.device, done, state.ls_iterations - start_iters,
                        time.perf_counter() - t0, state.best_cost, improved, state.restarts, improvements)
     return state, stats
 
+
+def _resize(island: Island, state: IslandState, deadline: float | None) -> bool:
+    """Bring a population resized by the load balancer to its new size: new improved members, or
+    the best ones kept (an automatic size, 0, is kept once chosen); returns whether the best improved."""
+    size, have = island.spec.params.ga.population, state.population.shape[0]
+    if size and have < size:
+        extra, extra_costs = island.new_members(state, size - have, deadline)
+        state.population = np.concatenate([state.population, extra])
+        state.costs = np.concatenate([state.costs, extra_costs])
+        if _update_best(state):
+            state.stale = 0
+            return True
+    elif size and have > size:
+        keep = np.argsort(state.costs, kind="stable")[:size]
+        state.population, state.costs = state.population[keep], state.costs[keep]
+    return False
+
+
+def _may_go_on(spec: IslandSpec, state: IslandState, done: int, built: bool, t0: float,
+               generations: int | None, seconds: float | None, deadline: float | None) -> bool:
+    """Whether the epoch runs another generation: not at the target, within its generations, its
+    seconds (at least one generation unless this epoch built the population) and the run's deadline."""
+    now = time.perf_counter()
+    if spec.target is not None and state.best_cost is not None and state.best_cost <= spec.target:
+        return False
+    if generations is not None and done >= generations:
+        return False
+    if seconds is not None and (done > 0 or built) and now - t0 >= seconds:
+        return False
+    return deadline is None or now < deadline
+
+
+def _after_generation(state: IslandState) -> bool:
+    """Update the best and the generations without progress (a new best, or a new best of the
+    population since its last full restart, resets them); returns whether the best improved."""
+    cycle_improved = _update_cycle_best(state)
+    if _update_best(state):
+        state.stale = 0
+        return True
+    if cycle_improved:
+        state.stale = 0
+    else:
+        state.stale += 1
+    return False

@@ -31,7 +31,7 @@ from metaheur.islands.island import (
     EpochStats,
     IslandSpec,
     IslandState,
-    closed_to_migrants,
+    refusing_migrants,
     run_epoch,
     warm_up,
     warm_up_all,
@@ -132,7 +132,7 @@ class RunRecord:
 def epoch_span(epoch_seconds: float, stats: list[EpochStats]) -> float:
     """Length of the next time-mode epoch: ``epoch_seconds``, or nine tenths of the slowest
     island's time per generation when that is longer, so that islands whose generations are short
-    (a tabu walk: 50n iterations) keep working while a slow one (a GA generation of 10 children,
+    (a tabu island: 50n iterations) keep working while a slow one (a GA generation of 10 children,
     each searched for 50n iterations) finishes its generation, instead of idling at the epoch's end. An epoch
     without a generation (a population being built) counts as one. Nine tenths: the slow island
     stops after one generation rather than two (an epoch ends after the generation that passes
@@ -339,7 +339,7 @@ class IslandModel:
                     wall = time.perf_counter() - t0
                     states = [s for s, _ in out]
                     stats = [e for _, e in out]
-                    migrations = self.migrator.migrate(states, epoch, closed_to_migrants(self.specs, states))
+                    migrations = self.migrator.migrate(states, epoch, refusing_migrants(self.specs, states))
                     incoming = {}
                     for m in migrations:
                         incoming[m.target] = incoming.get(m.target, 0) + 1

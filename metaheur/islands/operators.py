@@ -11,7 +11,7 @@ import numpy as np
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
-from metaheur.islands.params import IslandParams, ls_budget
+from metaheur.islands.params import IslandParams, default_ls_budget
 from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import QAP, TSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
@@ -19,7 +19,6 @@ from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
 
 _QAP_OPS = {"pmx": 0, "cx": 1, "ux": 2}
-EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 KICK_REVERSALS, KICK_WINDOW = 3, 50  # the kick of a GPU island's parallel local search
 
 
@@ -45,18 +44,19 @@ def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: fl
 
 class _Operators:
     """What every problem's operators hold: the problem, the device, the island parameters, the
-    crossover module (``ga_source``) and the local-search budget per child."""
+    crossover module (``ga_source``) and the local-search budget per child (``ls_budget``, chosen
+    by the island's algorithm)."""
 
     kind = ""
     ga_source = ""
 
-    def __init__(self, problem: QAP | TSP, device: Device, params: IslandParams):
+    def __init__(self, problem: QAP | TSP, device: Device, params: IslandParams, ls_budget: int):
         self.problem = problem
         self.device = device
         self.params = params
         self.n = problem.n
         self.ga = load_module(self.ga_source, device)
-        self.ls_budget = ls_budget(params.ga, self.kind, problem.n)
+        self.ls_budget = ls_budget
 
 
 class QAPOperators(_Operators):
@@ -65,8 +65,8 @@ class QAPOperators(_Operators):
     kind = "qap"
     ga_source = "qap_ga.cu"
 
-    def __init__(self, qap: QAP, device: Device, params: IslandParams):
-        super().__init__(qap, device, params)
+    def __init__(self, qap: QAP, device: Device, params: IslandParams, ls_budget: int, quadrant: int | None = None):
+        super().__init__(qap, device, params, ls_budget)
         self._tabu: QAPTabuBatch | None = None
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -109,17 +109,17 @@ class QAPOperators(_Operators):
             self._tabu = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
         return self._tabu
 
-    def new_walks(self, starts: np.ndarray, keys: np.ndarray) -> dict[str, np.ndarray]:
-        """Saved state of tabu searches (walks) about to start from ``starts``."""
+    def new_searches(self, starts: np.ndarray, keys: np.ndarray) -> dict[str, np.ndarray]:
+        """Saved state of tabu searches about to start from ``starts``."""
         return fresh_searches(self.problem, starts, keys)
 
-    def walk(self, walks: dict[str, np.ndarray], time_limit: float | None = None):
-        """Continue the saved tabu searches ``walks`` by ``ls_budget`` iterations each (cut short
+    def continue_searches(self, searches: dict[str, np.ndarray], time_limit: float | None = None):
+        """Continue the saved tabu searches ``searches`` by ``ls_budget`` iterations each (cut short
         by ``time_limit``), memory and all; returns (their new state, best solutions, best costs,
         iterations done now)."""
-        batch = self._batch(walks["perm"], walks["keys"])
-        batch.resume(walks)
-        before = walks["stats"][:, ITER]
+        batch = self._batch(searches["perm"], searches["keys"])
+        batch.resume(searches)
+        before = searches["stats"][:, ITER]
         result = batch.run(self.ls_budget, time_limit=time_limit)
         return batch.snapshot(), result.best, result.best_costs, result.iterations - before
 
@@ -151,12 +151,11 @@ class TSPOperators(_Operators):
     kind = "tsp"
     ga_source = "tsp_ga.cu"
 
-    def __init__(self, tsp: TSP, device: Device, params: IslandParams):
-        super().__init__(tsp, device, params)
+    def __init__(self, tsp: TSP, device: Device, params: IslandParams, ls_budget: int, quadrant: int | None = None):
+        """``quadrant``: quadrant neighbours of the candidate lists (None: the ILS parameters')."""
+        super().__init__(tsp, device, params, ls_budget)
         ils = params.ils
-        # EAX merges sub-tours over the candidate lists: quadrant candidates (Helsgaun 2000) connect
-        # the clusters of clustered instances, which nearest neighbours alone leave apart
-        quadrant = EAX_QUADRANT if params.ga.crossover == "eax" else ils.quadrant
+        quadrant = ils.quadrant if quadrant is None else quadrant
         self.neigh = neighbours(tsp, ils.neighbours, device, quadrant=min(quadrant, ils.neighbours // 4,
                                                                           (tsp.n - 1) // 4))
         self.data = tsp_data(tsp, device)  # uploaded once: EXPLICIT instances carry their matrix
@@ -167,10 +166,8 @@ class TSPOperators(_Operators):
         self._last_select = "greedy"
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """Random tours for EAX (whose population needs diversity); otherwise greedy-edge tours
-        perturbed by random segment reversals (cheaper for the local search on large instances)."""
-        if self.params.ga.crossover == "eax":
-            return canonical_tours(np.array([rng.permutation(self.n) for _ in range(count)]))
+        """Greedy-edge tours perturbed by random segment reversals (cheaper for the local search
+        on large instances than random tours)."""
         if self._greedy is None:
             self._greedy = greedy_tour(self.problem, self.neigh, self.device)
         starts = np.tile(self._greedy, (count, 1))
@@ -287,17 +284,22 @@ _CACHE: dict[tuple, object] = {}
 _CACHE_SIZE = 8  # operators hold device buffers: keep those of the islands of one run
 
 
-def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str, island: int = 0):
+def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str, island: int = 0, *,
+                  ls_budget: int | None = None, quadrant: int | None = None):
     """The operators of ``problem`` on ``device`` for one island (cached in this process under
     ``key``, a fingerprint of the instance, and the island: operators hold device buffers, so
-    islands that run as threads of one process must not share them)."""
+    islands that run as threads of one process must not share them). ``ls_budget``: local-search
+    effort per child (None: the GA parameters' or the size-based default, :func:`default_ls_budget`);
+    ``quadrant``: TSP candidate lists' quadrant neighbours (None: the ILS parameters')."""
     dev = parse_device(device)
-    cache_key = (key, dev.name, params, island)
+    if ls_budget is None:
+        ls_budget = default_ls_budget(params.ga, problem.kind, problem.n)
+    cache_key = (key, dev.name, params, island, ls_budget, quadrant)
     ops = _CACHE.get(cache_key)
     if ops is None:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))  # forget the oldest
         cls = QAPOperators if isinstance(problem, QAP) else TSPOperators
-        ops = cls(problem, dev, params)
+        ops = cls(problem, dev, params, ls_budget, quadrant)
         _CACHE[cache_key] = ops
     return ops

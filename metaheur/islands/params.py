@@ -20,7 +20,8 @@ class GAParams:
 
     ``population``: individuals kept; ``offspring``: children per generation (each improved by
     local search); ``crossover``: QAP ``ux``/``cx``/``pmx``, TSP ``eax``/``ox``, or ``none`` for a
-    local-search-only multistart (each child continues one member's search);
+    local-search-only island (a tabu island for the QAP, an ILS island for the TSP: each member's
+    search goes on);
     ``mutation``: random swaps (QAP) or segment reversals (TSP) applied to each child;
     ``ls_budget``: local-search effort per child (tabu iterations for the QAP, kicks for the TSP;
     ``None``: a size-based default); ``restart_after``: generations without a new best in the
@@ -30,7 +31,7 @@ class GAParams:
     reports and sends as a migrant).
 
     With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
-    metaheur/islands/eax.py): every member is parent A once a generation, ``tries`` EAX children
+    :class:`~metaheur.islands.eax.EAXIsland`): every member is parent A once a generation, ``tries`` EAX children
     per pair, no local search of children; ``population = 0`` sizes the population from the time
     budget; ``ls_budget`` is then the kicks of the local search that builds the population.
     """
@@ -114,11 +115,12 @@ def with_crossover(ga: GAParams, crossover: str) -> GAParams:
     return replace(ga, crossover=crossover)
 
 
-def walk_island(ga: GAParams) -> GAParams:
-    """The parameters of a QAP island that runs one continued robust tabu search (a walk) in place
-    of the GA, beside GA islands: it sends its best to the GA islands and never takes a migrant,
-    so its search keeps its memory for the whole run (docs/decisions/tabu-walk-islands.md).
-    A generation of the walk is the GA's local-search budget per child (50 n iterations by default)."""
+def tabu_island(ga: GAParams) -> GAParams:
+    """The parameters of a QAP tabu island (:class:`~metaheur.islands.tabu.TabuIsland`): one
+    continued robust tabu search in place of the GA, beside GA islands; it sends its best to the
+    GA islands and takes no migrant, so its search keeps its memory for the whole run
+    (docs/decisions/tabu-walk-islands.md). A generation of it is the GA's local-search budget per
+    child (50 n iterations by default)."""
     return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
 
 
@@ -132,21 +134,20 @@ def uniformly_random(problem: QAP | TSP) -> bool:
     return isinstance(problem, QAP) and problem.dominance < UNIFORM_DOMINANCE
 
 
-def default_walk_islands(cpu_islands: int) -> int:
-    """How many of ``cpu_islands`` QAP islands are tabu walks by default: half, rounded down, on
+def default_tabu_islands(cpu_islands: int) -> int:
+    """How many of ``cpu_islands`` QAP islands are tabu islands by default: half, rounded down, on
     every instance. On structured instances long searches with their memory pay beside the GA; on
-    uniformly random ones GA islands find more on the larger instances and a walk on the smaller
-    ones, and one of each is on average never behind two walks (docs/decisions/tabu-walk-islands.md)."""
+    uniformly random ones GA islands find more on the larger instances and a tabu island on the
+    smaller ones, and one of each is on average never behind two tabu islands
+    (docs/decisions/tabu-walk-islands.md)."""
     return cpu_islands // 2
 
 
-def ls_budget(params: GAParams, kind: str, n: int) -> int:
+def default_ls_budget(params: GAParams, kind: str, n: int) -> int:
     """Local-search effort per child: the explicit budget, else QAP 50 n tabu iterations, TSP n / 4
-    kicks (at least 50); with EAX, none (a descent) for the members that start the population."""
+    kicks (at least 50). An island algorithm may choose its own (:meth:`Island.ls_budget`)."""
     if params.ls_budget is not None:
         return params.ls_budget
-    if params.crossover == "eax":
-        return 0
     return 50 * n if kind == "qap" else max(50, n // 4)
 
 

@@ -12,7 +12,8 @@ import pytest
 from testutil import sparse_qap
 
 from metaheur.errors import MetaheurError
-from metaheur.islands.island import EpochStats, IslandSpec, IslandState, _replace, closed_to_migrants, run_epoch
+from metaheur.islands.island import EpochStats, IslandSpec, IslandState, refusing_migrants, run_epoch
+from metaheur.islands.memetic import replace_members
 from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import (
@@ -21,8 +22,8 @@ from metaheur.islands.params import (
     IslandParams,
     default_ga,
     default_tabu,
-    default_walk_islands,
-    walk_island,
+    default_tabu_islands,
+    tabu_island,
 )
 from metaheur.problems import QAP, random_qap, uniform_tsp
 from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
@@ -120,10 +121,10 @@ def test_run_epoch_is_a_pure_function(problem, ga):
     assert_states_equal(first, before)
     assert a.generation == first.generation + 3
     assert a.ls_iterations > first.ls_iterations
-    if a.walks is None:
+    if a.searches is None:
         assert a.streams > first.streams
     else:  # continued tabu searches keep their random streams
-        assert a.streams == first.streams and (a.walks["stats"][:, 2] > first.walks["stats"][:, 2]).all()
+        assert a.streams == first.streams and (a.searches["stats"][:, 2] > first.searches["stats"][:, 2]).all()
 
 
 def test_two_epochs_equal_one_double_epoch():
@@ -400,7 +401,7 @@ def test_replace_rules_on_hand_made_children():
     far = _perm(9, 8, 7, 6, 5)
     children = np.array([pop[0], near_member_3, near_member_3, far, _perm(3, 2, 1)])
     child_costs = np.array([1, 20, 20, 35, 99], dtype=np.int64)
-    _replace(_HammingOps(), state, children, child_costs)
+    replace_members(_HammingOps(), state, children, child_costs)
     # pop[0] duplicate dropped; near_member_3 (20) replaces the worst (member 1, cost 50);
     # its twin is a duplicate now; far (35) replaces the worst remaining above 35 (member 2, 40);
     # the last child is worse than everyone
@@ -419,12 +420,12 @@ def test_replace_prefers_a_close_worse_member():
     child = np.arange(30)
     child[[0, 1]] = child[[1, 0]]  # distance 2 from member 0 (< n/10 = 3) but member 0 is better
     state = IslandState(0, population=pop.copy(), costs=costs.copy())
-    _replace(Ops(), state, child[None], np.array([200]))
+    replace_members(Ops(), state, child[None], np.array([200]))
     assert state.costs.tolist() == [100, 200, 300]  # not member 0 (better), the worst instead
     close = np.roll(np.arange(30), 7)
     close[[3, 4]] = close[[4, 3]]  # distance 2 from member 2 (cost 300 > 250): replaces it, not the worst
     state = IslandState(0, population=pop.copy(), costs=costs.copy())
-    _replace(Ops(), state, close[None], np.array([250]))
+    replace_members(Ops(), state, close[None], np.array([250]))
     assert state.costs.tolist() == [100, 500, 250]
     assert np.array_equal(state.population[2], close)
 
@@ -467,76 +468,76 @@ def test_pickled_state_is_narrow_and_round_trips(problem):
     assert_states_equal(pickle.loads(pickle.dumps(wide)), wide)  # int32 on the wire, int32 kept
 
 
-# ------------------------------------------------------------------------------- walk islands
+# ------------------------------------------------------------------------------- tabu islands
 
 
-def walk_spec(restart_after: int = 0, index: int = 0) -> IslandSpec:
+def tabu_spec(restart_after: int = 0, index: int = 0) -> IslandSpec:
     return make_spec(QAP20, index=index, crossover="none", population=1, offspring=1, ls_budget=70,
                      restart_after=restart_after)
 
 
-def test_a_walk_island_is_one_uninterrupted_tabu_search():
+def test_a_tabu_island_is_one_uninterrupted_tabu_search():
     """Epochs of a QAP local-search-only island continue one robust tabu search: pickled between
     epochs, it ends where one search from the island's first member ends after as many iterations."""
-    spec = walk_spec()
+    spec = tabu_spec()
     first, _ = run_epoch(spec, IslandState(0), generations=0)
-    assert first.walks is None and first.population.shape == (1, QAP20.n)
+    assert first.searches is None and first.population.shape == (1, QAP20.n)
     pieces = first
     for gens in (1, 3, 2):
         pieces, _ = run_epoch(spec, pickle.loads(pickle.dumps(pieces)), generations=gens)
     whole, _ = run_epoch(spec, first, generations=6)
     assert_states_equal(pieces, whole)
-    assert pieces.walks["stats"][0, 2] == 6 * 70 and pieces.ls_iterations - first.ls_iterations == 6 * 70
+    assert pieces.searches["stats"][0, 2] == 6 * 70 and pieces.ls_iterations - first.ls_iterations == 6 * 70
     search = QAPTabuBatch(QAP20, "cpu", count=1, seed=0)
-    search.resume(fresh_searches(QAP20, first.population, pieces.walks["keys"]))
+    search.resume(fresh_searches(QAP20, first.population, pieces.searches["keys"]))
     r = search.run(6 * 70)
     assert np.array_equal(r.best, pieces.population) and int(r.best_costs[0]) == int(pieces.costs[0])
-    assert np.array_equal(search.snapshot()["tabu"], pieces.walks["tabu"])
+    assert np.array_equal(search.snapshot()["tabu"], pieces.searches["tabu"])
     assert_exact(QAP20, pieces)
 
 
-def test_a_migrant_starts_a_new_walk():
-    spec = walk_spec()
+def test_a_migrant_starts_a_new_tabu_search():
+    spec = tabu_spec()
     state, _ = run_epoch(spec, IslandState(0), generations=2)
     migrant = np.random.default_rng(4).permutation(QAP20.n)
     state.population[0], state.costs[0] = migrant, QAP20.cost(migrant)  # what the migration does
     after, _ = run_epoch(spec, state, generations=1)
-    assert after.walks["stats"][0, 2] == 70  # a new search, counted from the migrant
+    assert after.searches["stats"][0, 2] == 70  # a new search, counted from the migrant
     assert after.streams == state.streams + 1  # with a stream of its own
     assert int(after.costs[0]) <= QAP20.cost(migrant)
     assert_exact(QAP20, after)
 
 
-def test_walk_islands_take_migrants_only_when_stale():
-    walk, ga = walk_spec(restart_after=3), make_spec(QAP20, index=1)
-    assert closed_to_migrants([walk, ga], [IslandState(0, stale=2), IslandState(1, stale=50)]) == {0}
-    assert closed_to_migrants([walk, ga], [IslandState(0, stale=3), IslandState(1, stale=0)]) == frozenset()
-    assert closed_to_migrants([walk_spec(restart_after=0)], [IslandState(0, stale=10**6)]) == {0}
+def test_tabu_islands_take_migrants_only_when_stale():
+    tabu, ga = tabu_spec(restart_after=3), make_spec(QAP20, index=1)
+    assert refusing_migrants([tabu, ga], [IslandState(0, stale=2), IslandState(1, stale=50)]) == {0}
+    assert refusing_migrants([tabu, ga], [IslandState(0, stale=3), IslandState(1, stale=0)]) == frozenset()
+    assert refusing_migrants([tabu_spec(restart_after=0)], [IslandState(0, stale=10**6)]) == {0}
     tsp_ls_only = make_spec(TSP40, crossover="none", population=1, offspring=1)
-    assert closed_to_migrants([tsp_ls_only], [IslandState(0)]) == frozenset()
+    assert refusing_migrants([tsp_ls_only], [IslandState(0)]) == frozenset()
 
 
-def test_walk_island_parameters():
+def test_tabu_island_parameters():
     ga = GAParams(population=20, offspring=10, crossover="ux", ls_budget=0, restart_after=30)
-    walk = walk_island(ga)
-    assert (walk.crossover, walk.population, walk.offspring) == ("none", 1, 1)
-    assert walk.restart_after == 0 and walk.ls_budget is None  # never restarts, always searches
-    spec = walk_spec(restart_after=walk.restart_after)
-    assert closed_to_migrants([spec], [IslandState(0, stale=10**6)]) == {0}  # however long it stalls
-    assert walk_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
+    tabu = tabu_island(ga)
+    assert (tabu.crossover, tabu.population, tabu.offspring) == ("none", 1, 1)
+    assert tabu.restart_after == 0 and tabu.ls_budget is None  # never restarts, always searches
+    spec = tabu_spec(restart_after=tabu.restart_after)
+    assert refusing_migrants([spec], [IslandState(0, stale=10**6)]) == {0}  # however long it stalls
+    assert tabu_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
 
 
-def test_default_walk_islands_are_half_the_cpu_islands():
-    assert [default_walk_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
+def test_default_tabu_islands_are_half_the_cpu_islands():
+    assert [default_tabu_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
 
 
-def test_equal_members_of_a_walk_island_keep_their_own_searches():
+def test_equal_members_of_a_tabu_island_keep_their_own_searches():
     spec = make_spec(QAP20, crossover="none", population=2, offspring=1, ls_budget=70, restart_after=0)
     state, _ = run_epoch(spec, IslandState(0), generations=2)
     state.population[1], state.costs[1] = state.population[0], state.costs[0]  # as if both reached one optimum
-    state.walks["best"][1] = state.walks["best"][0]
+    state.searches["best"][1] = state.searches["best"][0]
     after, _ = run_epoch(spec, state, generations=1)
     assert after.streams == state.streams  # no new search was started
-    assert not np.array_equal(after.walks["perm"][0], after.walks["perm"][1]) or \
-        not np.array_equal(after.walks["tabu"][0], after.walks["tabu"][1])
-    assert (after.walks["stats"][:, 2] == 3 * 70).all()
+    assert not np.array_equal(after.searches["perm"][0], after.searches["perm"][1]) or \
+        not np.array_equal(after.searches["tabu"][0], after.searches["tabu"][1])
+    assert (after.searches["stats"][:, 2] == 3 * 70).all()

@@ -1,0 +1,118 @@
+"""The island protocol: what every island algorithm does within an epoch.
+
+An island algorithm (one class per algorithm, chosen from the parameters by
+:func:`metaheur.islands.island.island_class`) builds its first population, runs one generation
+on the island's state within a deadline, says whether a stagnant population may restart and
+whether the island takes migrants now. The island's state (:class:`~metaheur.islands.island.IslandState`)
+is plain data kept outside the algorithm object, so that an epoch can run in any process and a
+checkpoint holds the whole run; an algorithm object holds only the operators it drives (kernels
+and device buffers, built once per process).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from metaheur.engine.rng import stream_key
+from metaheur.islands.params import GAParams, IslandParams, default_ls_budget
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import IslandSpec, IslandState
+
+
+def seconds_to(deadline: float | None) -> float | None:
+    """Seconds left until ``deadline`` (a ``time.perf_counter`` value), or None without one."""
+    return None if deadline is None else max(0.0, deadline - time.perf_counter())
+
+
+class Island:
+    """One island algorithm on the operators ``ops`` of its problem and device.
+
+    Subclasses override :meth:`generation` and, where their algorithm differs, the other steps.
+    Class attributes tell the planner what the algorithm needs: ``candidate_quadrant`` (TSP: the
+    quadrant neighbours of the candidate lists, None for those of the ILS parameters) and
+    ``sized_by_gpu_wave`` (a GPU island improves at least one wave of children a generation)."""
+
+    candidate_quadrant: int | None = None
+    sized_by_gpu_wave = False
+
+    def __init__(self, spec: IslandSpec, ops):
+        self.spec = spec
+        self.ops = ops
+
+    # ------------------------------------------------------------ what the planner asks of the class
+    @classmethod
+    def label(cls, ga: GAParams) -> str:
+        """The algorithm's name in results and reports."""
+        raise NotImplementedError
+
+    @classmethod
+    def ls_budget(cls, ga: GAParams, kind: str, n: int) -> int:
+        """Local-search effort per child (:func:`default_ls_budget`)."""
+        return default_ls_budget(ga, kind, n)
+
+    @classmethod
+    def accepts_migrants(cls, params: IslandParams, state: IslandState) -> bool:
+        """Whether the island takes a migrant after this epoch (every island does unless its
+        algorithm says otherwise)."""
+        return True
+
+    # ------------------------------------------------------------ the steps of an epoch
+    def first_population(self, state: IslandState, deadline: float | None,
+                         time_left: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """The island's first ``population`` members, each a local optimum of a random start."""
+        return self.new_members(state, self.spec.params.ga.population, deadline)
+
+    def begin(self, state: IslandState) -> None:
+        """Called whenever the population was built or replaced as a whole (no-op by default)."""
+
+    def generation(self, state: IslandState, deadline: float | None, progress: float | None) -> None:
+        """One generation on ``state`` (in place), cut short at ``deadline``; ``progress``: how far
+        the run is, in [0, 1], or None without a horizon."""
+        raise NotImplementedError
+
+    def may_restart(self, progress: float | None) -> bool:
+        """Whether a stagnant population may restart now (always, by default)."""
+        return True
+
+    def restart(self, state: IslandState, deadline: float | None) -> None:
+        """Replace every member but the best (``restart = "best"``) or every member (``"full"``: the
+        island's best stays in ``state.best``) by new improved random solutions."""
+        size = state.population.shape[0]
+        if self.spec.params.ga.restart == "full":
+            state.population[:], state.costs[:] = self.new_members(state, size, deadline)
+            state.cycle_best = int(np.min(state.costs))
+        else:
+            keep = int(np.argmin(state.costs))
+            others = np.delete(np.arange(size), keep)
+            state.population[others], state.costs[others] = self.new_members(state, size - 1, deadline)
+        state.restarts += 1
+        state.stale = 0
+
+    # ------------------------------------------------------------ shared helpers
+    def starts(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """``count`` starting solutions for new members (the operators' random solutions)."""
+        return self.ops.random_solutions(count, rng)
+
+    def new_members(self, state: IslandState, count: int, deadline: float | None):
+        """``count`` new members: random starts brought to local optima (one random stream each);
+        returns (solutions, exact costs)."""
+        starts = self.starts(count, self.rng(state, 1))
+        keys = self.keys(state, count)
+        sols, costs, iters = self.ops.improve(self.ops.device.asarray(starts, np.int32), keys,
+                                              time_limit=seconds_to(deadline))
+        state.ls_iterations += int(np.sum(iters))
+        return sols, costs
+
+    def keys(self, state: IslandState, count: int) -> np.ndarray:
+        """The next ``count`` random-stream keys of the island (one per child or search)."""
+        ids = np.arange(state.streams, state.streams + count, dtype=np.uint64)
+        state.streams += count
+        return stream_key(np.uint64(self.spec.seed), ids)
+
+    def rng(self, state: IslandState, salt: int) -> np.random.Generator:
+        """A host generator for this generation's choices (``salt`` tells the uses apart)."""
+        return np.random.default_rng([self.spec.seed, state.generation, state.restarts, salt])
