@@ -153,7 +153,7 @@ class Run:
 
 def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: str = "cpu-islands",
               islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
-              walk_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
+              tabu_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
               scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
     """solve() with a time limit; a MetaheurError (no GPU, not enough memory, no Dask) becomes
     the run's status instead of an exception."""
@@ -171,7 +171,7 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
     t0 = time.perf_counter()
     try:
         run.result = solve(prob, strategy=strategy, time_limit=seconds, seed=seed, islands=islands, ga=ga,
-                           walk_islands=walk_islands, migration=migration, epoch_seconds=epoch_seconds,
+                           tabu_islands=tabu_islands, migration=migration, epoch_seconds=epoch_seconds,
                            dask_local=dask_local, scheduler=scheduler, target=target)
     except MetaheurError as exc:
         run.status = f"error: {exc}"
@@ -459,7 +459,7 @@ class Variant:
     ga: GAParams
     migration: MigrationParams | None = None  # solve()'s default for the instance when None
     skip: str = ""
-    walk_islands: int | None = None  # solve()'s default when None
+    tabu_islands: int | None = None  # solve()'s default when None
 
 
 def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) -> list[Variant]:
@@ -467,8 +467,8 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) 
     ring every epoch, or no migration on uniformly random QAP instances: ``default_migration``).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
-    "GA+LS islands only" has no tabu-walk islands (``walk_islands = 0``; the default makes half of
-    the CPU islands tabu walks). The restart group restarts a GA island's population after
+    "GA+LS islands only" has no tabu islands (``tabu_islands = 0``; the default makes half of
+    the CPU islands tabu islands). The restart group restarts a GA island's population after
     ``RESTART_AFTER`` generations without a new best in it, or never, and tries the other restart
     (``best`` keeps the population's best, ``full`` replaces every member; the default decides by
     the instance's class). The topology group migrates every epoch where the default does not
@@ -484,7 +484,7 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) 
                     Variant(group, "LS-only multistart", with_crossover(base, "none")),
                     Variant(group, "GA-only (ls_budget=0)", replace(base, ls_budget=0))]
             if kind == "qap":
-                out.append(Variant(group, "GA+LS islands only (walk_islands=0)", base, walk_islands=0))
+                out.append(Variant(group, "GA+LS islands only (tabu_islands=0)", base, tabu_islands=0))
         elif group == "crossover":
             ops = ("ux", "cx", "pmx") if kind == "qap" else ("ox", "eax")
             for op in ops:
@@ -535,11 +535,11 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
                 table.append((v, [skipped]))
                 continue
             migration = v.migration or default_migration(prob)
-            key = (v.ga, migration, v.walk_islands)
+            key = (v.ga, migration, v.tabu_islands)
             if key not in done:
                 done[key] = [solve_run(name, config=v.name, strategy="cpu-islands", islands=islands,
                                        seconds=seconds, seed=s, ga=v.ga, migration=migration,
-                                       walk_islands=v.walk_islands, epoch_seconds=epoch_seconds, group=v.group)
+                                       tabu_islands=v.tabu_islands, epoch_seconds=epoch_seconds, group=v.group)
                              for s in range(seeds)]
                 runs.extend(done[key])
             table.append((v, done[key]))

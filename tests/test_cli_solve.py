@@ -399,3 +399,22 @@ def test_target_bks_on_a_library_instance(runner, tmp_path, instances_dir, monke
     assert "stopped     target" in out
     ev = json.loads(ok(runner.invoke(cli, ["evaluate", "tai12a", "r.sln", "--json"])))
     assert ev["cost"] == 224416 and ev["gap_percent"] == 0.0
+
+
+def test_walk_islands_is_a_hidden_alias_of_tabu_islands(runner, tmp_path):
+    common = ["solve", "gen:qap:12:5", "--sync", "-g", "2", "--seed", "3", "--strategy", "cpu-islands",
+              "--islands", "2", "-q"]
+    runs = {}
+    for flag in ("--tabu-islands", "--walk-islands"):
+        out = runner.invoke(cli, [*common, flag, "1", "--json", f"{flag[2:]}.json"])
+        assert out.exit_code == 0, out.output
+        runs[flag] = json.loads(Path(f"{flag[2:]}.json").read_text())
+    assert [i["algorithm"] for i in runs["--tabu-islands"]["islands"]] == ["GA (ux)", "tabu search"]
+    assert runs["--walk-islands"]["cost"] == runs["--tabu-islands"]["cost"]
+    assert runs["--walk-islands"]["islands"] == runs["--tabu-islands"]["islands"]
+    help_text = runner.invoke(cli, ["solve", "--help"]).output
+    assert "--tabu-islands" in help_text and "--walk-islands" not in help_text
+    with pytest.warns(DeprecationWarning, match="tabu_islands"):
+        old = metaheur.solve(random_qap(12, seed=5), strategy="cpu-islands", islands=2, walk_islands=0,
+                             generations=1, sync=True)
+    assert [i["algorithm"] for i in old.islands] == ["GA (ux)", "GA (ux)"]

@@ -241,3 +241,7 @@ def test_the_first_error_is_reported_once(write):
     with pytest.raises(InputFormatError) as info:
         read_config(path)
     assert str(info.value).count("must be at least 1") == 1
+
+
+def test_the_deprecated_walk_islands_key_reads_as_tabu_islands(write):
+    assert read_config(write("[solve]\nwalk_islands = 1\n"))["solve"] == {"tabu_islands": 1}

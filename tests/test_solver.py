@@ -350,7 +350,8 @@ def test_half_the_cpu_islands_are_tabu_islands_by_default_on_every_qap(qap):
     r = quick(qap, strategy="cpu-islands", islands=3, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu search"]
     r = quick(qap, strategy="cpu-islands", islands=4, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu search", "GA (ux)", "tabu search"]  # each feeds a GA
+    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu search", "GA (ux)", "tabu search"]
+    # each tabu island feeds a GA island
     r = quick(qap, strategy="cpu-islands", islands=2, tabu_islands=0, generations=2)
     assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"]
     r = quick(qap, strategy="cpu-serial", generations=2)

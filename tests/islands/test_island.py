@@ -12,8 +12,18 @@ import pytest
 from testutil import sparse_qap
 
 from metaheur.errors import MetaheurError
-from metaheur.islands.island import EpochStats, IslandSpec, IslandState, refusing_migrants, run_epoch
-from metaheur.islands.memetic import replace_members
+from metaheur.islands.eax import EAXIsland
+from metaheur.islands.ils import ILSIsland
+from metaheur.islands.island import (
+    EpochStats,
+    IslandSpec,
+    IslandState,
+    island_class,
+    island_for,
+    refusing_migrants,
+    run_epoch,
+)
+from metaheur.islands.memetic import MemeticIsland, replace_members
 from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import (
@@ -25,6 +35,7 @@ from metaheur.islands.params import (
     default_tabu_islands,
     tabu_island,
 )
+from metaheur.islands.tabu import TabuIsland
 from metaheur.problems import QAP, random_qap, uniform_tsp
 from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
 
@@ -541,3 +552,30 @@ def test_equal_members_of_a_tabu_island_keep_their_own_searches():
     assert not np.array_equal(after.searches["perm"][0], after.searches["perm"][1]) or \
         not np.array_equal(after.searches["tabu"][0], after.searches["tabu"][1])
     assert (after.searches["stats"][:, 2] == 3 * 70).all()
+
+
+# ------------------------------------------------------------------------------- algorithm classes
+@pytest.mark.parametrize(("problem", "crossover", "cls", "label"), [
+    (QAP8, "ux", MemeticIsland, "GA (ux)"),
+    (QAP8, "none", TabuIsland, "tabu search"),
+    (uniform_tsp(12, seed=4), "ox", MemeticIsland, "GA (ox)"),
+    (uniform_tsp(12, seed=4), "none", ILSIsland, "ILS"),
+    (uniform_tsp(12, seed=4), "eax", EAXIsland, "GA (eax)"),
+])
+def test_the_parameters_choose_the_island_class(problem, crossover, cls, label):
+    spec = make_spec(problem, crossover=crossover)
+    assert spec.algorithm is cls and island_class(problem.kind, spec.params.ga) is cls
+    assert cls.label(spec.params.ga) == label
+    assert isinstance(island_for(spec), cls)
+    # only a tabu island may refuse migrants
+    assert cls.accepts_migrants(spec.params, IslandState(0, stale=0)) == (cls is not TabuIsland)
+
+
+def test_an_ils_island_continues_each_members_search_in_turn():
+    tsp = uniform_tsp(15, seed=2)
+    spec = make_spec(tsp, crossover="none", population=3, offspring=1, ls_budget=2)
+    first, _ = run_epoch(spec, IslandState(0), generations=0)
+    after, stats = run_epoch(spec, first, generations=3)
+    assert stats.ls_iterations == 3 * 2  # one child a generation, 2 kicks each
+    assert (after.costs <= first.costs).all()  # a continued search replaces its member only when not worse
+    assert_exact(tsp, after)
