@@ -119,7 +119,7 @@ def tabu_island(ga: GAParams) -> GAParams:
     """The parameters of a QAP tabu island (:class:`~metaheur.islands.tabu.TabuIsland`): one
     continued robust tabu search in place of the GA, beside GA islands; it sends its best to the
     GA islands and takes no migrant, so its search keeps its memory for the whole run
-    (docs/decisions/tabu-walk-islands.md). A generation of it is the GA's local-search budget per
+    (docs/decisions/tabu-islands.md). A generation of it is the GA's local-search budget per
     child (50 n iterations by default)."""
     return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
 
@@ -139,7 +139,7 @@ def default_tabu_islands(cpu_islands: int) -> int:
     every instance. On structured instances long searches with their memory pay beside the GA; on
     uniformly random ones GA islands find more on the larger instances and a tabu island on the
     smaller ones, and one of each is on average never behind two tabu islands
-    (docs/decisions/tabu-walk-islands.md)."""
+    (docs/decisions/tabu-islands.md)."""
     return cpu_islands // 2
 
 

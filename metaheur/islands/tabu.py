@@ -3,7 +3,7 @@ goes on, tabu memory and all, from generation to generation and epoch to epoch, 
 searches run for as long as they are given; the saved searches travel in the island's state
 (``IslandState.searches``). Beside GA islands it sends its best to them and takes no migrant
 while its search still improves, so the search keeps its memory
-(docs/decisions/tabu-walk-islands.md)."""
+(docs/decisions/tabu-islands.md)."""
 
 from __future__ import annotations
 
