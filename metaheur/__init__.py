@@ -13,7 +13,7 @@ from metaheur.errors import MetaheurError
 _LAZY = {
     "solve": ("metaheur.solver", "solve"),
     "Result": ("metaheur.result", "Result"),
-    "Callbacks": ("metaheur.islands.model", "Callbacks"),
+    "Callbacks": ("metaheur.callbacks", "Callbacks"),
     "GAParams": ("metaheur.islands.params", "GAParams"),
     "MigrationParams": ("metaheur.islands.migration", "MigrationParams"),
     "TabuParams": ("metaheur.search.qap_tabu", "TabuParams"),

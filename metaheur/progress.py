@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 import time
 
-from metaheur.islands.model import Callbacks
+from metaheur.callbacks import Callbacks
 from metaheur.problems.best_known import gap_percent
 
 

@@ -16,6 +16,7 @@ import platform
 import warnings
 from dataclasses import replace
 
+from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total, load_module
@@ -24,7 +25,7 @@ from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import island_class
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.migration import MigrationParams, default_migration
-from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
+from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_tabu_islands, tabu_island
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
@@ -253,7 +254,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     params = _with_tabu_islands(problem, params, island_devices, tabu_islands)
     check_memory(problem, island_devices)
     settings = {
-        "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
+        "problem": {"key": problem.fingerprint(), "name": problem.name, "n": problem.n, "kind": kind,
                     "source": problem.source},
         "strategy": strategy, "seed": seed, "devices": [d.name for d in island_devices],
         "migration": dataclasses.asdict(migration), "sync": sync, "epoch_seconds": epoch_seconds,
@@ -347,7 +348,7 @@ def _resume(problem_or_path, path, time_limit, generations, target, no_improveme
             raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
         problem_or_path = info["source"]
     problem = load_instance(problem_or_path)
-    if problem_key(problem) != info["key"]:
+    if problem.fingerprint() != info["key"]:
         raise MetaheurError(f"{path}: checkpoint of instance {info['name']} (n = {info['n']}), not of "
                             f"{problem.name} (n = {problem.n})")
     if stop is None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.textio import parse_ints, read_text, token_line
 
 INT32_MAX = 2**31 - 1
@@ -55,6 +56,10 @@ class QAP:
         object.__setattr__(self, "distance", np.ascontiguousarray(b, dtype=np.int64))
         self.flow.setflags(write=False)
         self.distance.setflags(write=False)
+
+    def fingerprint(self) -> str:
+        """A fingerprint of the instance's data (name, size and both matrices)."""
+        return fingerprint(f"{self.kind}:{self.name}:{self.n}", (self.flow, self.distance))
 
     @property
     def n(self) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.qap import check_permutation
 from metaheur.problems.textio import parse_floats, parse_ints, read_text, token_line
 from metaheur.problems.tsp_distances import COORD_TYPES, UNSUPPORTED_TYPES, geo_radians, pair_distances
@@ -87,6 +88,11 @@ class TSP:
                 object.__setattr__(self, "display", c)
         else:
             raise MetaheurError(f"{self.name}: unsupported EDGE_WEIGHT_TYPE {self.weight_type}")
+
+    def fingerprint(self) -> str:
+        """A fingerprint of the instance's data (name, size, distance function, coordinates or matrix)."""
+        return fingerprint(f"{self.kind}:{self.name}:{self.n}:{self.weight_type}:{self.weight_format}",
+                           (self.coords, self.matrix))
 
     @property
     def n(self) -> int:

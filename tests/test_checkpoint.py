@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur import solver as solver_module
+from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import load_checkpoint
 from metaheur.cli import cli
 from metaheur.devices import cpu_device
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.islands.model import Callbacks
 from metaheur.islands.params import GAParams
 from metaheur.problems import random_qap, uniform_tsp
 from metaheur.result import Result

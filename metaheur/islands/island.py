@@ -38,7 +38,7 @@ class IslandSpec:
 
     index: int
     problem: QAP | TSP
-    problem_key: str
+    fingerprint: str  # problem.fingerprint(), computed once
     device: str
     params: IslandParams
     seed: int  # this island's 64-bit seed (from a numpy SeedSequence)
@@ -131,7 +131,7 @@ def island_for(spec: IslandSpec) -> Island:
     """The island's algorithm on its operators (built once per process, see :func:`operators_for`)."""
     cls = spec.algorithm
     ga = spec.params.ga
-    ops = operators_for(spec.problem, spec.device, spec.params, spec.problem_key, spec.index,
+    ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint, spec.index,
                         ls_budget=cls.ls_budget(ga, spec.problem.kind, spec.problem.n),
                         quadrant=cls.candidate_quadrant)
     return cls(spec, ops)

@@ -11,7 +11,6 @@ from the islands' previous states (which are plain data kept here), so no result
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import pickle
 import signal
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
+from metaheur.callbacks import Callbacks
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
@@ -45,17 +45,6 @@ from metaheur.stopping import Progress, StopRules
 MAX_RETRIES = 3
 
 
-def problem_key(problem: QAP | TSP) -> str:
-    """A fingerprint of the instance data (what worker caches are keyed by)."""
-    extra = f":{problem.weight_type}:{problem.weight_format}" if isinstance(problem, TSP) else ""
-    h = hashlib.sha1(f"{problem.kind}:{problem.name}:{problem.n}{extra}".encode())
-    arrays = (problem.flow, problem.distance) if isinstance(problem, QAP) else (problem.coords, problem.matrix)
-    for a in arrays:
-        if a is not None:
-            h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()[:16]
-
-
 @contextlib.contextmanager
 def device_context(device: Device, stream):
     """Make ``device`` current in this thread with ``stream``, the island's own (created once by
@@ -68,20 +57,6 @@ def device_context(device: Device, stream):
 
 def _unpickled_epoch(epoch, spec: IslandSpec, state: bytes, budget: dict):
     return epoch(spec, pickle.loads(state), **budget, in_worker=True)
-
-
-class Callbacks:
-    """Hooks a caller may override; every one is a no-op by default."""
-
-    def on_start(self, model: IslandModel) -> None: ...
-
-    def on_epoch(self, model: IslandModel, epoch: int, stats: list[EpochStats]) -> None: ...
-
-    def on_best(self, model: IslandModel, cost: int, island: int) -> None: ...
-
-    def on_migration(self, model: IslandModel, epoch: int, migrations: list[Migration]) -> None: ...
-
-    def on_end(self, model: IslandModel, reason: str) -> None: ...
 
 
 @dataclass
@@ -163,7 +138,7 @@ class IslandModel:
             raise MetaheurError("epochs need a positive length")
         self.problem = problem
         self.seed = seed
-        key = problem_key(problem)
+        key = problem.fingerprint()
         seeds = np.random.SeedSequence(seed).spawn(len(devices))
         self.specs = [IslandSpec(i, problem, key, d.name, p, int(ss.generate_state(1, np.uint64)[0]))
                       for i, (d, p, ss) in enumerate(zip(devices, params, seeds, strict=True))]

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from metaheur import solver
+from metaheur.callbacks import Callbacks
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
 from metaheur.errors import MetaheurError
 from metaheur.islands import operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
-from metaheur.islands.model import Callbacks, IslandModel
+from metaheur.islands.model import IslandModel
 from metaheur.islands.operators import QAPOperators, TSPOperators
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.ops import tsp_data

@@ -24,7 +24,6 @@ from metaheur.islands.island import (
     run_epoch,
 )
 from metaheur.islands.memetic import MemeticIsland, replace_members
-from metaheur.islands.model import problem_key
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import (
     UNIFORM_DOMINANCE,
@@ -54,7 +53,7 @@ def make_spec(problem, *, seed: int = 12345, index: int = 0, target=None, **ga) 
     base = {"population": 8, "offspring": 4, "ls_budget": 60 if problem.kind == "qap" else 4,
             "crossover": "ux" if problem.kind == "qap" else "ox"}
     params = IslandParams(ga=GAParams(**(base | ga)).check_for(problem.kind))
-    return IslandSpec(index, problem, problem_key(problem), "cpu", params, seed, target)
+    return IslandSpec(index, problem, problem.fingerprint(), "cpu", params, seed, target)
 
 
 def exact(problem, solution) -> int:
@@ -90,7 +89,7 @@ def assert_exact(problem, state: IslandState) -> None:
 
 def distinct(problem, spec, population) -> list[bool]:
     """For each member: is it different from every other member (TSP: as a cycle)?"""
-    ops = operators_for(problem, spec.device, spec.params, spec.problem_key)
+    ops = operators_for(problem, spec.device, spec.params, spec.fingerprint)
     out = []
     for i, member in enumerate(population):
         d = ops.distances(member, population)
@@ -443,7 +442,7 @@ def test_replace_prefers_a_close_worse_member():
 
 def test_tsp_distance_ignores_rotation_and_direction():
     spec = make_spec(TSP40)
-    ops = operators_for(TSP40, "cpu", spec.params, spec.problem_key)
+    ops = operators_for(TSP40, "cpu", spec.params, spec.fingerprint)
     tour = np.random.default_rng(1).permutation(40)
     same = np.stack([tour, np.roll(tour, 5), tour[::-1], np.roll(tour[::-1], 11)])
     assert ops.distances(tour, same).tolist() == [0, 0, 0, 0]

@@ -19,12 +19,13 @@ import fault_helpers
 import numpy as np
 import pytest
 
+from metaheur.callbacks import Callbacks
 from metaheur.devices import cpu_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import DeviceLoad, LoadBalancer
 from metaheur.islands.island import EpochStats, IslandState, run_epoch
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.model import Callbacks, IslandModel, RunRecord, epoch_span, problem_key
+from metaheur.islands.model import IslandModel, RunRecord, epoch_span
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
 from metaheur.problems.tsp import COORD_TYPES
@@ -101,20 +102,20 @@ def test_island_seeds_are_distinct_and_follow_the_run_seed():
     assert not {s.seed for s in a.specs} & {s.seed for s in c.specs}
 
 
-def test_problem_key_is_a_fingerprint_of_the_data():
-    assert problem_key(QAP16) == problem_key(random_qap(16, seed=3))
-    assert problem_key(QAP16) != problem_key(random_qap(16, seed=4))
+def test_the_fingerprint_follows_the_data():
+    assert QAP16.fingerprint() == random_qap(16, seed=3).fingerprint()
+    assert QAP16.fingerprint() != random_qap(16, seed=4).fingerprint()
     flow = QAP16.flow.copy()
     flow[0, 1] += 1
-    assert problem_key(QAP16) != problem_key(QAP(QAP16.name, flow, QAP16.distance))
-    assert problem_key(TSP30) != problem_key(uniform_tsp(30, seed=5))
+    assert QAP16.fingerprint() != QAP(QAP16.name, flow, QAP16.distance).fingerprint()
+    assert TSP30.fingerprint() != uniform_tsp(30, seed=5).fingerprint()
 
 
-def test_problem_key_covers_the_tsp_distance_function():
+def test_the_fingerprint_covers_the_tsp_distance_function():
     coords = TSP30.coords / 1000.0 + 0.3
     kinds = ("EUC_2D", "CEIL_2D", "ATT", "MAN_2D")
     assert set(kinds) <= set(COORD_TYPES)
-    assert len({problem_key(TSP("same", kind, coords=coords)) for kind in kinds}) == len(kinds)
+    assert len({TSP("same", kind, coords=coords).fingerprint() for kind in kinds}) == len(kinds)
 
 
 # ---------------------------------------------------------------------------- reproducibility

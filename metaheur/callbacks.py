@@ -1,0 +1,25 @@
+"""Hooks a caller of :func:`metaheur.solve` or :class:`~metaheur.islands.model.IslandModel`
+overrides to follow a run (the CLI's progress lines are one)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import EpochStats
+    from metaheur.islands.migration import Migration
+    from metaheur.islands.model import IslandModel
+
+
+class Callbacks:
+    """Hooks a caller may override; every one is a no-op by default."""
+
+    def on_start(self, model: IslandModel) -> None: ...
+
+    def on_epoch(self, model: IslandModel, epoch: int, stats: list[EpochStats]) -> None: ...
+
+    def on_best(self, model: IslandModel, cost: int, island: int) -> None: ...
+
+    def on_migration(self, model: IslandModel, epoch: int, migrations: list[Migration]) -> None: ...
+
+    def on_end(self, model: IslandModel, reason: str) -> None: ...
