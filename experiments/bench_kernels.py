@@ -7,7 +7,7 @@ at least ``--min-time`` long, after a warm-up launch). Rows:
 * ``cpu-1``: the CPU build with one OpenMP thread (``threads=1`` in the kernel call);
 * ``cpu-N``: the CPU build with every core (``threads=os.cpu_count()``; blocks are spread over
   the threads, so a batch of one solution still uses one core);
-* ``numpy``: the vectorised numpy version of the same computation (metaheur.reference), one
+* ``numpy``: the vectorised numpy version of the same computation (tests/reference), one
   solution at a time; a row that would take more than ``--numpy-budget`` seconds a launch is
   skipped and listed as such;
 * ``cuda:K``: every GPU of metaheur.devices.gpu_devices(), timed with device synchronisation,
@@ -69,16 +69,17 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the numpy oracles (tests/reference)
 import numpy as np
 from benchlib import out_folder
+from reference import qap as RQ
+from reference import tsp as RT
 
 from metaheur.devices import cpu_device, gpu_devices, to_host
 from metaheur.engine import load_module, set_cpu_threads
 from metaheur.engine.cpu_build import find_compiler
 from metaheur.ops import neighbours, qap_data, tsp_data
 from metaheur.problems import load_instance, random_qap, uniform_tsp
-from metaheur.reference import qap as RQ
-from metaheur.reference import tsp as RT
 
 BYTES_PER_MOVE = {
     "qap_delta_full": 8, "qap_delta_update": 16, "qap_best_move": 16,
@@ -347,7 +348,7 @@ def bench_knn(cfg: Config) -> None:
                     threads=threads or "", block="128" if dev.is_gpu else "1", moves=n, seconds=seconds,
                     note="cities per second, host grid and re-rank included")
         skip_row(cfg, kernel="neighbours", instance=tsp.name, n=n, batch=1, backend="numpy",
-                 why="no vectorised numpy KNN in metaheur.reference (brute force is O(n^2))")
+                 why="no vectorised numpy KNN in tests/reference (brute force is O(n^2))")
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -446,7 +447,7 @@ def write_results(cfg: Config, out: Path, label: str, argv: list[str]) -> tuple[
     md = ["# Move-kernel throughput", "", *[f"- {line}" for line in header], "",
           "Moves evaluated per second (see the docstring of experiments/bench_kernels.py for what a move is and the "
           "byte model of the GPU rows). `cpu-1`: the CPU build on one core; `cpu-N`: on N cores (blocks spread "
-          "over OpenMP threads, so a batch of one uses one core); `numpy`: metaheur.reference, vectorised, one "
+          "over OpenMP threads, so a batch of one uses one core); `numpy`: tests/reference, vectorised, one "
           "solution at a time.", ""]
     if summary:
         md += ["## Key numbers", "", *[f"- {line}" for line in summary], ""]

@@ -1,5 +1,5 @@
 """QAP swap-neighbourhood kernels (kernels/qap_moves.cu) against the numpy reference
-(metaheur/reference/qap.py), and the reference against the exact cost difference."""
+(tests/reference/qap.py), and the reference against the exact cost difference."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import itertools
 import numpy as np
 import pytest
 from kernel_helpers import SIM_BLOCKS, random_perms
+from reference import qap as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.ops import qap_data
 from metaheur.problems import QAP, random_qap
-from metaheur.reference import qap as R
 
 SIZES = [2, 3, 5, 31, 32, 33, 63, 65, 129]
 UNSET = -7  # what the kernels must leave in the entries i >= j

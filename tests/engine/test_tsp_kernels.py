@@ -1,5 +1,5 @@
 """TSP move kernels (kernels/tsp_moves.cu) for every weight type against the numpy reference
-(metaheur/reference/tsp.py), the reference against literally applied moves, and the neighbour
+(tests/reference/tsp.py), the reference against literally applied moves, and the neighbour
 lists (kernels/tsp_knn.cu through metaheur.ops.neighbours) against brute force."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from kernel_helpers import SIM_BLOCKS, TSP_WEIGHTS, explicit_tsp, make_tsp, random_perms
+from reference import tsp as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP, clustered_tsp, uniform_tsp
-from metaheur.reference import tsp as R
 
 SIZES = [5, 6, 7, 33, 65]
 INVALID = R.INVALID

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference import tsp as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.ops import neighbours
 from metaheur.problems import clustered_tsp, uniform_tsp
-from metaheur.reference import tsp as R
 from metaheur.search.tsp_descent import TSPDescentBatch
 
 
