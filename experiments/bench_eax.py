@@ -72,11 +72,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from benchlib import out_folder
 
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import cpu_count, cpu_device
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP, load_instance, uniform_tsp
 from metaheur.search.tsp_ils import ILSParams, TSPILSBatch, greedy_tour
 

@@ -75,10 +75,10 @@ from benchlib import out_folder
 from reference import qap as RQ
 from reference import tsp as RT
 
+from metaheur.device_data import neighbours, qap_data, tsp_data
 from metaheur.devices import cpu_device, gpu_devices, to_host
 from metaheur.engine import load_module, set_cpu_threads
 from metaheur.engine.cpu_build import find_compiler
-from metaheur.ops import neighbours, qap_data, tsp_data
 from metaheur.problems import load_instance, random_qap, uniform_tsp
 
 BYTES_PER_MOVE = {

@@ -55,8 +55,8 @@ def _load(root: Path, name: str):
 
 
 def child_ours(root: Path, name: str, seconds: float, seed: int) -> dict:
+    from metaheur.device_data import tsp_data
     from metaheur.engine import load_module
-    from metaheur.ops import tsp_data
     from metaheur.search.tsp_ils import solve_ils
 
     tsp = _load(root, name)

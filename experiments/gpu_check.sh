@@ -125,7 +125,7 @@ precompile() {
     "$PY" - "$TINY" <<'EOF'
 import sys, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from metaheur.ops import COMPILE_VARIANTS
+from metaheur.device_data import COMPILE_VARIANTS
 
 EUC_2D = {"MH_TSP_WEIGHT": 1}  # the generated TSP instances' distance
 tiny = sys.argv[1] == "1"  # the tiny run's tests compare no TSP distance but EUC_2D

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpointer, load_checkpoint
+from metaheur.device_data import qap_data, tsp_data
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
@@ -27,7 +28,6 @@ from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_tabu_islands, tabu_island
-from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
 from metaheur.result import Result

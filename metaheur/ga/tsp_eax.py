@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metaheur.device_data.tsp import TSPData
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
-from metaheur.ops.tsp import TSPData
 from metaheur.problems import TSP
 
 STRATEGIES = {"rand": 0, "single": 1}
@@ -182,8 +182,8 @@ class EdgeFrequency:
 class EAXBatch:
     """EAX on ``count`` parent pairs at a time (device buffers kept between calls).
 
-    ``data`` is :func:`metaheur.ops.tsp_data` of ``tsp`` (its device is the batch's device);
-    ``neigh`` the n x k nearest-city lists (:func:`metaheur.ops.neighbours`).
+    ``data`` is :func:`metaheur.device_data.tsp_data` of ``tsp`` (its device is the batch's device);
+    ``neigh`` the n x k nearest-city lists (:func:`metaheur.device_data.neighbours`).
     """
 
     def __init__(self, tsp: TSP, data: TSPData, neigh, count: int, device: str | Device | None = None):

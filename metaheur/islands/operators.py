@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.islands.params import IslandParams, default_ls_budget
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import QAP, TSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_descent import TSPDescentBatch

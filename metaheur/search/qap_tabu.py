@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metaheur.device_data import qap_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.engine.rng import rand64, stream_key
 from metaheur.errors import MetaheurError
-from metaheur.ops import qap_data
 from metaheur.problems import QAP
 from metaheur.search.batch import BatchResult, LaunchPacer
 

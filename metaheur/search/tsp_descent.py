@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP
 from metaheur.search.batch import BatchResult
 

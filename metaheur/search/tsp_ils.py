@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import cpu_threads, load_module
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP
 from metaheur.search.batch import BatchResult, LaunchPacer
 
@@ -113,7 +113,7 @@ class TSPILSBatch:
     searches diverge through their own random streams ``(seed, k)``. The first :meth:`run` first
     brings every start to a local optimum. ``neigh``: the neighbour lists of ``params``, when the
     caller has them already (they are computed otherwise); ``data``: the instance already uploaded
-    by :func:`metaheur.ops.tsp_data` for this device (``use_matrix`` is then not used).
+    by :func:`metaheur.device_data.tsp_data` for this device (``use_matrix`` is then not used).
     """
 
     def __init__(self, tsp: TSP, device: str | Device = "cpu", *, count: int | None = None, starts=None,

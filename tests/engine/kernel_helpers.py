@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaheur.ops import tsp_data
+from metaheur.device_data import tsp_data
 from metaheur.problems import TSP, read_tsplib
 
 #: Block shapes of the simulation tests: one thread, a warp, 2-D, a non-power of two, a large block.

@@ -3,7 +3,7 @@ build's options, and for the CPU.
 
 The GPU compile needs no GPU: NVRTC through CuPy when ``cupy.cuda.nvrtc`` imports, else ``nvcc``
 (on the PATH or in /usr/local/cuda/bin) with the same options, else the test is skipped with the
-reason. Every ``kernels/*.cu`` file must be listed in ``metaheur.ops.COMPILE_VARIANTS``.
+reason. Every ``kernels/*.cu`` file must be listed in ``metaheur.device_data.COMPILE_VARIANTS``.
 
 Large kernels take tens of seconds each to compile for sm_90, so (1) all compiles of a session
 start at once on a thread pool (one job a core) and each test waits for its own, and (2) a GPU
@@ -32,11 +32,11 @@ from pathlib import Path
 
 import pytest
 
+from metaheur.device_data import COMPILE_VARIANTS
 from metaheur.engine import cpu_build
 from metaheur.engine.gpu_build import nvrtc_options
 from metaheur.engine.module import _normalise_defines
 from metaheur.engine.source import kernel_dir, load_source
-from metaheur.ops import COMPILE_VARIANTS
 
 ARCH = "sm_90"
 VARIANTS = [(source, defines) for source, variants in sorted(COMPILE_VARIANTS.items()) for defines in variants]
@@ -182,7 +182,7 @@ def test_every_kernel_file_is_in_compile_variants():
     files = sorted(p.name for p in kernel_dir().glob("*.cu"))
     assert files, "no kernel sources found"
     missing = [f for f in files if f not in COMPILE_VARIANTS]
-    assert not missing, f"kernels/*.cu not listed in metaheur.ops.COMPILE_VARIANTS: {missing}"
+    assert not missing, f"kernels/*.cu not listed in metaheur.device_data.COMPILE_VARIANTS: {missing}"
     unknown = [f for f in COMPILE_VARIANTS if f not in files]
     assert not unknown, f"COMPILE_VARIANTS names files that do not exist: {unknown}"
     for name, variants in COMPILE_VARIANTS.items():

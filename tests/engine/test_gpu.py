@@ -17,10 +17,10 @@ from kernel_helpers import REDUCE, RNG_KERNEL, make_tsp, random_perms
 from reference import qap as RQ
 from reference import tsp as RT
 
+from metaheur.device_data import neighbours, qap_data, tsp_data
 from metaheur.devices import Device, gpu_devices, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.engine import rng as host_rng
-from metaheur.ops import neighbours, qap_data, tsp_data
 from metaheur.problems import QAP, clustered_tsp, uniform_tsp
 
 GPU_QAP_BLOCKS = [(32, 4), (128, 1), (32, 8), (16, 16), (1024, 1)]

@@ -10,9 +10,9 @@ import pytest
 from kernel_helpers import SIM_BLOCKS, random_perms
 from reference import qap as R
 
+from metaheur.device_data import qap_data
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
-from metaheur.ops import qap_data
 from metaheur.problems import QAP, random_qap
 
 SIZES = [2, 3, 5, 31, 32, 33, 63, 65, 129]

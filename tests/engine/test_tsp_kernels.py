@@ -1,6 +1,6 @@
 """TSP move kernels (kernels/tsp_moves.cu) for every weight type against the numpy reference
 (tests/reference/tsp.py), the reference against literally applied moves, and the neighbour
-lists (kernels/tsp_knn.cu through metaheur.ops.neighbours) against brute force."""
+lists (kernels/tsp_knn.cu through metaheur.device_data.neighbours) against brute force."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from kernel_helpers import SIM_BLOCKS, TSP_WEIGHTS, explicit_tsp, make_tsp, random_perms
 from reference import tsp as R
 
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP, clustered_tsp, uniform_tsp
 
 SIZES = [5, 6, 7, 33, 65]
@@ -331,7 +331,7 @@ def test_neighbours_k_is_capped_at_n_minus_1():
 def test_knn_kernel_gives_the_same_lists_for_any_block_shape():
     """tsp_knn_grid is one thread per city: the simulation with GPU-like blocks (whose last block
     is partly idle) equals the one-city-per-block launch that the CPU build uses."""
-    from metaheur.ops.tsp import _grid
+    from metaheur.device_data.tsp import _grid
 
     tsp = clustered_tsp(300, 9)
     n, k = tsp.n, 8

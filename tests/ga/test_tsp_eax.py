@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import gpu_devices, to_host
 from metaheur.engine import load_module
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
 from metaheur.ga.tsp_eax import N_INFO, SELECTIONS, STRATEGIES, EAXBatch, EdgeFrequency, eax_children, work_ints
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP, clustered_tsp, uniform_tsp
 from metaheur.search.tsp_ils import TSPILSBatch
 

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
+from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import cpu_device, gpu_devices, parse_device, system_report
 from metaheur.engine import load_module, simcuda
 from metaheur.errors import MetaheurError
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
-from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import clustered_tsp, random_qap
 from metaheur.search.qap_tabu import QAPTabuBatch
 from metaheur.search.tsp_descent import TSPDescentBatch

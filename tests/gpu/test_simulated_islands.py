@@ -12,6 +12,7 @@ import pytest
 
 from metaheur import solver
 from metaheur.callbacks import Callbacks
+from metaheur.device_data import tsp_data
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
 from metaheur.errors import MetaheurError
@@ -21,7 +22,6 @@ from metaheur.islands.island import EpochStats, run_epoch
 from metaheur.islands.model import IslandModel
 from metaheur.islands.operators import QAPOperators, TSPOperators
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.ops import tsp_data
 from metaheur.problems import TSP, clustered_tsp, random_qap
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.solver import solve

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from metaheur.device_data.qap import DELTA32_LIMIT, delta_bound
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
-from metaheur.ops.qap import DELTA32_LIMIT, delta_bound
 from metaheur.problems import QAP, random_qap, read_qaplib
 from metaheur.search.qap_tabu import (
     BASE,
@@ -188,7 +188,7 @@ def test_tracked_costs_exact_with_large_entries(tenure):
 def int64_delta_batch(monkeypatch, qap: QAP, **kwargs) -> QAPTabuBatch:
     """A batch forced onto the int64-delta build (as if the int32 bound did not hold)."""
     with monkeypatch.context() as m:
-        m.setattr("metaheur.ops.qap.DELTA32_LIMIT", 0)
+        m.setattr("metaheur.device_data.qap.DELTA32_LIMIT", 0)
         batch = QAPTabuBatch(qap, "cpu", **kwargs)
     assert not batch.data.delta32 and batch.delta.dtype == np.int64
     return batch

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from reference import tsp as R
 
+from metaheur.device_data import neighbours
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
-from metaheur.ops import neighbours
 from metaheur.problems import clustered_tsp, uniform_tsp
 from metaheur.search.tsp_descent import TSPDescentBatch
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from testutil import instances_dir
 
+from metaheur.device_data import neighbours
 from metaheur.devices import to_host
 from metaheur.errors import MetaheurError
-from metaheur.ops import neighbours
 from metaheur.problems import TSP, clustered_tsp, load_instance, uniform_tsp
 from metaheur.search import tsp_ils as tsp_ils_module
 from metaheur.search.tsp_ils import (

@@ -5,8 +5,8 @@
 what the compile check builds.
 """
 
-from metaheur.ops.qap import QAPData, qap_data
-from metaheur.ops.tsp import WEIGHT_CODES, TSPData, neighbours, tsp_data
+from metaheur.device_data.qap import QAPData, qap_data
+from metaheur.device_data.tsp import WEIGHT_CODES, TSPData, neighbours, tsp_data
 
 _QAP = [{}, {"MH_QAP_SYMMETRIC": 1}]
 _TSP = [{"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values()))]
