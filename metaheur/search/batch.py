@@ -75,6 +75,22 @@ class LaunchPacer:
             self.rate = units / seconds
             self.step = max(1, int(self.rate * self.target))
 
+    def run(self, launch, synchronize, reached, done: bool = False) -> bool:
+        """Launch ``launch(units)`` in steps sized by :meth:`next_step`, waiting for each
+        (``synchronize()``) to time it, until the budget or the time is used up or ``reached()``
+        (checked after every launch; ``done``: already reached, so nothing is launched); returns
+        whether ``reached()`` ended it."""
+        while not done:
+            step = self.next_step()
+            if step == 0:
+                break
+            t0 = time.perf_counter()
+            launch(step)
+            synchronize()
+            self.record(step, time.perf_counter() - t0)
+            done = reached()
+        return done
+
     def reason(self, target_reached: bool) -> str:
         if target_reached:
             return "target"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -193,16 +192,8 @@ class QAPTabuBatch:
         first = 2000 if iterations is None else iterations
         first = max(1, min(first, 2_000_000 // (self.count * self.qap.n * self.qap.n)))
         pacer = LaunchPacer(iterations, time_limit, first)
-        reached = False
-        while not reached:
-            step = pacer.next_step()
-            if step == 0:
-                break
-            t0 = time.perf_counter()
-            self._launch(step, goal)
-            self.device.synchronize()
-            pacer.record(step, time.perf_counter() - t0)
-            reached = target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any())
+        reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize,
+                            lambda: target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any()))
         stats = to_host(self.stats)
         return BatchResult(
             best=to_host(self.best_perm).astype(np.int64), best_costs=stats[:, BEST].copy(),

@@ -203,17 +203,10 @@ class TSPILSBatch:
         pacer = LaunchPacer(kicks, time_limit, first=min(kicks or first, first), target_seconds=LAUNCH_SECONDS)
         if not self.initialised:
             self._initial_descent(goal, pacer)
-        reached = bool((to_host(self.stats)[:, BEST] <= goal).any())
-        while not reached:
-            step = pacer.next_step()
-            if step == 0:
-                break
-            t0 = time.perf_counter()
-            self._launch(step, goal)
-            self.device.synchronize()
-            pacer.record(step, time.perf_counter() - t0)
+        at_goal = lambda: bool((to_host(self.stats)[:, BEST] <= goal).any())  # noqa: E731
+        reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize, at_goal, at_goal())
+        if pacer.launches:
             self.rate = pacer.rate
-            reached = bool((to_host(self.stats)[:, BEST] <= goal).any())
         stats = to_host(self.stats)
         return BatchResult(
             best=to_host(self.best_tours).astype(np.int64), best_costs=stats[:, BEST].copy(),

@@ -619,10 +619,8 @@ class SimulatedClock:
 
     def install(self, monkeypatch):
         import metaheur.search.batch as batch_module
-        import metaheur.search.qap_tabu as tabu_module
 
-        monkeypatch.setattr(batch_module, "time", self)
-        monkeypatch.setattr(tabu_module, "time", self)
+        monkeypatch.setattr(batch_module, "time", self)  # the launch pacing times every launch there
         launch = QAPTabuBatch._launch
         clock = self
 
