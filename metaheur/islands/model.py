@@ -17,6 +17,7 @@ import signal
 import threading
 import time
 import warnings
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -285,25 +286,15 @@ class IslandModel:
         self.specs = [replace(spec, target=stop.target, owner_pid=os.getpid()) for spec in self.specs]
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
-        states = record.states
         previous = self._install_sigint()
         reason = None
         try:
             with contextlib.ExitStack() as self._open:
-                self.parallel = self._open_parallel()
-                t_setup = time.perf_counter()
-                workers = [s for s in self.specs if s.index not in self.main]
-                if self.parallel is not None:
-                    self._warm_up(self.parallel, workers)
-                self._warm_up_main()
-                record.setup_seconds = time.perf_counter() - t_setup
-                self.start_time = time.perf_counter() - record.seconds
-                self.callbacks.on_start(self)
+                self._start(record)
                 while reason is None:
-                    epoch = record.next_epoch
                     t0 = time.perf_counter()
                     try:
-                        out = self._epoch(states, self._budget(stop))
+                        out = self._epoch(record.states, self._budget(stop))
                     except MetaheurError as exc:
                         if record.best is None:
                             raise
@@ -311,41 +302,10 @@ class IslandModel:
                         warnings.warn(f"metaheur: the run stops early: {exc}", RuntimeWarning, stacklevel=2)
                         reason = f"failed: {exc}"
                         break
-                    wall = time.perf_counter() - t0
-                    states = [s for s, _ in out]
-                    stats = [e for _, e in out]
-                    migrations = self.migrator.migrate(states, epoch, refusing_migrants(self.specs, states))
-                    incoming = {}
-                    for m in migrations:
-                        incoming[m.target] = incoming.get(m.target, 0) + 1
-                    epoch_best = min((s.best_cost for s in states if s.best_cost is not None), default=None)
-                    if epoch_best is not None and (record.best is None or epoch_best < record.best):
-                        record.best, record.stale = epoch_best, 0
-                        island = min((s for s in states if s.best_cost == epoch_best), key=lambda s: s.index).index
-                        self.callbacks.on_best(self, record.best, island)
-                    else:
-                        record.stale += 1
-                    elapsed = time.perf_counter() - self.start_time
-                    for st, e in zip(states, stats, strict=True):
-                        record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed, e.generations,
-                                                         e.ls_iterations, e.seconds, st.best_cost, record.best,
-                                                         incoming.get(st.index, 0)))
-                    record.migrations.extend((epoch, m) for m in migrations)
-                    self.balancer.record(stats, wall)
-                    self.epoch_span = epoch_span(self.epoch_seconds, stats)
-                    if self.balance:
-                        self.specs = self.balancer.rebalance(self.specs, stats)
-                    for e in stats:
-                        offset = t0 - self.start_time
-                        record.trace.extend((round(offset + dt, 4), e.index, c) for dt, c in e.improvements)
-                    record.states, record.specs, record.next_epoch = states, self.specs, epoch + 1
-                    record.seconds, record.retries = elapsed, record.retries + self.retries
-                    self.retries = 0
-                    self.callbacks.on_epoch(self, epoch, stats)
-                    if migrations:
-                        self.callbacks.on_migration(self, epoch, migrations)
-                    generations = min(s.generation for s in states)
-                    reason = stop.fired(Progress(elapsed, generations, record.best, record.stale, self.interrupted))
+                    self._after_epoch(record, out, t0)
+                    generations = min(s.generation for s in record.states)
+                    reason = stop.fired(Progress(record.seconds, generations, record.best, record.stale,
+                                                 self.interrupted))
                     if checkpoint is not None:
                         checkpoint(record, self.migrator, False)
         finally:
@@ -358,6 +318,59 @@ class IslandModel:
             checkpoint(record, self.migrator, True)
         self.callbacks.on_end(self, reason)
         return record
+
+    def _start(self, record: RunRecord) -> None:
+        """Open the worker islands' executor and build every island's kernels before the clock
+        (the time this takes is ``record.setup_seconds``), then start the clock."""
+        self.parallel = self._open_parallel()
+        t_setup = time.perf_counter()
+        workers = [s for s in self.specs if s.index not in self.main]
+        if self.parallel is not None:
+            self._warm_up(self.parallel, workers)
+        self._warm_up_main()
+        record.setup_seconds = time.perf_counter() - t_setup
+        self.start_time = time.perf_counter() - record.seconds
+        self.callbacks.on_start(self)
+
+    def _after_epoch(self, record: RunRecord, out: list[tuple[IslandState, EpochStats]], t0: float) -> None:
+        """What follows an epoch that began at ``t0``: migration, the run's best, the statistics
+        rows and the trace, the load balancer, the record's counters, the callbacks."""
+        epoch = record.next_epoch
+        wall = time.perf_counter() - t0
+        states = [s for s, _ in out]
+        stats = [e for _, e in out]
+        migrations = self.migrator.migrate(states, epoch, refusing_migrants(self.specs, states))
+        self._update_best(record, states)
+        elapsed = time.perf_counter() - self.start_time
+        incoming = Counter(m.target for m in migrations)
+        for st, e in zip(states, stats, strict=True):
+            record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed, e.generations,
+                                             e.ls_iterations, e.seconds, st.best_cost, record.best,
+                                             incoming[st.index]))
+        record.migrations.extend((epoch, m) for m in migrations)
+        self.balancer.record(stats, wall)
+        self.epoch_span = epoch_span(self.epoch_seconds, stats)
+        if self.balance:
+            self.specs = self.balancer.rebalance(self.specs, stats)
+        offset = t0 - self.start_time
+        for e in stats:
+            record.trace.extend((round(offset + dt, 4), e.index, c) for dt, c in e.improvements)
+        record.states, record.specs, record.next_epoch = states, self.specs, epoch + 1
+        record.seconds, record.retries = elapsed, record.retries + self.retries
+        self.retries = 0
+        self.callbacks.on_epoch(self, epoch, stats)
+        if migrations:
+            self.callbacks.on_migration(self, epoch, migrations)
+
+    def _update_best(self, record: RunRecord, states: list[IslandState]) -> None:
+        """The run's best after an epoch, and the epochs without a new one; tells the callbacks."""
+        epoch_best = min((s.best_cost for s in states if s.best_cost is not None), default=None)
+        if epoch_best is not None and (record.best is None or epoch_best < record.best):
+            record.best, record.stale = epoch_best, 0
+            island = min((s for s in states if s.best_cost == epoch_best), key=lambda s: s.index).index
+            self.callbacks.on_best(self, record.best, island)
+        else:
+            record.stale += 1
 
     def _install_sigint(self):
         if threading.current_thread() is not threading.main_thread():
