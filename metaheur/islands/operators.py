@@ -10,15 +10,15 @@ import numpy as np
 
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine import load_module
+from metaheur.ga.qap_ga import QAPCrossover
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
+from metaheur.ga.tsp_ga import TSPCrossover
 from metaheur.islands.params import IslandParams, default_ls_budget
 from metaheur.problems import QAP, TSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
 
-_QAP_OPS = {"pmx": 0, "cx": 1, "ux": 2}
 KICK_REVERSALS, KICK_WINDOW = 3, 50  # the kick of a GPU island's parallel local search
 
 
@@ -44,49 +44,40 @@ def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: fl
 
 class _Operators:
     """What every problem's operators hold: the problem, the device, the island parameters, the
-    crossover module (``ga_source``) and the local-search budget per child (``ls_budget``, chosen
-    by the island's algorithm)."""
+    batched crossovers (``crossovers``, of metaheur/ga/) and the local-search budget per child
+    (``ls_budget``, chosen by the island's algorithm)."""
 
     kind = ""
-    ga_source = ""
+    crossovers = None
 
-    def __init__(self, problem: QAP | TSP, device: Device, params: IslandParams, ls_budget: int):
+    def __init__(self, problem: QAP | TSP, device: Device, params: IslandParams, ls_budget: int | None = None):
         self.problem = problem
         self.device = device
         self.params = params
         self.n = problem.n
-        self.ga = load_module(self.ga_source, device)
-        self.ls_budget = ls_budget
+        self.ga = self.crossovers(device, problem.n)
+        self.ls_budget = default_ls_budget(params.ga, self.kind, problem.n) if ls_budget is None else ls_budget
 
 
 class QAPOperators(_Operators):
     """Robust tabu search children for the QAP; crossovers of kernels/qap_ga.cu."""
 
     kind = "qap"
-    ga_source = "qap_ga.cu"
+    crossovers = QAPCrossover
 
-    def __init__(self, qap: QAP, device: Device, params: IslandParams, ls_budget: int, quadrant: int | None = None):
+    def __init__(self, qap: QAP, device: Device, params: IslandParams, ls_budget: int | None = None,
+                 quadrant: int | None = None):
         super().__init__(qap, device, params, ls_budget)
         self._tabu: QAPTabuBatch | None = None
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
         return np.array([rng.permutation(self.n) for _ in range(count)], dtype=np.int64)
 
-    def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        dev, c, n = self.device, len(pairs), self.n
-        children = dev.zeros((c, n), np.int32)
-        counters = dev.zeros(c, np.int64)
-        self.ga.kernel("qap_crossover")(c, 1, (dev.asarray(population, np.int32), dev.asarray(pairs, np.int32), n,
-                                               _QAP_OPS[self.params.ga.crossover], dev.asarray(keys), counters,
-                                               children, dev.zeros((c, 2 * n), np.int32)))
-        self._counters = counters
-        return children
+    def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
+        return self.ga.crossover(population, pairs, keys, self.params.ga.crossover)
 
     def mutate(self, children, keys: np.ndarray) -> None:
-        if self.params.ga.mutation > 0:
-            dev = self.device
-            self.ga.kernel("qap_mutate")(len(keys), 1, (children, self.n, self.params.ga.mutation, dev.asarray(keys),
-                                                        self._counters))
+        self.ga.mutate(children, keys, self.params.ga.mutation)
 
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """Tabu search from every child (``ls_budget`` iterations, cut short by ``time_limit``);
@@ -149,9 +140,10 @@ class TSPOperators(_Operators):
     kernels/tsp_eax.cu. Tours leave the operators in canonical form (:func:`canonical_tours`)."""
 
     kind = "tsp"
-    ga_source = "tsp_ga.cu"
+    crossovers = TSPCrossover
 
-    def __init__(self, tsp: TSP, device: Device, params: IslandParams, ls_budget: int, quadrant: int | None = None):
+    def __init__(self, tsp: TSP, device: Device, params: IslandParams, ls_budget: int | None = None,
+                 quadrant: int | None = None):
         """``quadrant``: quadrant neighbours of the candidate lists (None: the ILS parameters')."""
         super().__init__(tsp, device, params, ls_budget)
         ils = params.ils
@@ -174,23 +166,15 @@ class TSPOperators(_Operators):
         keys = rng.integers(0, 2**63, size=count, dtype=np.uint64)
         dev = self.device
         children = dev.asarray(starts, np.int32)
-        self.ga.kernel("tsp_segment_mutation")(count, 1, (children, self.n, max(1, self.n // 20), 50,
-                                                          dev.asarray(keys), dev.zeros(count, np.int64)))
+        self.ga.reverse_segments(children, dev.asarray(keys), max(1, self.n // 20), counters=dev.zeros(count, np.int64))
         return canonical_tours(to_host(children).astype(np.int64))
 
     def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
-        dev, c, n = self.device, len(pairs), self.n
-        children = dev.zeros((c, n), np.int32)
-        self._counters = dev.zeros(c, np.int64)
-        self.ga.kernel("tsp_ox")(c, 1, (dev.asarray(population, np.int32), dev.asarray(pairs, np.int32), n,
-                                        dev.asarray(keys), self._counters, children, dev.zeros((c, n), np.int32)))
-        return children
+        return self.ga.crossover(population, pairs, keys)
 
     def mutate(self, children, keys: np.ndarray) -> None:
         if self.params.ga.mutation > 0:
-            dev = self.device
-            self.ga.kernel("tsp_segment_mutation")(len(keys), 1, (children, self.n, self.params.ga.mutation, 50,
-                                                                  dev.asarray(keys), self._counters))
+            self.ga.reverse_segments(children, self.device.asarray(keys), self.params.ga.mutation)
 
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """Iterated local search from every child (``ls_budget`` kicks, cut short by
@@ -220,12 +204,11 @@ class TSPOperators(_Operators):
         best, costs = result.best, result.best_costs.copy()
         kicks = np.zeros(count, dtype=np.int64)
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
-        mutate = self.ga.kernel("tsp_segment_mutation")
         for _ in range(self.ls_budget):
             if time_limit is not None and left() <= 0:
                 break
             kicked = dev.asarray(best, np.int32)
-            mutate(count, 1, (kicked, self.n, KICK_REVERSALS, KICK_WINDOW, d_keys, counters))
+            self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
             result = self._descent.run(to_host(kicked), time_limit=left())
             keep = result.best_costs <= costs
             best[keep], costs[keep] = result.best[keep], result.best_costs[keep]
@@ -292,8 +275,6 @@ def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams
     effort per child (None: the GA parameters' or the size-based default, :func:`default_ls_budget`);
     ``quadrant``: TSP candidate lists' quadrant neighbours (None: the ILS parameters')."""
     dev = parse_device(device)
-    if ls_budget is None:
-        ls_budget = default_ls_budget(params.ga, problem.kind, problem.n)
     cache_key = (key, dev.name, params, island, ls_budget, quadrant)
     ops = _CACHE.get(cache_key)
     if ops is None:
