@@ -23,9 +23,10 @@ import numpy as np
 from metaheur import __version__
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.island import IslandState
-from metaheur.islands.migration import Migration, MigrationParams
+from metaheur.islands.migration import Migration
 from metaheur.islands.model import EpochRecord, RunRecord
 from metaheur.islands.params import GAParams, IslandParams
+from metaheur.run_settings import RunSettings
 from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -44,7 +45,7 @@ def params_from_dict(d: dict) -> IslandParams:
 class Checkpointer:
     """Writes the run to ``path`` every ``every`` seconds (at epoch boundaries) and at the end."""
 
-    def __init__(self, path: str | os.PathLike, every: float, settings: dict):
+    def __init__(self, path: str | os.PathLike, every: float, settings: RunSettings):
         if every <= 0:
             raise MetaheurError(f"--checkpoint-every must be positive, got {every}")
         self.path = Path(path)
@@ -63,7 +64,7 @@ class Checkpointer:
             self.writes += 1
 
 
-def save_checkpoint(path: str | os.PathLike, settings: dict, record: RunRecord, migrator) -> None:
+def save_checkpoint(path: str | os.PathLike, settings: RunSettings, record: RunRecord, migrator) -> None:
     """Write the checkpoint through a temporary file and a rename."""
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
@@ -81,7 +82,7 @@ def save_checkpoint(path: str | os.PathLike, settings: dict, record: RunRecord, 
     header = {
         "format": CHECKPOINT_FORMAT,
         "metaheur": __version__,
-        "settings": settings,
+        "settings": settings.to_json(),
         "island_params": [params_to_dict(spec.params) for spec in record.specs],
         "islands": islands,
         "migrator": migrator.state(),
@@ -99,7 +100,7 @@ def save_checkpoint(path: str | os.PathLike, settings: dict, record: RunRecord, 
 
 @dataclasses.dataclass
 class Checkpoint:
-    settings: dict
+    settings: RunSettings
     island_params: list[IslandParams]
     states: list[IslandState]
     migrator_state: dict
@@ -147,9 +148,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         island_params = [params_from_dict(d) for d in header["island_params"]]
         if len(island_params) != len(states):
             raise ValueError("island count mismatch")
-        MigrationParams(**header["settings"]["migration"])
+        settings = RunSettings.from_json(header["settings"])
     except InputFormatError:
         raise
     except (KeyError, TypeError, ValueError, MetaheurError) as exc:
         raise InputFormatError(path, f"damaged checkpoint: {exc}") from None
-    return Checkpoint(header["settings"], island_params, states, header["migrator"], archive, record)
+    return Checkpoint(settings, island_params, states, header["migrator"], archive, record)

@@ -290,16 +290,16 @@ def _resume(instances, resume_path, time_limit, generations, target, no_improvem
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
-    info = load_checkpoint(resume_path).settings["problem"]
-    problem = load_instance(instances[0] if instances else info["source"]) if (instances or info["source"]) else None
-    entry = best_known(info["name"], info["n"])
+    info = load_checkpoint(resume_path).settings.problem
+    problem = load_instance(instances[0] if instances else info.source) if (instances or info.source) else None
+    entry = best_known(info.name, info.n)
     reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit)
     target_value = target if target is None or target.lower() == "bks" else _int_target(target)
     result = run_solve(problem, resume=resume_path, time_limit=time_limit, generations=generations,
                        target=target_value, no_improvement=no_improvement, callbacks=reporter,
                        checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
                        dask_local=dask_local)
-    problem = problem or load_instance(info["source"])
+    problem = problem or load_instance(info.source)
     _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path)
     click.echo(_summary(result))
     _exit_status(result)

@@ -31,6 +31,7 @@ from metaheur.islands.params import GAParams, IslandParams, default_ga, default_
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
 from metaheur.result import Result
+from metaheur.run_settings import InstanceInfo, RunSettings
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.stopping import MaxGenerations, NoImprovement, StopRules, Target, TimeLimit, stop_rules
@@ -253,14 +254,11 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
     params = _with_tabu_islands(problem, params, island_devices, tabu_islands)
     check_memory(problem, island_devices)
-    settings = {
-        "problem": {"key": problem.fingerprint(), "name": problem.name, "n": problem.n, "kind": kind,
-                    "source": problem.source},
-        "strategy": strategy, "seed": seed, "devices": [d.name for d in island_devices],
-        "migration": dataclasses.asdict(migration), "sync": sync, "epoch_seconds": epoch_seconds,
-        "epoch_generations": epoch_generations, "stop": _stop_dict(stop),
-        "in_process": strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1),
-    }
+    settings = RunSettings(
+        problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, kind, problem.source),
+        strategy=strategy, seed=seed, devices=tuple(d.name for d in island_devices), migration=migration,
+        sync=sync, epoch_seconds=epoch_seconds, epoch_generations=epoch_generations, stop=_stop_dict(stop),
+        in_process=strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1))
     return _run(problem, settings, params, stop, callbacks, checkpoint, checkpoint_every, scheduler, dask_local, None)
 
 
@@ -309,19 +307,19 @@ def _stop_dict(stop: StopRules) -> dict:
     return {names[type(r)]: next(iter(dataclasses.asdict(r).values())) for r in stop.rules}
 
 
-def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
+def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
          checkpoint_every: float, scheduler, dask_local, saved) -> Result:
-    island_devices = [parse_device(d) for d in settings["devices"]]
+    island_devices = [parse_device(d) for d in settings.devices]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
     _precompile(problem, island_devices)
     compile_s = compile_seconds_total() - compile_before
     with _dask(scheduler, dask_local) as client:
-        model = IslandModel(problem, island_devices, params, seed=settings["seed"],
-                            migration=MigrationParams(**settings["migration"]), sync=settings["sync"],
-                            epoch_seconds=settings["epoch_seconds"], epoch_generations=settings["epoch_generations"],
-                            in_process=settings["in_process"], backend="dask" if client is not None else None,
-                            callbacks=callbacks, balance=settings["strategy"] == "hybrid")
+        model = IslandModel(problem, island_devices, params, seed=settings.seed, migration=settings.migration,
+                            sync=settings.sync, epoch_seconds=settings.epoch_seconds,
+                            epoch_generations=settings.epoch_generations, in_process=settings.in_process,
+                            backend="dask" if client is not None else None, callbacks=callbacks,
+                            balance=settings.strategy == "hybrid")
         resume = None
         if saved is not None:
             model.migrator.restore(saved.migrator_state, saved.archive)
@@ -329,12 +327,12 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
             resume.specs = [dataclasses.replace(s, params=p) for s, p in zip(model.specs, params, strict=True)]
         record = model.run(stop, resume=resume, checkpoint=checkpointer)
     ga = params[0].ga
-    return _result(problem, best_known(problem.name, problem.n), record, settings["strategy"], settings["seed"],
+    return _result(problem, best_known(problem.name, problem.n), record, settings.strategy, settings.seed,
                    compile_s, {
                        "ga": dataclasses.asdict(ga), "tabu": dataclasses.asdict(params[0].tabu),
-                       "ils": dataclasses.asdict(params[0].ils), "migration": settings["migration"],
-                       "sync": settings["sync"], "epoch_seconds": settings["epoch_seconds"],
-                       "epoch_generations": settings["epoch_generations"], "islands": len(island_devices),
+                       "ils": dataclasses.asdict(params[0].ils), "migration": dataclasses.asdict(settings.migration),
+                       "sync": settings.sync, "epoch_seconds": settings.epoch_seconds,
+                       "epoch_generations": settings.epoch_generations, "islands": len(island_devices),
                        "stop": _stop_dict(stop), "dask": scheduler or (f"local:{dask_local}" if dask_local else None),
                        "checkpoint": checkpoint, "resumed": saved is not None})
 
@@ -342,22 +340,22 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
 def _resume(problem_or_path, path, time_limit, generations, target, no_improvement, stop, callbacks, checkpoint,
             checkpoint_every, scheduler, dask_local) -> Result:
     saved = load_checkpoint(path)
-    info = saved.settings["problem"]
+    info = saved.settings.problem
     if problem_or_path is None:
-        if not info.get("source"):
+        if not info.source:
             raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
-        problem_or_path = info["source"]
+        problem_or_path = info.source
     problem = load_instance(problem_or_path)
-    if problem.fingerprint() != info["key"]:
-        raise MetaheurError(f"{path}: checkpoint of instance {info['name']} (n = {info['n']}), not of "
+    if problem.fingerprint() != info.key:
+        raise MetaheurError(f"{path}: checkpoint of instance {info.name} (n = {info.n}), not of "
                             f"{problem.name} (n = {problem.n})")
     if stop is None:
         given = {"time_limit": time_limit, "generations": generations, "target": target,
                  "no_improvement": no_improvement}
-        rules = {k: v for k, v in given.items() if v is not None} or saved.settings["stop"]
+        rules = {k: v for k, v in given.items() if v is not None} or saved.settings.stop
         stop = _stop_rules(problem, rules.get("time_limit"), rules.get("generations"), rules.get("target"),
                            rules.get("no_improvement"))
-    settings = dict(saved.settings, stop=_stop_dict(stop))
+    settings = dataclasses.replace(saved.settings, stop=_stop_dict(stop))
     return _run(problem, settings, saved.island_params, stop, callbacks, checkpoint or path, checkpoint_every,
                 scheduler, dask_local, saved)
 

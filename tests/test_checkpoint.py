@@ -18,9 +18,11 @@ from metaheur.checkpoint import load_checkpoint
 from metaheur.cli import cli
 from metaheur.devices import cpu_device
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
 from metaheur.problems import random_qap, uniform_tsp
 from metaheur.result import Result
+from metaheur.run_settings import InstanceInfo, RunSettings
 from metaheur.solver import solve
 
 QAP_GA = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80)
@@ -94,7 +96,7 @@ def test_the_checkpoint_holds_every_island(tmp_path):
     assert np.array_equal(tabu_island.searches["best"], tabu_island.population)
     for state in saved.states:
         assert state.best_cost == random_qap(12, seed=1).cost(state.best)
-    assert saved.settings["seed"] == 7 and saved.settings["sync"] is True
+    assert saved.settings.seed == 7 and saved.settings.sync is True
     assert not list(tmp_path.glob(".*.tmp"))  # written through a temporary file and a rename
 
 
@@ -187,3 +189,14 @@ def test_cli_resume_errors_are_one_line_with_status_2(monkeypatch, tmp_path, arg
     assert done.exit_code == 2, (done.output, done.exception)
     err = done.stderr.strip()
     assert err.startswith("metaheur: error: ") and "\n" not in err and fragment in err, err
+
+
+def test_the_run_settings_survive_a_json_round_trip():
+    settings = RunSettings(problem=InstanceInfo("0123abcd", "tai12a", 12, "qap", "/x/tai12a.dat"),
+                           strategy="cpu-islands", seed=3, devices=("cpu", "cpu"),
+                           migration=MigrationParams(topology="complete", interval=2), sync=True,
+                           epoch_seconds=0.5, epoch_generations=4, stop={"generations": 8}, in_process=False)
+    text = json.dumps(settings.to_json())
+    assert RunSettings.from_json(json.loads(text)) == settings
+    with pytest.raises(TypeError):
+        RunSettings.from_json(json.loads(text) | {"colour": "blue"})

@@ -80,7 +80,7 @@ def test_checkpoint_round_trip(checkpoint_bytes, tmp_path):
     path = tmp_path / "c.npz"
     path.write_bytes(checkpoint_bytes)
     cp = load_checkpoint(path)
-    assert cp.settings["problem"]["n"] == 12
+    assert cp.settings.problem.n == 12
     assert cp.record.next_epoch == 2
     assert all(s.population is not None and s.best_cost is not None for s in cp.states)
 
