@@ -310,3 +310,48 @@ def eax_children(tsp: TSP, data: TSPData, neigh, tours_a, tours_b, len_a, keys, 
                               threads=threads)
     out = to_host(children).astype(np.int64), to_host(lengths).copy()
     return (*out, batch.info) if return_info else out
+
+
+class EAXGenerations:
+    """The EAX side of one island's generations (Nagata and Kobayashi 2013): the batch that
+    builds the children and the population's edge-frequency table, kept in step with the members
+    that children replace. ``data`` and ``neigh`` as for :class:`EAXBatch`; ``tries`` children
+    (one AB-cycle each) per pair of parents."""
+
+    def __init__(self, tsp: TSP, data: TSPData, neigh, device: Device, tries: int):
+        self.tsp, self.data, self.neigh, self.device, self.tries = tsp, data, neigh, device, tries
+        self.batch: EAXBatch | None = None
+        self.freq: EdgeFrequency | None = None
+        self.last_select = "greedy"
+
+    def begin(self, population: np.ndarray) -> None:
+        """Start generations on ``population``: the edge-frequency table that the
+        entropy-preserving selection needs is built from it."""
+        self.freq = EdgeFrequency(population, self.device, self.data.defines) if len(population) >= 2 else None
+
+    def children(self, population: np.ndarray, lengths: np.ndarray, order: np.ndarray, keys: np.ndarray,
+                 select: str):
+        """One child per member ``order[i]`` (parent A) with ``order[i + 1]`` (parent B): the best of
+        ``tries`` EAX children chosen by ``select`` (greedy without a frequency table); returns
+        (children, exact lengths, children built in all)."""
+        count = len(order)
+        if self.batch is None or self.batch.count != count:
+            self.batch = EAXBatch(self.tsp, self.data, self.neigh, count)
+        a, b = population[order], population[np.roll(order, -1)]
+        select = select if self.freq is not None else "greedy"
+        children, lengths_out = self.batch(a, b, lengths[order], keys, np.zeros(count, dtype=np.int64), "single",
+                                           self.tries, select=select,
+                                           freq=self.freq if select == "entropy" else None, check=False)
+        self.last_select = select
+        built = int(self.batch.info.children.sum()) if self.batch.info is not None else count
+        return np.array(to_host(children)), np.array(to_host(lengths_out)), built
+
+    def accept(self, blocks: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
+        """Keep the edge-frequency table in step with the members that children replaced:
+        ``blocks`` of the latest :meth:`children`, ``old`` members and ``new`` children."""
+        if self.freq is None or len(blocks) == 0:
+            return
+        if self.last_select == "entropy":
+            self.freq.replace_children(self.batch, blocks)
+        else:
+            self.freq.replace(old, new)

@@ -83,7 +83,7 @@ class EAXIsland(Island):
 
     def begin(self, state) -> None:
         """The edge-frequency table of the entropy-preserving selection is built from the population."""
-        self.ops.eax_begin(state.population)
+        self.ops.eax.begin(state.population)
 
     def may_restart(self, progress: float | None) -> bool:
         return may_restart(progress)
@@ -98,13 +98,13 @@ class EAXIsland(Island):
 def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: float | None) -> None:
     """One generation on ``state`` (in place): member ``order[i]`` is parent A once."""
     select = selection(progress, state.stale)
-    children, lengths, built = ops.eax_children(state.population, state.costs, order, keys, select)
+    children, lengths, built = ops.eax.children(state.population, state.costs, order, keys, select)
     state.ls_iterations += built  # an EAX island's search steps are the children it builds
     better = lengths < state.costs[order]
     if not better.any():
         return
     idx = order[better]
-    ops.eax_accept(np.flatnonzero(better), state.population[idx], children[better])
+    ops.eax.accept(np.flatnonzero(better), state.population[idx], children[better])
     state.population[idx] = canonical_tours(children[better])
     state.costs[idx] = lengths[better]
 

@@ -11,7 +11,7 @@ import numpy as np
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.ga.qap_ga import QAPCrossover
-from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
+from metaheur.ga.tsp_eax import EAXGenerations
 from metaheur.ga.tsp_ga import TSPCrossover
 from metaheur.islands.params import IslandParams, default_ls_budget
 from metaheur.problems import QAP, TSP
@@ -136,8 +136,9 @@ def canonical_tours(tours: np.ndarray) -> np.ndarray:
 
 
 class TSPOperators(_Operators):
-    """Iterated-local-search children for the TSP, crossovers of kernels/tsp_ga.cu, and the EAX of
-    kernels/tsp_eax.cu. Tours leave the operators in canonical form (:func:`canonical_tours`)."""
+    """Iterated-local-search children for the TSP, crossovers of kernels/tsp_ga.cu, and the EAX
+    generations of kernels/tsp_eax.cu (``eax``, :class:`EAXGenerations`). Tours leave the operators
+    in canonical form (:func:`canonical_tours`)."""
 
     kind = "tsp"
     crossovers = TSPCrossover
@@ -153,9 +154,7 @@ class TSPOperators(_Operators):
         self.data = tsp_data(tsp, device)  # uploaded once: EXPLICIT instances carry their matrix
         self._descent = TSPDescentBatch(tsp, device, neigh=self.neigh) if device.is_gpu else None
         self._greedy = None
-        self._eax = None
-        self._freq = None
-        self._last_select = "greedy"
+        self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries)
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Greedy-edge tours perturbed by random segment reversals (cheaper for the local search
@@ -214,38 +213,6 @@ class TSPOperators(_Operators):
             best[keep], costs[keep] = result.best[keep], result.best_costs[keep]
             kicks += 1
         return canonical_tours(best), costs, kicks
-
-    # ------------------------------------------------------------------------------ EAX
-    def eax_begin(self, population: np.ndarray) -> None:
-        """Start a run of EAX generations on ``population``: the edge-frequency table that the
-        entropy-preserving selection needs is built from it."""
-        self._freq = EdgeFrequency(population, self.device, self.data.defines) if len(population) >= 2 else None
-
-    def eax_children(self, population: np.ndarray, lengths: np.ndarray, order: np.ndarray, keys: np.ndarray,
-                     select: str):
-        """One child per member ``order[i]`` (parent A) with ``order[i + 1]`` (parent B): the best of
-        ``tries`` EAX children (Nagata and Kobayashi 2013, one AB-cycle each); returns (children,
-        exact lengths, children built in all)."""
-        count = len(order)
-        if self._eax is None or self._eax.count != count:
-            self._eax = EAXBatch(self.problem, self.data, self.neigh, count)
-        a, b = population[order], population[np.roll(order, -1)]
-        select = select if self._freq is not None else "greedy"
-        children, lengths_out = self._eax(a, b, lengths[order], keys, np.zeros(count, dtype=np.int64), "single",
-                                          self.params.ga.tries, select=select,
-                                          freq=self._freq if select == "entropy" else None, check=False)
-        self._last_select = select
-        built = int(self._eax.info.children.sum()) if self._eax.info is not None else count
-        return np.array(to_host(children)), np.array(to_host(lengths_out)), built
-
-    def eax_accept(self, blocks: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
-        """Keep the edge-frequency table in step with the members that children replaced."""
-        if self._freq is None or len(blocks) == 0:
-            return
-        if self._last_select == "entropy":
-            self._freq.replace_children(self._eax, blocks)
-        else:
-            self._freq.replace(old, new)
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
         """Edges of ``solution`` missing from each member (0 for the same tour in any rotation or
