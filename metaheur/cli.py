@@ -156,7 +156,7 @@ def _table(results) -> str:
 @click.option("--walk-islands", type=int, hidden=True, help="Deprecated name of --tabu-islands.")
 @click.option("--population", type=int, help="Individuals per island.")
 @click.option("--offspring", type=int, help="Children per generation and island.")
-@click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for a local-search multistart.")
+@click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for local-search islands (tabu, ILS).")
 @click.option("--ls-budget", type=int, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
 @click.option("--migration-interval", type=int,
               help="Epochs between migrations, 0 for none (default 1; none on uniformly random QAP instances).")

@@ -102,8 +102,9 @@ def default_tabu(problem: QAP | TSP) -> TabuParams:
 
 
 def with_crossover(ga: GAParams, crossover: str) -> GAParams:
-    """``ga`` with another crossover, and the sizes that crossover needs: ``none`` (a
-    local-search multistart) keeps one member and one child a generation and never restarts;
+    """``ga`` with another crossover, and the sizes that crossover needs: ``none`` (a tabu island
+    for the QAP, an ILS island for the TSP) keeps one member and one child a generation and never
+    restarts;
     ``eax`` sizes its population automatically with every member a parent each generation; a
     steady-state crossover taking over from EAX's automatic size gets 30 members and 10 children."""
     if crossover == "none":
