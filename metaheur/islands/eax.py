@@ -67,7 +67,7 @@ class EAXIsland(Island):
 
     def starts(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Random tours: EAX needs a diverse population."""
-        return canonical_tours(np.array([rng.permutation(self.ops.n) for _ in range(count)]))
+        return self.ops.random_tours(count, rng)
 
     def first_population(self, state, deadline: float | None, time_left: float | None):
         """``population`` members, or for an automatic size (0) a first few, timed, then as many

@@ -156,6 +156,10 @@ class TSPOperators(_Operators):
         self._greedy = None
         self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries)
 
+    def random_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Uniformly random tours, in canonical form (an EAX population needs their diversity)."""
+        return canonical_tours(np.array([rng.permutation(self.n) for _ in range(count)]))
+
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Greedy-edge tours perturbed by random segment reversals (cheaper for the local search
         on large instances than random tours)."""
