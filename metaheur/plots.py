@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from metaheur.problems import QAP, TSP
-from metaheur.result import Result
+from metaheur.result import DeviceRow, Result
 
 FIGURE_SIZE = (12.0, 8.0)
 DPI = 100
@@ -29,15 +29,15 @@ def plot_convergence(result: Result, ax=None):
     """Best cost against time for every island, with a mark where migrants arrived."""
     ax = _axes(ax)
     rows = result.history
-    islands = sorted({r["island"] for r in rows})
+    islands = sorted({r.island for r in rows})
     for isl in islands:
-        mine = [r for r in rows if r["island"] == isl and r["best_cost"] is not None]
+        mine = [r for r in rows if r.island == isl and r.best_cost is not None]
         if not mine:
             continue
-        t = [r["time_s"] for r in mine]
-        c = [r["best_cost"] for r in mine]
-        line, = ax.step(t, c, where="post", label=f"island {isl} ({mine[0]['device']})")
-        arrived = [(r["time_s"], r["best_cost"]) for r in mine if r.get("migrants_in")]
+        t = [r.time_s for r in mine]
+        c = [r.best_cost for r in mine]
+        line, = ax.step(t, c, where="post", label=f"island {isl} ({mine[0].device})")
+        arrived = [(r.time_s, r.best_cost) for r in mine if r.migrants_in]
         if arrived:
             ax.plot(*zip(*arrived, strict=True), "v", color=line.get_color(), markersize=5)
     if result.best_known is not None:
@@ -87,9 +87,9 @@ def plot_devices(result: Result, ax=None):
     """Local-search throughput and idle time per device."""
     ax = _axes(ax)
     loads = result.device_loads or _loads_from_history(result)
-    names = [d["device"] for d in loads]
-    rates = [d["ls_iterations_per_s"] for d in loads]
-    idle = [d["idle_s"] for d in loads]
+    names = [d.device for d in loads]
+    rates = [d.ls_iterations_per_s for d in loads]
+    idle = [d.idle_s for d in loads]
     x = np.arange(len(names))
     ax.bar(x - 0.2, rates, width=0.4, label="ls iterations / s", color="tab:green")
     ax.set_xticks(x, names)
@@ -101,19 +101,23 @@ def plot_devices(result: Result, ax=None):
     return ax
 
 
-def _loads_from_history(result: Result) -> list[dict]:
+def _loads_from_history(result: Result) -> list[DeviceRow]:
     """Per-device loads computed from the epoch rows (results of runs without a balancer)."""
-    out: dict[str, dict] = {}
+    out: dict[str, DeviceRow] = {}
+    islands: dict[str, set[int]] = {}
     epochs: dict[int, float] = {}
     for r in result.history:
-        epochs[r["epoch"]] = max(epochs.get(r["epoch"], 0.0), r["busy_s"])
+        epochs[r.epoch] = max(epochs.get(r.epoch, 0.0), r.busy_s)
     for r in result.history:
-        d = out.setdefault(r["device"], {"device": r["device"], "busy_s": 0.0, "idle_s": 0.0, "ls_iterations": 0})
-        d["busy_s"] += r["busy_s"]
-        d["idle_s"] += max(0.0, epochs[r["epoch"]] - r["busy_s"])
-        d["ls_iterations"] += r["ls_iterations"]
+        d = out.setdefault(r.device, DeviceRow(r.device, 0, 0.0, 0.0, 0.0, 0, 0.0))
+        islands.setdefault(r.device, set()).add(r.island)
+        d.busy_s += r.busy_s
+        d.idle_s += max(0.0, epochs[r.epoch] - r.busy_s)
+        d.ls_iterations += r.ls_iterations
     for d in out.values():
-        d["ls_iterations_per_s"] = d["ls_iterations"] / d["busy_s"] if d["busy_s"] else 0.0
+        d.islands = len(islands[d.device])
+        d.ls_iterations_per_s = d.ls_iterations / d.busy_s if d.busy_s else 0.0
+        d.utilisation = d.busy_s / (d.busy_s + d.idle_s) if d.busy_s + d.idle_s else 0.0
     return list(out.values())
 
 
@@ -126,9 +130,9 @@ def result_figure(result: Result, problem: QAP | TSP | None = None):
         gs = axes[1, 0].get_gridspec()
         for a in axes[1, :]:
             a.remove()
-        plot_tour(problem, result.solution, fig.add_subplot(gs[1, :]))
+        plot_tour(problem, result.permutation, fig.add_subplot(gs[1, :]))
     elif isinstance(problem, QAP):
-        plot_assignment(problem, result.solution, axes[1, 0])
+        plot_assignment(problem, result.permutation, axes[1, 0])
         axes[1, 1].set_axis_off()
         axes[1, 1].text(0.0, 0.5, _caption(result), va="center", family="monospace", fontsize=9)
     else:
