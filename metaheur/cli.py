@@ -184,11 +184,6 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
 
     config = read_config(config_path) if config_path else {"solve": {}}
     base = config["solve"]
-    flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
-             "walk_islands": walk_islands, "sync": sync, "epoch_seconds": epoch_seconds,
-             "epoch_generations": epoch_generations, "scheduler": scheduler, "dask_local": dask_local,
-             "stop_at_optimum": stop_at_optimum}
-    params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
 
     def pick(value, key, default=None):
         return value if value is not None else base.get(key, default)
@@ -197,6 +192,11 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
                         ("--checkpoint-every", checkpoint_every)):
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
+    flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
+             "walk_islands": walk_islands, "sync": sync, "epoch_seconds": epoch_seconds,
+             "epoch_generations": epoch_generations, "scheduler": scheduler, "dask_local": dask_local,
+             "stop_at_optimum": stop_at_optimum}
+    params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
     if resume_path is not None:
         if initial_paths:
             raise MetaheurError("--initial seeds a new run; a resumed run goes on from its checkpoint")
