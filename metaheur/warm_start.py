@@ -29,9 +29,9 @@ def initial_solutions(problem: QAP | TSP, initial) -> np.ndarray | None:
     ``None``; a wrong size, a non-permutation or an unreadable file is a :class:`MetaheurError`."""
     if initial is None:
         return None
-    items = list(initial) if _many(initial) else [initial]
-    if not items:
+    if isinstance(initial, (list, tuple)) and not initial:
         raise MetaheurError("initial: give at least one solution")
+    items = list(initial) if _many(initial) else [initial]
     solutions = []
     for k, item in enumerate(items):
         if isinstance(item, (str, os.PathLike)):

@@ -40,7 +40,7 @@ def exact_integers(values, what: str) -> np.ndarray:
     fractional = a != np.round(a)
     if fractional.any():
         where = tuple(int(i) for i in np.argwhere(fractional)[0])
-        raise MetaheurError(f"{what} has fractional entries (first {float(a[where])} at {list(where)}): costs are exact "
-                            "integers here, so scale the weights to integers first (e.g. multiply by 10**k and "
+        raise MetaheurError(f"{what} has fractional entries (first {float(a[where])} at {list(where)}): costs are "
+                            "exact integers here, so scale the weights to integers first (e.g. multiply by 10**k and "
                             "round), and divide the costs by the same factor")
     return np.ascontiguousarray(a, dtype=np.int64)

@@ -50,7 +50,7 @@ def test_fractional_qap_weights_are_refused_with_how_to_scale(base, data, fracti
     bad[i, j] += fraction
     assume(bad[i, j] != round(bad[i, j]))
     args = (bad, base) if which == "flow" else (base, bad)
-    with pytest.raises(MetaheurError, match=f"{which} matrix has fractional entries .*scale the weights to integers"):
+    with pytest.raises(MetaheurError, match=rf"{which} matrix has fractional entries .*scale the weights to integers"):
         QAP("x", *args)
 
 
@@ -91,7 +91,7 @@ def test_asymmetric_tsp_matrices_are_refused(base, data, shift):
     i, j = data.draw(cell(len(base)))
     bad = base.copy()
     bad[i, j] += shift
-    with pytest.raises(MetaheurError, match="not symmetric.*asymmetric TSP"):
+    with pytest.raises(MetaheurError, match=r"not symmetric.*asymmetric TSP"):
         TSP("t", "EXPLICIT", matrix=bad)
 
 
