@@ -209,6 +209,8 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     many = len(paths) > 1
     if checkpoint_path and many:
         raise MetaheurError("--checkpoint takes one instance at a time")
+    if initial_paths and many:
+        raise MetaheurError("--initial seeds one instance: give one INSTANCE")
     results = []
     for path in paths:
         problem = load_instance(path)

@@ -302,3 +302,5 @@ def test_cli_initial_files_are_repeatable_and_checked(runner, tmp_path):
     Path("small.sln").write_text(f"8 0\n{' '.join(str(x + 1) for x in best)}\n")
     bad = runner.invoke(cli, ["solve", "gen:qap:12", "-g", "1", "-q", "--initial", "small.sln"])
     assert bad.exit_code == 2 and bad.stderr.startswith("metaheur: error: ") and "Traceback" not in bad.output
+    batch = runner.invoke(cli, ["solve", "gen:qap:12", "gen:qap:13", "-g", "1", "-q", "--initial", "a.sln"])
+    assert batch.exit_code == 2 and "--initial seeds one instance" in batch.stderr

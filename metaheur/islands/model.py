@@ -320,6 +320,8 @@ class IslandModel:
                     self.epoch_span = epoch_span(self.epoch_seconds, stats)
                     if self.balance:
                         self.specs = self.balancer.rebalance(self.specs, stats)
+                    if self.specs[0].initial is not None:  # the warm starts are in the first populations now
+                        self.specs = [replace(spec, initial=None) for spec in self.specs]
                     for e in stats:
                         offset = t0 - self.start_time
                         record.trace.extend((round(offset + dt, 4), e.index, c) for dt, c in e.improvements)
