@@ -155,8 +155,9 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
               islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
               walk_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
               scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
-    """solve() with a time limit; a MetaheurError (no GPU, not enough memory, no Dask) becomes
-    the run's status instead of an exception."""
+    """solve() with a time limit, taken in full (no stop at a proven optimum, so that the runs of a
+    table are alike; a ``target`` still ends a run); a MetaheurError (no GPU, not enough memory,
+    no Dask) becomes the run's status instead of an exception."""
     prob = problem(name)
     run = Run(name, prob.n if prob else None, prob.kind.upper() if prob else "", config, strategy, islands, seed,
               seconds, group=group)
@@ -172,7 +173,7 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
     try:
         params = SolveParams(strategy=strategy, islands=islands, ga=ga, walk_islands=walk_islands,
                              migration=migration, epoch_seconds=epoch_seconds, dask_local=dask_local,
-                             scheduler=scheduler)
+                             scheduler=scheduler, stop_at_optimum=False)
         run.result = solve(prob, seed=seed, params=params, time_limit=seconds, target=target)
     except MetaheurError as exc:
         run.status = f"error: {exc}"
