@@ -27,7 +27,8 @@ class RunSettings:
     """A run's resolved settings: ``strategy`` (resolved, never ``auto``), one device name per
     island, the ``seed``, the ``migration``, ``sync`` epochs of ``epoch_generations`` generations
     or epochs of ``epoch_seconds``, the built-in stop rules by name (``stop``: ``time_limit``,
-    ``generations``, ``target``, ``no_improvement``), and whether the islands run in this process
+    ``generations``, ``target``, ``no_improvement``), whether the run ends at a proven optimum of
+    the built-in table (``stop_at_optimum``) and whether the islands run in this process
     (``in_process``)."""
 
     problem: InstanceInfo
@@ -39,6 +40,7 @@ class RunSettings:
     epoch_seconds: float = 1.0
     epoch_generations: int = 5
     stop: dict = field(default_factory=dict)
+    stop_at_optimum: bool = True
     in_process: bool = False
 
     def to_json(self) -> dict:

@@ -123,8 +123,9 @@ def test_stats_csv(runner, tmp_path):
     rows = Result.read_stats_csv(tmp_path / "s.csv")
     result = Result.from_json(tmp_path / "r.json")
     assert len(rows) == len(result.history) == 2  # 2 epochs of 1 island
-    assert [r["epoch"] for r in rows] == [0, 1]
-    assert rows[-1]["global_best"] == result.cost
+    assert [r.epoch for r in rows] == [0, 1]
+    assert rows[-1].global_best == result.cost
+    assert rows == result.history
 
 
 @pytest.mark.parametrize("instance", ["gen:qap:12", "gen:tsp:30"])
@@ -414,7 +415,3 @@ def test_walk_islands_is_a_hidden_alias_of_tabu_islands(runner, tmp_path):
     assert runs["--walk-islands"]["islands"] == runs["--tabu-islands"]["islands"]
     help_text = runner.invoke(cli, ["solve", "--help"]).output
     assert "--tabu-islands" in help_text and "--walk-islands" not in help_text
-    with pytest.warns(DeprecationWarning, match="tabu_islands"):
-        old = metaheur.solve(random_qap(12, seed=5), strategy="cpu-islands", islands=2, walk_islands=0,
-                             generations=1, sync=True)
-    assert [i["algorithm"] for i in old.islands] == ["GA (ux)", "GA (ux)"]

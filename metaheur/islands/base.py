@@ -63,8 +63,9 @@ class Island:
     # ------------------------------------------------------------ the steps of an epoch
     def first_population(self, state: IslandState, deadline: float | None,
                          time_left: float | None) -> tuple[np.ndarray, np.ndarray]:
-        """The island's first ``population`` members, each a local optimum of a random start."""
-        return self.new_members(state, self.spec.params.ga.population, deadline)
+        """The island's first ``population`` members, each a local optimum of a random start; the
+        warm starts (``spec.initial``, best first) seed the first of them."""
+        return self.new_members(state, self.spec.params.ga.population, deadline, self.spec.initial)
 
     def begin(self, state: IslandState) -> None:
         """Called whenever the population was built or replaced as a whole (no-op by default)."""
@@ -97,14 +98,23 @@ class Island:
         """``count`` starting solutions for new members (the operators' random solutions)."""
         return self.ops.random_solutions(count, rng)
 
-    def new_members(self, state: IslandState, count: int, deadline: float | None):
-        """``count`` new members: random starts brought to local optima (one random stream each);
-        returns (solutions, exact costs)."""
+    def new_members(self, state: IslandState, count: int, deadline: float | None, seeds: np.ndarray | None = None):
+        """``count`` new members: random starts, or ``seeds`` (warm starts, which take the first
+        places), brought to local optima (one random stream each); returns (solutions, exact
+        costs). A seeded member is never worse than its seed: should the search return worse, the
+        seed itself is kept."""
         starts = self.starts(count, self.rng(state, 1))
+        seeded = 0 if seeds is None else min(count, len(seeds))
+        if seeded:
+            starts[:seeded] = seeds[:seeded]
         keys = self.keys(state, count)
         sols, costs, iters = self.ops.improve(self.ops.device.asarray(starts, np.int32), keys,
                                               time_limit=seconds_to(deadline))
         state.ls_iterations += int(np.sum(iters))
+        for j in range(seeded):
+            seed_cost = self.ops.cost(seeds[j])
+            if costs[j] > seed_cost:
+                sols[j], costs[j] = seeds[j], seed_cost
         return sols, costs
 
     def keys(self, state: IslandState, count: int) -> np.ndarray:

@@ -71,10 +71,10 @@ class EAXIsland(Island):
 
     def first_population(self, state, deadline: float | None, time_left: float | None):
         """``population`` members, or for an automatic size (0) a first few, timed, then as many
-        more as the time budget affords (:func:`population_size`)."""
+        more as the time budget affords (:func:`population_size`); the warm starts seed the first."""
         if self.spec.params.ga.population:
             return super().first_population(state, deadline, time_left)
-        (pop, costs), per = timed(lambda k: self.new_members(state, k, deadline), MIN_POPULATION)
+        (pop, costs), per = timed(lambda k: self.new_members(state, k, deadline, self.spec.initial), MIN_POPULATION)
         more = population_size(per, time_left, MIN_POPULATION) - MIN_POPULATION
         if more > 0 and (deadline is None or time.perf_counter() < deadline):
             extra, extra_costs = self.new_members(state, more, deadline)

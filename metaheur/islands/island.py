@@ -45,6 +45,7 @@ class IslandSpec:
     target: int | None = None
     cpu_threads: int = 1
     owner_pid: int = 0  # the process running the model (a "worker" that is that process keeps Ctrl-C)
+    initial: np.ndarray | None = field(default=None, compare=False)  # k x n warm starts, best first
 
     @property
     def algorithm(self) -> type[Island]:
