@@ -12,6 +12,7 @@ from metaheur.errors import MetaheurError
 
 _LAZY = {
     "solve": ("metaheur.solver", "solve"),
+    "ATSP": ("metaheur.problems", "ATSP"),
     "Result": ("metaheur.result", "Result"),
     "Callbacks": ("metaheur.islands.model", "Callbacks"),
     "GAParams": ("metaheur.islands.params", "GAParams"),

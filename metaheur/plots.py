@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from metaheur.problems import QAP, TSP
+from metaheur.problems import ATSP, QAP, TSP
 from metaheur.result import Result
 
 FIGURE_SIZE = (12.0, 8.0)
@@ -50,8 +50,9 @@ def plot_convergence(result: Result, ax=None):
     return ax
 
 
-def plot_tour(tsp: TSP, tour, ax=None, title: str | None = None):
-    """The tour drawn on the instance's (display) coordinates."""
+def plot_tour(tsp: TSP | ATSP, tour, ax=None, title: str | None = None):
+    """The tour drawn on the instance's (display) coordinates; an ATSP tour with arrows in its
+    direction (up to 2000 cities)."""
     ax = _axes(ax)
     if tsp.display is None:
         ax.text(0.5, 0.5, "no coordinates to draw", ha="center", va="center", transform=ax.transAxes)
@@ -59,6 +60,10 @@ def plot_tour(tsp: TSP, tour, ax=None, title: str | None = None):
         return ax
     xy = tsp.display[np.append(tour, tour[0])]
     ax.plot(xy[:, 0], xy[:, 1], "-", linewidth=0.6 if tsp.n > 1000 else 1.0, color="tab:blue")
+    if isinstance(tsp, ATSP) and tsp.n <= 2000:
+        mid, step = (xy[:-1] + xy[1:]) / 2, xy[1:] - xy[:-1]
+        ax.quiver(mid[:, 0], mid[:, 1], step[:, 0], step[:, 1], angles="xy", pivot="mid", color="tab:blue",
+                  scale=None, width=0.002, headwidth=6, headlength=6, minlength=0)
     if tsp.n <= 2000:
         ax.plot(tsp.display[:, 0], tsp.display[:, 1], ".", markersize=2, color="tab:red")
     ax.set_aspect("equal", adjustable="datalim")
@@ -117,12 +122,12 @@ def _loads_from_history(result: Result) -> list[dict]:
     return list(out.values())
 
 
-def result_figure(result: Result, problem: QAP | TSP | None = None):
+def result_figure(result: Result, problem: QAP | TSP | ATSP | None = None):
     """The combined figure: convergence, devices, and the tour (TSP) or assignment (QAP)."""
     fig, axes = plt.subplots(2, 2, figsize=FIGURE_SIZE, dpi=DPI)
     plot_convergence(result, axes[0, 0])
     plot_devices(result, axes[0, 1])
-    if isinstance(problem, TSP):
+    if isinstance(problem, (TSP, ATSP)):
         gs = axes[1, 0].get_gridspec()
         for a in axes[1, :]:
             a.remove()
@@ -146,7 +151,7 @@ def _caption(result: Result) -> str:
             f"{result.time_s:.1f} s, {result.search_iterations:,} ls iterations")
 
 
-def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | None = None) -> None:
+def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | ATSP | None = None) -> None:
     """Write the combined figure as a PNG (1200 x 800 pixels)."""
     fig = result_figure(result, problem)
     fig.savefig(path, format="png")

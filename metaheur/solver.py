@@ -24,7 +24,7 @@ from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_walk_islands, walk_island
 from metaheur.ops import qap_data, tsp_data
-from metaheur.problems import QAP, TSP, best_known, load_instance
+from metaheur.problems import ATSP, QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
 from metaheur.result import Result
 from metaheur.search.qap_tabu import TabuParams
@@ -64,6 +64,13 @@ def plan_devices(strategy: str, devices: list[Device] | None, islands: int | Non
         return strategy, [gpus[i % len(gpus)] for i in range(count)]
     cpu_islands = max(1, cores - len(gpus)) if islands is None else max(1, islands - len(gpus))
     return strategy, list(gpus) + [cpu_device()] * cpu_islands
+
+
+def search_instance(problem: QAP | TSP | ATSP) -> QAP | TSP:
+    """The instance the islands search: an ATSP's symmetric transformation (Jonker and Volgenant
+    1983, :class:`~metaheur.problems.atsp.JVTransform`, whose tours have the directed lengths),
+    otherwise the instance itself."""
+    return problem.transformed().tsp if isinstance(problem, ATSP) else problem
 
 
 def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
@@ -232,15 +239,16 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     if scheduler is None and dask_local is None and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count():
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
-    kind = problem.kind
-    ga = (ga or default_ga(problem)).check_for(kind)
-    tabu, ils = tabu or default_tabu(problem), ils or ILSParams()
-    migration = migration or default_migration(problem)
-    params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
-    params = _with_walk_islands(problem, params, island_devices, walk_islands)
-    check_memory(problem, island_devices)
+    search = search_instance(problem)
+    kind = search.kind
+    ga = (ga or default_ga(search)).check_for(kind)
+    tabu, ils = tabu or default_tabu(search), ils or ILSParams()
+    migration = migration or default_migration(search)
+    params = [_island_params(kind, search.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    params = _with_walk_islands(search, params, island_devices, walk_islands)
+    check_memory(search, island_devices)
     settings = {
-        "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
+        "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": problem.kind,
                     "source": problem.source},
         "strategy": strategy, "seed": seed, "devices": [d.name for d in island_devices],
         "migration": dataclasses.asdict(migration), "sync": sync, "epoch_seconds": epoch_seconds,
@@ -300,10 +308,11 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
     island_devices = [parse_device(d) for d in settings["devices"]]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
-    _precompile(problem, island_devices)
+    search = search_instance(problem)
+    _precompile(search, island_devices)
     compile_s = compile_seconds_total() - compile_before
     with _dask(scheduler, dask_local) as client:
-        model = IslandModel(problem, island_devices, params, seed=settings["seed"],
+        model = IslandModel(search, island_devices, params, seed=settings["seed"],
                             migration=MigrationParams(**settings["migration"]), sync=settings["sync"],
                             epoch_seconds=settings["epoch_seconds"], epoch_generations=settings["epoch_generations"],
                             in_process=settings["in_process"], backend="dask" if client is not None else None,
@@ -350,6 +359,8 @@ def _resume(problem_or_path, path, time_limit, generations, target, no_improveme
 
 def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
     best, tracked, _ = record.best_solution()
+    if isinstance(problem, ATSP):  # the transformation keeps lengths: the tracked one must be the directed one
+        best = problem.transformed().to_directed(best)
     cost = problem.cost(best) if isinstance(problem, QAP) else problem.tour_length(best)
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")
