@@ -12,7 +12,7 @@ from testutil import explicit_tokens
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems import ATSP, TSP, asymmetric_tsp, load_instance, read_atsp, read_tour, read_tsplib, write_tour
-from metaheur.problems.atsp import INT32_MAX, jonker_volgenant, upper_bound
+from metaheur.problems.atsp import INT32_MAX, assignment_duals, jonker_volgenant, upper_bound
 
 FORMATS = ["FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW",
            "UPPER_COL", "LOWER_COL", "UPPER_DIAG_COL", "LOWER_DIAG_COL"]
@@ -285,3 +285,30 @@ def test_a_city_without_outgoing_arcs_is_refused():
 
 def test_tsp_and_atsp_are_different_kinds():
     assert not isinstance(asymmetric_tsp(5), TSP)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_assignment_duals_against_enumeration(n):
+    rng = np.random.default_rng(n)
+    for _ in range(10):
+        cost = rng.integers(0, 40, size=(n, n))
+        u, v = assignment_duals(cost)
+        best = min(sum(int(cost[i, p[i]]) for i in range(n)) for p in itertools.permutations(range(n)))
+        assert (cost - u[:, None] - v[None, :]).min() >= 0 and int(u.sum() + v.sum()) == best
+
+
+def test_candidates_are_the_twin_and_the_arcs_of_least_reduced_cost():
+    atsp = asymmetric_tsp(30, seed=3)
+    tsp = atsp.transformed().tsp
+    near = tsp.candidates(6)
+    u, v = assignment_duals(np.where(np.eye(30, dtype=bool), 10**9, atsp.matrix))
+    reduced = atsp.matrix - u[:, None] - v[None, :]
+    np.fill_diagonal(reduced, 10**9)
+    dist = tsp.matrix[np.arange(60)[:, None], near]
+    assert np.all(np.diff(dist, axis=1) >= 0)  # sorted by distance, as the kernels expect
+    for i in range(30):
+        assert near[30 + i, 0] == i and near[i, 0] == 30 + i  # the twin first (distance -M)
+        out = set(near[30 + i, 1:].tolist())  # twin 30 + i meets city j over arc i -> j
+        assert max(reduced[i, j] for j in out) <= min(reduced[i, j] for j in set(range(30)) - out - {i})
+        inc = {c - 30 for c in near[i, 1:].tolist()}  # city i meets twin 30 + j over arc j -> i
+        assert max(reduced[j, i] for j in inc) <= min(reduced[j, i] for j in set(range(30)) - inc - {i})
