@@ -86,21 +86,17 @@ def test_zero_diagonal_forbids_nothing(tmp_path):
     assert atsp.no_edge is None and atsp.allowed().sum() == 6
 
 
-def test_reader_errors(tmp_path):
-    m = np.arange(16).reshape(4, 4)
-    text = atsp_text(m)
+@pytest.mark.parametrize(("old", "new", "message"), [
+    (" 15", "", "truncated"),
+    ("EXPLICIT", "EUC_2D", "EXPLICIT only"),
+    ("TYPE: ATSP", "TYPE: TSP", "not ATSP"),
+    ("FULL_MATRIX", "HALF_MATRIX", "unknown EDGE_WEIGHT_FORMAT"),
+    ("DIMENSION: 4", "DIMENSION: 2", "at least 3 cities"),
+])
+def test_reader_errors(tmp_path, old, new, message):
     path = tmp_path / "bad.atsp"
-    path.write_text(text.replace(" 15", ""))
-    with pytest.raises(InputFormatError, match="truncated"):
-        read_atsp(path)
-    path.write_text(text.replace("EXPLICIT", "EUC_2D"))
-    with pytest.raises(InputFormatError, match="EXPLICIT only"):
-        read_atsp(path)
-    path.write_text(text.replace("TYPE: ATSP", "TYPE: TSP"))
-    with pytest.raises(InputFormatError, match="not ATSP"):
-        read_atsp(path)
-    path.write_text(text.replace("FULL_MATRIX", "HALF_MATRIX"))
-    with pytest.raises(InputFormatError, match="unknown EDGE_WEIGHT_FORMAT"):
+    path.write_text(atsp_text(np.arange(16).reshape(4, 4)).replace(old, new))
+    with pytest.raises(InputFormatError, match=message):
         read_atsp(path)
 
 
