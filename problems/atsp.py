@@ -120,7 +120,14 @@ def check_arc_matrix(matrix, name: str) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class TwinTSP(TSP):
-    """The symmetric instance of :func:`jonker_volgenant`: cities ``i`` and ``i + n/2`` are twins."""
+    """The symmetric instance of :func:`jonker_volgenant`: cities ``i`` and ``i + n/2`` are twins.
+    Its matrix is built here, not given by a user, and holds negative twin edges (``-M``), so it
+    skips the checks of user matrices."""
+
+    def __post_init__(self) -> None:
+        m = np.ascontiguousarray(self.matrix, dtype=np.int64)
+        m.setflags(write=False)
+        object.__setattr__(self, "matrix", m)
 
     def arc_costs(self) -> np.ndarray:
         """The n/2 x n/2 block ``[i, j] = d(i + n/2, j)``: arc i -> j plus M (forbidden: the
