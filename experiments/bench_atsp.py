@@ -88,7 +88,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 3000])
     ap.add_argument("--instances", default="", help="comma-separated names (default: every row of atsp/bks.csv)")
     ap.add_argument("--parts", default="quality,elkai", help="which tables: quality, elkai or both")
-    ap.add_argument("--out", default=None, help="folder for the tables (default experiments/results)")
+    ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
+                    "folder)")
     args = ap.parse_args()
     root = os.environ.get("METAHEUR_INSTANCES")
     if not root:
@@ -102,11 +103,12 @@ def main() -> None:
     load = os.getloadavg()[0]
     head = benchlib.header(f"settings: {seeds} seed(s), {seconds:g} s per instance, elkai sizes {sizes}; load "
                            f"average at the start {load:.1f} on {os.cpu_count()} cores (shared with other jobs)")
+    out = benchlib.out_folder(args.out, args.quick)
     parts = set(args.parts.split(","))
     if "quality" in parts:
-        write_quality(quality_rows(names, bks, seeds, seconds), head, seeds, seconds, suffix, args.out)
+        write_quality(quality_rows(names, bks, seeds, seconds), head, seeds, seconds, suffix, out)
     if "elkai" in parts:
-        write_versus(elkai_rows(sizes, 0), head, suffix, args.out)
+        write_versus(elkai_rows(sizes, 0), head, suffix, out)
 
 
 def write_quality(quality: list[dict], head: list[str], seeds: int, seconds: float, suffix: str, out) -> None:
