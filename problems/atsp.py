@@ -24,7 +24,15 @@ import numpy as np
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.qap import check_permutation
 from metaheur.problems.textio import read_text
-from metaheur.problems.tsp import EXPLICIT_FORMATS, TSP, _dimension, _explicit_matrix, _node_lines, _sections
+from metaheur.problems.tsp import (
+    EXPLICIT_FORMATS,
+    MATRIX_BUDGET,
+    TSP,
+    _dimension,
+    _explicit_matrix,
+    _node_lines,
+    _sections,
+)
 
 #: Largest arc cost the transformation takes (its symmetric costs are the kernels' int32).
 INT32_MAX = 2**31 - 1
@@ -122,18 +130,27 @@ def check_arc_matrix(matrix, name: str) -> np.ndarray:
 class TwinTSP(TSP):
     """The symmetric instance of :func:`jonker_volgenant`: cities ``i`` and ``i + n/2`` are twins.
     Its matrix is built here, not given by a user, and holds negative twin edges (``-M``), so it
-    skips the checks of user matrices."""
+    skips the checks of user matrices. It is kept as the kernels' int32 only (every value fits by
+    construction): half the memory of an int64 copy, in every process the instance travels to."""
 
     def __post_init__(self) -> None:
-        m = np.ascontiguousarray(self.matrix, dtype=np.int64)
+        m = np.ascontiguousarray(self.matrix, dtype=np.int32)
         m.setflags(write=False)
         object.__setattr__(self, "matrix", m)
+
+    def dist(self, i, j) -> np.ndarray:
+        """Exact distances as int64 (sums of int32 entries would overflow)."""
+        return super().dist(i, j).astype(np.int64)
+
+    def distance_matrix(self, budget_bytes: int = MATRIX_BUDGET) -> np.ndarray:
+        """The int32 matrix itself (it was built, so it fits; ``budget_bytes`` does not apply)."""
+        return self.matrix
 
     def arc_costs(self) -> np.ndarray:
         """The n/2 x n/2 block ``[i, j] = d(i + n/2, j)``: arc i -> j plus M (forbidden: the
         forbidden value, also on the diagonal)."""
         half = self.n // 2
-        block = self.matrix[half:, :half].copy()
+        block = self.matrix[half:, :half].astype(np.int64)
         np.fill_diagonal(block, self.matrix[0, 1])  # two cities: a forbidden edge
         return block
 
@@ -296,7 +313,7 @@ def jonker_volgenant(atsp: ATSP) -> JVTransform:
         raise MetaheurError(f"{atsp.name}: arc costs too large for the transformation to 32-bit costs (a tour of "
                             f"length {ub} is known; it must stay below {(2 * INT32_MAX) // 3}): scale them down")
     cross = np.where(ok, atsp.matrix + big_m, forbidden).T  # cross[j, i]: edge (i + n, j), arc i -> j
-    d = np.full((2 * n, 2 * n), forbidden, dtype=np.int64)
+    d = np.full((2 * n, 2 * n), forbidden, dtype=np.int32)  # every value fits: checked above
     d[:n, n:] = cross
     d[n:, :n] = cross.T
     idx = np.arange(n)
