@@ -59,9 +59,9 @@ def history(result: Result) -> list[list]:
     ("qap", "cpu-islands", 2, 1, QAP_GA),  # a GA island and a tabu walk
     ("tsp", "cpu-islands", 2, None, TSP_GA),
     pytest.param("atsp", "cpu-islands", 2, None, TSP_GA, marks=pytest.mark.xfail(
-        strict=True, reason="known defect, cause not found: after the resume, the island that runs in a worker "
-        "process builds other EAX children than in the uninterrupted run (same best costs and final tour); "
-        "with cpu-serial the two runs agree")),
+        strict=True, reason="not a resume defect: EAX islands choose children greedily from 70% of the "
+        "generation limit on (metaheur/islands/eax.py), so the first leg (limit 4) already differs from the "
+        "uninterrupted run (limit 8) at the checkpoint; the other cases agree by chance")),
 ], ids=["qap-serial", "qap-full-restarts", "qap-islands", "qap-walk", "tsp-islands", "atsp-islands"])
 def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, walks, ga):
     problem = {"qap": random_qap(16, seed=9), "tsp": uniform_tsp(80, seed=9), "atsp": asymmetric_tsp(40, seed=9)}[kind]
