@@ -45,7 +45,7 @@ def quality_rows(names: list[str], bks: dict[str, int], seeds: int, seconds: flo
         runs = []
         for seed in range(seeds):
             r = metaheur.solve(atsp, time_limit=seconds, target=bks[name], seed=seed)
-            last = max((t["time_s"] for t in r.trace), default=r.time_s)
+            last = max((t.time_s for t in r.trace), default=r.time_s)
             runs.append((r.cost, last))
             print(f"  {name} seed {seed}: {r.cost} in {last:.2f} s", flush=True)
         costs = [c for c, _ in runs]

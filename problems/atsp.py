@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.arrays import exact_integers
 from metaheur.problems.qap import check_permutation
 from metaheur.problems.textio import read_text
 from metaheur.problems.tsp import (
@@ -109,18 +110,16 @@ class ATSP:
 
 
 def check_arc_matrix(matrix, name: str) -> np.ndarray:
-    """A square matrix of integral, finite, non-negative arc costs that fit 32 bits, as int64."""
-    m = np.asarray(matrix)
+    """A square matrix of arc costs as int64: exact integers (:func:`exact_integers`, the checks
+    of every array), non-negative, and within the 32 bits of the kernels."""
+    m = exact_integers(matrix, f"{name}: arc cost matrix")
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise MetaheurError(f"{name}: the arc cost matrix must be square, got shape {m.shape}")
     if m.shape[0] < 3:
         raise MetaheurError(f"{name}: an ATSP needs at least 3 cities, got {m.shape[0]}")
-    integral = m.dtype.kind in "iub" or (m.dtype.kind == "f" and np.all(np.isfinite(m)) and np.all(m == np.round(m)))
-    if not integral:
-        raise MetaheurError(f"{name}: arc costs must be finite integers")
     if m.size and (m.min() < 0 or m.max() > INT32_MAX):
         raise MetaheurError(f"{name}: arc costs must lie in 0 .. {INT32_MAX}, got {m.min()} .. {m.max()}")
-    return np.ascontiguousarray(m, dtype=np.int64)
+    return m
 
 
 # ------------------------------------------------------------------------------ transformation

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testutil import solve_with
 
 import metaheur
 from metaheur import solver as solver_module
@@ -15,7 +16,7 @@ from metaheur.cli import cli
 from metaheur.devices import cpu_device
 from metaheur.islands.params import GAParams
 from metaheur.plots import plot_tour
-from metaheur.problems import ATSP, asymmetric_tsp, read_tour, uniform_tsp
+from metaheur.problems import ATSP, asymmetric_tsp, read_tour, uniform_tsp, write_tour
 
 SMALL_GA = GAParams(population=8, crossover="eax")
 
@@ -26,8 +27,8 @@ def cpu_only(monkeypatch):
 
 
 def sync_solve(problem, seed: int = 3):
-    return metaheur.solve(problem, strategy="cpu-serial", sync=True, generations=4, epoch_generations=2, seed=seed,
-                          ga=SMALL_GA)
+    return solve_with(problem, strategy="cpu-serial", sync=True, generations=4, epoch_generations=2, seed=seed,
+                      ga=SMALL_GA)
 
 
 def test_the_api_solves_a_users_asymmetric_matrix():
@@ -39,7 +40,7 @@ def test_the_api_solves_a_users_asymmetric_matrix():
     assert (result.problem, result.n, result.instance) == ("ATSP", 30, "mine")
     assert sorted(result.permutation) == list(range(30))
     assert result.cost == atsp.tour_length(result.permutation)
-    assert all(row["best_cost"] >= result.cost for row in result.history if row["best_cost"] is not None)
+    assert all(row.best_cost >= result.cost for row in result.history if row.best_cost is not None)
     again = sync_solve(metaheur.ATSP("mine", m))
     assert again.permutation == result.permutation  # seeded and synchronous: reproducible
 
@@ -96,8 +97,25 @@ def test_a_resumed_atsp_run_continues_its_checkpoint(tmp_path):
     options = {"strategy": "cpu-islands", "islands": 2, "sync": True, "epoch_generations": 2, "seed": 7,
                "ga": SMALL_GA}
     path = tmp_path / "run.npz"
-    first = metaheur.solve(atsp, generations=4, checkpoint=str(path), **options)
-    rest = metaheur.solve(atsp, resume=str(path), generations=8)
+    first = solve_with(atsp, generations=4, checkpoint=str(path), **options)
+    rest = metaheur.resume(path, generations=8)
     assert (rest.problem, rest.n) == ("ATSP", 40)
     assert rest.history[: len(first.history)] == first.history and len(rest.history) > len(first.history)
     assert rest.cost <= first.cost and rest.cost == atsp.tour_length(rest.permutation)
+
+
+def test_warm_starts_are_directed_tours(tmp_path):
+    """A directed tour given as a warm start (array or .tour file) seeds the islands: the result is
+    never longer, and its reverse (another directed tour) is not taken for it."""
+    atsp = asymmetric_tsp(30, seed=5)
+    good = sync_solve(atsp, seed=1)
+    write_tour(tmp_path / "good.tour", atsp, good.permutation)
+    for initial in (good.permutation, str(tmp_path / "good.tour")):
+        result = solve_with(atsp, strategy="cpu-serial", sync=True, generations=1, epoch_generations=1, seed=9,
+                            ga=SMALL_GA, initial=initial)
+        assert result.cost <= good.cost and result.parameters["initial"] == 1
+    reverse = good.permutation[::-1]
+    assert atsp.tour_length(reverse) != good.cost
+    result = solve_with(atsp, strategy="cpu-serial", sync=True, generations=1, epoch_generations=1, seed=9,
+                        ga=SMALL_GA, initial=reverse)
+    assert result.cost <= atsp.tour_length(reverse)

@@ -58,3 +58,15 @@ def explicit_tokens(m: np.ndarray, fmt: str) -> list[int]:
             if keep:
                 out.append(int(m[i, j]))
     return out
+
+
+def solve_with(problem, **options):
+    """:func:`metaheur.solve` with the fields of :class:`SolveParams` given as keywords beside
+    solve()'s own arguments (the tests' shorthand)."""
+    from dataclasses import fields
+
+    from metaheur import SolveParams, solve
+
+    names = {f.name for f in fields(SolveParams)}
+    params = SolveParams(**{k: options.pop(k) for k in list(options) if k in names})
+    return solve(problem, params=params, **options)

@@ -152,8 +152,8 @@ def test_generator_is_seeded_asymmetric_and_named():
 @pytest.mark.parametrize(("matrix", "message"), [
     (np.zeros((3, 4)), "square"),
     (np.zeros((2, 2)), "at least 3"),
-    (np.array([[0, 1.5, 2], [1, 0, 1], [1, 1, 0]]), "finite integers"),
-    (np.array([[0, np.nan, 2], [1, 0, 1], [1, 1, 0]]), "finite integers"),
+    (np.array([[0, 1.5, 2], [1, 0, 1], [1, 1, 0]]), "fractional entries"),
+    (np.array([[0, np.nan, 2], [1, 0, 1], [1, 1, 0]]), "NaN or infinite"),
     (np.array([[0, -1, 2], [1, 0, 1], [1, 1, 0]]), "0 .. "),
     (np.array([[0, 2**31, 2], [1, 0, 1], [1, 1, 0]]), "0 .. "),
 ])
