@@ -30,8 +30,9 @@ from metaheur.islands.island import island_class
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.migration import default_migration
 from metaheur.islands.model import IslandModel, RunRecord
+from metaheur.islands.operators import canonical_tours
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_tabu_islands, tabu_island
-from metaheur.problems import QAP, TSP, best_known, load_instance
+from metaheur.problems import ATSP, QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
@@ -73,6 +74,22 @@ def plan_devices(strategy: str, devices: list[Device] | None, islands: int | Non
         return strategy, [gpus[i % len(gpus)] for i in range(count)]
     cpu_islands = max(1, cores - len(gpus)) if islands is None else max(1, islands - len(gpus))
     return strategy, list(gpus) + [cpu_device()] * cpu_islands
+
+
+def search_instance(problem: QAP | TSP | ATSP) -> QAP | TSP:
+    """The instance the islands search: an ATSP's symmetric transformation (Jonker and Volgenant
+    1983, :class:`~metaheur.problems.atsp.JVTransform`, whose tours have the directed lengths),
+    otherwise the instance itself."""
+    return problem.transformed().tsp if isinstance(problem, ATSP) else problem
+
+
+def search_seeds(problem: QAP | TSP | ATSP, seeds: np.ndarray | None) -> np.ndarray | None:
+    """Warm starts as solutions of :func:`search_instance`: an ATSP's directed tours become the
+    tours of its transformation that keep every twin edge (same lengths), in canonical form."""
+    if seeds is None or not isinstance(problem, ATSP):
+        return seeds
+    jv = problem.transformed()
+    return canonical_tours(np.stack([jv.to_symmetric(t) for t in seeds]))
 
 
 def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
@@ -240,15 +257,16 @@ def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[Stop
             and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count()):
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
-    kind = problem.kind
-    ga = (params.ga or default_ga(problem)).check_for(kind)
-    tabu, ils = params.tabu or default_tabu(problem), params.ils or ILSParams()
-    migration = params.migration or default_migration(problem)
-    island_params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
-    island_params = _with_tabu_islands(problem, island_params, island_devices, params.tabu_islands)
-    check_memory(problem, island_devices)
+    search = search_instance(problem)
+    kind = search.kind
+    ga = (params.ga or default_ga(search)).check_for(kind)
+    tabu, ils = params.tabu or default_tabu(search), params.ils or ILSParams()
+    migration = params.migration or default_migration(search)
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)
+    check_memory(search, island_devices)
     settings = RunSettings(
-        problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, kind, problem.source),
+        problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, problem.kind, problem.source),
         strategy=strategy, seed=seed, devices=tuple(d.name for d in island_devices), migration=migration,
         sync=params.sync, epoch_seconds=params.epoch_seconds, epoch_generations=params.epoch_generations,
         stop=stop_rules_.built_in(), stop_at_optimum=params.stop_at_optimum,
@@ -343,14 +361,15 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
     island_devices = [parse_device(d) for d in settings.devices]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
-    _precompile(problem, island_devices)
+    search = search_instance(problem)
+    _precompile(search, island_devices)
     compile_s = compile_seconds_total() - compile_before
     with _dask(scheduler, dask_local) as client:
-        model = IslandModel(problem, island_devices, params, seed=settings.seed, migration=settings.migration,
+        model = IslandModel(search, island_devices, params, seed=settings.seed, migration=settings.migration,
                             sync=settings.sync, epoch_seconds=settings.epoch_seconds,
                             epoch_generations=settings.epoch_generations, in_process=settings.in_process,
                             backend="dask" if client is not None else None, callbacks=callbacks,
-                            balance=settings.strategy == "hybrid", initial=seeds)
+                            balance=settings.strategy == "hybrid", initial=search_seeds(problem, seeds))
         resume = None
         if saved is not None:
             model.migrator.restore(saved.migrator_state, saved.archive)
@@ -372,6 +391,8 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
 
 def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
     best, tracked, _ = record.best_solution()
+    if isinstance(problem, ATSP):  # the transformation keeps lengths: the tracked one must be the directed one
+        best = problem.transformed().to_directed(best)
     cost = problem.cost(best) if isinstance(problem, QAP) else problem.tour_length(best)
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")

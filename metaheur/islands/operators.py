@@ -15,6 +15,7 @@ from metaheur.ga.tsp_eax import EAXGenerations
 from metaheur.ga.tsp_ga import TSPCrossover
 from metaheur.islands.params import IslandParams, default_ls_budget
 from metaheur.problems import QAP, TSP
+from metaheur.problems.atsp import TwinTSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
@@ -157,7 +158,10 @@ class TSPOperators(_Operators):
         self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries)
 
     def random_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """Uniformly random tours, in canonical form (an EAX population needs their diversity)."""
+        """Uniformly random tours, in canonical form (an EAX population needs their diversity); for
+        an ATSP's twin instance, random tours of the ATSP in their twin form."""
+        if isinstance(self.problem, TwinTSP):
+            return canonical_tours(self.problem.random_tours(count, rng))
         return canonical_tours(np.array([rng.permutation(self.n) for _ in range(count)]))
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
