@@ -176,8 +176,6 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     from dataclasses import replace
 
     from metaheur.config import read_config
-    from metaheur.islands.migration import MigrationParams
-    from metaheur.islands.params import default_ga, with_crossover
     from metaheur.problems import best_known, load_instance
     from metaheur.progress import ProgressReporter
     from metaheur.solve_params import SolveParams
@@ -216,16 +214,8 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     results = []
     for path in paths:
         problem = load_instance(path)
-        ga = config.get("ga") or default_ga(problem)
-        if crossover is not None:
-            ga = with_crossover(ga, crossover)
-        ga = replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
-                                              ("ls_budget", ls_budget)) if v is not None})
-        mig_options = {k: v for k, v in (("interval", migration_interval), ("topology", topology),
-                                         ("policy", migration_policy)) if v is not None}
-        mig = config.get("migration")
-        if mig is not None or mig_options:  # else the solver's default for the instance
-            mig = replace(mig or MigrationParams(), **mig_options)
+        ga = _ga_params(problem, config, crossover, population, offspring, ls_budget)
+        mig = _migration_params(config, migration_interval, topology, migration_policy)
         tl = pick(time_limit, "time_limit")
         gens = pick(generations, "generations")
         entry = best_known(problem.name, problem.n)
@@ -246,11 +236,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         results.append(result)
         click.echo(result.summary())
         if verbose:
-            for isl in result.islands:
-                click.echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {isl.generations} generations, "
-                           f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
-            for load in result.device_loads:
-                click.echo(f"  {load.device}: utilisation {load.utilisation:.0%}, idle {load.idle_s} s")
+            _echo_details(result)
         if many:
             click.echo("")
         if result.stop_reason == "interrupted":
@@ -258,6 +244,43 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     if many:
         click.echo(_table(results))
     _exit_status(results[-1] if results else None)
+
+
+def _ga_params(problem, config: dict, crossover, population, offspring, ls_budget):
+    """The GA parameters of ``problem``: the config file's ``[ga]`` or the instance's defaults,
+    with ``--crossover`` (and the sizes it needs) and the size options on top."""
+    from dataclasses import replace
+
+    from metaheur.islands.params import default_ga, with_crossover
+
+    ga = config.get("ga") or default_ga(problem)
+    if crossover is not None:
+        ga = with_crossover(ga, crossover)
+    return replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
+                                            ("ls_budget", ls_budget)) if v is not None})
+
+
+def _migration_params(config: dict, interval, topology, policy):
+    """The config file's ``[migration]`` with the migration options on top; None (the solver's
+    default for the instance) when neither is given."""
+    from dataclasses import replace
+
+    from metaheur.islands.migration import MigrationParams
+
+    options = {k: v for k, v in (("interval", interval), ("topology", topology), ("policy", policy)) if v is not None}
+    mig = config.get("migration")
+    if mig is None and not options:
+        return None
+    return replace(mig or MigrationParams(), **options)
+
+
+def _echo_details(result) -> None:
+    """``--verbose``: every island's work and every device's load."""
+    for isl in result.islands:
+        click.echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {isl.generations} generations, "
+                   f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
+    for load in result.device_loads:
+        click.echo(f"  {load.device}: utilisation {load.utilisation:.0%}, idle {load.idle_s} s")
 
 
 def _exit_status(result) -> None:
