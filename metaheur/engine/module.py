@@ -46,6 +46,19 @@ def set_cpu_threads(threads: int) -> None:
     _THREADS.cpu = max(0, int(threads))
 
 
+def sim_order() -> int:
+    """Thread order of the fiber simulation between two barriers, from ``$METAHEUR_SIM_ORDER``:
+    ``forward`` (the default: thread 0 first), ``reverse``, or ``random:SEED`` (a permutation per
+    block and barrier drawn from SEED >= 0). Results that differ between orders reveal a race."""
+    value = os.environ.get("METAHEUR_SIM_ORDER", "").strip().lower() or "forward"
+    if value in ("forward", "reverse"):
+        return 0 if value == "forward" else 1
+    seed = value.removeprefix("random:")
+    if value.startswith("random:") and seed.isdigit() and int(seed) < 2**31 - 2:
+        return 2 + int(seed)
+    raise MetaheurError(f"METAHEUR_SIM_ORDER must be forward, reverse or random:SEED, got {value!r}")
+
+
 def compile_seconds_total() -> float:
     """Time this process has spent compiling (or loading cached) kernel modules."""
     return _COMPILE["seconds"]
@@ -137,7 +150,7 @@ class Kernel:
                 self._fn(g, b, tuple(checked), stream=stream)
             return
         config = cpu_build.LaunchConfig((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b),
-                                        int(threads or cpu_threads()), 0)
+                                        int(threads or cpu_threads()), 0, sim_order() if self.module.sim else 0)
         raw = [a.ctypes.data if p.pointer else a.item() for p, a in zip(self.params, checked, strict=True)]
         self._fn(ctypes.byref(config), *raw)
         if config.error:
