@@ -20,8 +20,11 @@
  *
  * __shared__ variables become static thread-local storage: one copy per OS thread, which is per
  * block because an OS thread runs one block at a time (and all fibers of a block share it).
- * Not supported (no kernel may use them): dynamic `extern __shared__` memory, warp shuffles and
- * votes, __device__ global variables, textures.
+ * Warp shuffles: __shfl_down_sync only, called by every thread of the block the same number of
+ * times (the simulation exchanges values through a block barrier; a lane outside `mask` or the
+ * block reads a poison value, where CUDA's result is undefined). Not supported (no kernel may use
+ * them): dynamic `extern __shared__` memory, other shuffles and votes, __device__ global
+ * variables, textures.
  */
 #ifndef MH_CPU_SHIM_H
 #define MH_CPU_SHIM_H
@@ -106,6 +109,8 @@ static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, _
 static const mh_uint3 threadIdx = {0u, 0u, 0u};
 static const mh_uint3 blockDim = {1u, 1u, 1u};
 #define __syncthreads() ((void)0)
+/* one lane: every source lane is past the warp's width, which returns the caller's own value */
+template <typename T> static inline T __shfl_down_sync(unsigned, T v, unsigned) { return v; }
 
 #ifdef _OPENMP
 #define MH_RUN_GRID(L, CALL)                                                                   \
@@ -153,6 +158,26 @@ static inline void mh_use_fiber(int k) {
 
 /* A barrier: the fiber hands control back to the block's scheduler (mh_sim_block). */
 static inline void __syncthreads(void) { swapcontext(&mh_fib[mh_cur].ctx, &mh_home); }
+
+#define MH_SHFL_POISON 0x5a5a5a5a5a5a5a5aULL
+static __thread unsigned long long mh_shfl_slot[1024];
+
+/* The lane `off` above the caller in its warp gives its `v`: every thread publishes, a barrier,
+ * every thread reads, a barrier (so the slots are free for the next exchange). */
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned off) {
+  static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffle of a type wider than 64 bits");
+  memcpy(&mh_shfl_slot[mh_cur], &v, sizeof(T));
+  __syncthreads();
+  const unsigned lane = (unsigned)mh_cur % 32u, src = lane + off;
+  T out = v;
+  if (src < 32u) {
+    const unsigned long long poison = MH_SHFL_POISON;
+    const bool present = (mask >> src) & 1u && mh_cur + (int)off < mh_nfib;
+    memcpy(&out, present ? &mh_shfl_slot[mh_cur + off] : &poison, sizeof(T));
+  }
+  __syncthreads();
+  return out;
+}
 
 static void mh_fiber_entry(void) {
   mh_body(mh_body_arg);

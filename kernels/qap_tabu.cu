@@ -49,7 +49,10 @@
 #define MH_TS_TENURE 5    /* current tenure (rule 1) */
 #define MH_TS_BEST_ITER 6 /* iteration of the last improvement of the best */
 #define MH_TS_NSTATS 7
+#define MH_TS_MAX_BLOCK 256 /* launch bounds: blocks of up to 256 threads, 2 resident per SM */
 #define MH_TS_REBASE (1 << 30)
+#define MH_TS_ENTRY_LIMIT (1 << 29)   /* |matrix entries| below this (checked on the host) */
+#define MH_TS_DELTA32_LIMIT (1 << 28) /* the host's delta bound below which MH_QAP_DELTA32 is used */
 
 #ifdef MH_QAP_DELTA32
 typedef int mh_dt;
@@ -96,10 +99,11 @@ __device__ __forceinline__ void mh_ts_swap_cols(int *m, int n, int r, int s, int
   }
 }
 
-extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm,
-                                        long long *stats, const unsigned long long *keys, void *delta, int *tabu,
-                                        int *left, int *tmin, int *lpick, int *bp, int *bpt, int *work, int tenure_rule,
-                                        int tenure_scale, long long aspiration, long long iters, long long target, int init) {
+extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
+qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
+             const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp, int *bpt,
+             int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters, long long target,
+             int init) {
   const ll sol = mh_block();
   const ll nn = (ll)n * n;
   int *p = perm + sol * n, *bestp = best_perm + sol * n;

@@ -13,10 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine.source import kernel_constant
 from metaheur.errors import MetaheurError
 from metaheur.problems import TSP
 from metaheur.problems.tsp import MATRIX_BUDGET
 
+#: Longest neighbour list (MH_KNN_MAX of kernels/tsp_knn.cu).
+MAX_NEIGHBOURS = kernel_constant("tsp_knn.cu", "MH_KNN_MAX")
 WEIGHT_CODES = {"MATRIX": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5, "MAX_2D": 6}
 
 
@@ -108,8 +111,8 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
     from metaheur.engine import load_module
 
     dev = parse_device(device)
-    if k > 32:
-        raise MetaheurError("neighbour lists hold at most 32 cities")
+    if k > MAX_NEIGHBOURS:
+        raise MetaheurError(f"neighbour lists hold at most {MAX_NEIGHBOURS} cities")
     quadrant = int(quadrant)
     if quadrant < 0 or 4 * quadrant > k:
         raise MetaheurError(f"quadrant neighbours: need 0 <= 4 * quadrant <= k, got quadrant={quadrant}, k={k}")
