@@ -124,6 +124,11 @@ class Kernel:
     module: KernelModule
     _fn: object = field(repr=False, default=None)
 
+    @property
+    def max_threads(self) -> int:
+        """Most threads a block may have: the kernel's ``__launch_bounds__``, else 1024."""
+        return self.module.max_threads.get(self.name, 1024)
+
     def check(self, args) -> list:
         """``args`` validated against the signature (see the module docstring)."""
         if len(args) != len(self.params):
@@ -140,8 +145,9 @@ class Kernel:
         :func:`cpu_threads`); on a GPU ``stream`` is a CuPy stream (default: the current one).
         """
         g, b = _dim3(grid, "grid", _GRID_LIMITS), _dim3(block, "block", _BLOCK_LIMITS)
-        if b[0] * b[1] * b[2] > 1024:
-            raise MetaheurError(f"kernel {self.name}: a block has at most 1024 threads, got {b}")
+        if b[0] * b[1] * b[2] > self.max_threads:
+            raise MetaheurError(f"kernel {self.name}: a block has at most {self.max_threads} threads "
+                                f"(its launch bounds), got {b}")
         checked = self.check(args)
         if self.module.device.is_gpu:
             import cupy
@@ -168,6 +174,7 @@ class KernelModule:
     handle: object = field(repr=False)
     signatures: dict = field(repr=False, default_factory=dict)
     sim: bool = False
+    max_threads: dict = field(repr=False, default_factory=dict)
     _kernels: dict = field(repr=False, default_factory=dict)
 
     def kernel(self, name: str) -> Kernel:
@@ -215,6 +222,6 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
                 built = cpu_build.build(source, defs, sim)
                 handle, seconds = built.library, built.compile_seconds
             _COMPILE["seconds"] += seconds
-            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim)
+            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim, source.max_threads)
             _MODULES[key] = module
     return module

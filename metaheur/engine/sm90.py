@@ -24,6 +24,7 @@ from pathlib import Path
 
 from metaheur.engine import cpu_build
 from metaheur.engine.gpu_build import nvrtc_options
+from metaheur.engine.shapes import threads
 from metaheur.engine.source import load_source
 
 ARCH = "sm_90"
@@ -170,6 +171,23 @@ def blocks_per_sm(res: KernelResources, threads: int, limits: H200 = LIMITS) -> 
     by_threads = limits.threads_per_sm // (warps * 32)
     by_shared = limits.shared_per_sm // (res.shared + limits.shared_reserved_per_block)
     return min(by_regs, by_threads, by_shared, limits.blocks_per_sm)
+
+
+def launch_problems(kernel: str, res: KernelResources, max_threads: int, blocks) -> list[str]:
+    """Why each of ``blocks`` (block shapes) cannot launch ``kernel`` on an H200: more threads than
+    its launch bounds, registers x threads beyond the register file, or too much shared memory."""
+    out = []
+    for block in blocks:
+        nt = threads(block)
+        if nt > max_threads:
+            out.append(f"{kernel}: block {block} exceeds its launch bounds ({max_threads} threads)")
+        elif res.shared > LIMITS.static_shared_per_block:
+            out.append(f"{kernel}: {res.shared} bytes of static shared memory exceed "
+                       f"{LIMITS.static_shared_per_block} per block")
+        elif blocks_per_sm(res, nt) == 0:
+            out.append(f"{kernel}: block {block} needs {res.registers} registers x {nt} threads, more than the "
+                       f"{LIMITS.registers_per_block} a block may have")
+    return out
 
 
 def occupancy(res: KernelResources, threads: int, limits: H200 = LIMITS) -> float:

@@ -26,6 +26,9 @@ _KERNEL = re.compile(
     r'(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)', re.S
 )
 
+#: CUDA's largest block (compute capability >= 3.0).
+MAX_THREADS = 1024
+
 #: C parameter types a kernel may take, with their numpy dtype names.
 C_TYPES = {
     "char": "int8",
@@ -67,11 +70,13 @@ class Param:
 
 @dataclass(frozen=True)
 class KernelSource:
-    """A kernel file with its headers inlined, and the signature of every kernel in it."""
+    """A kernel file with its headers inlined, the signature of every kernel in it, and the most
+    threads a block of each kernel may have (its ``__launch_bounds__``, else CUDA's 1024)."""
 
     name: str
     text: str
     signatures: dict[str, tuple[Param, ...]]
+    max_threads: dict[str, int]
 
 
 def _label(path: Path) -> str:
@@ -131,7 +136,9 @@ def load_source(name: str) -> KernelSource:
     its headers inlined; headers are looked up next to the file, then in ``kernels/``."""
     path = _source_path(name)
     text = "\n".join(_inline(path, set())) + "\n"
-    return KernelSource(path.name, text, parse_signatures(text))
+    signatures = parse_signatures(text)
+    bounds = launch_bounds(text)
+    return KernelSource(path.name, text, signatures, {k: bounds.get(k, MAX_THREADS) for k in signatures})
 
 
 def shim_text() -> str:

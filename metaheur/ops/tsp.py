@@ -108,7 +108,7 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
         part = np.argpartition(rows, k - 1, axis=1)[:, :k]
         order = np.take_along_axis(rows, part, axis=1).argsort(axis=1)
         return np.ascontiguousarray(np.take_along_axis(part, order, axis=1), dtype=np.int32)
-    from metaheur.engine import load_module
+    from metaheur.engine import load_module, shapes
 
     dev = parse_device(device)
     if k > MAX_NEIGHBOURS:
@@ -119,7 +119,7 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
     cell_of, cell_start, cell_items, gx, gy, side = _grid(tsp.coords)
     out = dev.zeros((n, k), np.int32)
     module = load_module("tsp_knn.cu", dev)
-    threads = 128 if dev.is_gpu else 1
+    threads = shapes.threads(shapes.KNN) if dev.is_gpu else 1
     args = (dev.asarray(tsp.coords), dev.asarray(cell_of), dev.asarray(cell_start), dev.asarray(cell_items),
             gx, gy, side, n, k)
     if quadrant:

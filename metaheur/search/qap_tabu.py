@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine import load_module
+from metaheur.engine import load_module, shapes
 from metaheur.engine.rng import rand64, stream_key
 from metaheur.engine.source import kernel_constants
 from metaheur.errors import MetaheurError
@@ -86,7 +86,7 @@ def default_block(device: Device, n: int) -> tuple[int, int]:
     """Threads of a block: one on the CPU build; rows x columns of the pair scan on a GPU."""
     if not device.is_gpu:
         return (1, 1)
-    return (32, 4) if n < 128 else (32, 8)
+    return shapes.TABU_SMALL if n < shapes.TABU_WIDE_N else shapes.TABU
 
 
 class QAPTabuBatch:
