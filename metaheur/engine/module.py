@@ -146,8 +146,8 @@ class Kernel:
         """
         g, b = _dim3(grid, "grid", _GRID_LIMITS), _dim3(block, "block", _BLOCK_LIMITS)
         if b[0] * b[1] * b[2] > self.max_threads:
-            raise MetaheurError(f"kernel {self.name}: a block has at most {self.max_threads} threads "
-                                f"(its launch bounds), got {b}")
+            why = " (its __launch_bounds__)" if self.max_threads < 1024 else ""
+            raise MetaheurError(f"kernel {self.name}: a block has at most {self.max_threads} threads{why}, got {b}")
         checked = self.check(args)
         if self.module.device.is_gpu:
             import cupy

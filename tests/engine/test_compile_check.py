@@ -110,14 +110,20 @@ def compile_jobs():
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=_variant_id)
-def test_gpu_compile(variant, compile_jobs):
+def _gpu_result(variant, compile_jobs) -> tuple[str, bool, str]:
+    """``(compiler kind, ok, log)`` of this session's sm_90 compile of ``variant`` (skips the test
+    without a GPU compiler or when METAHEUR_COMPILE_CHECK leaves the variant out)."""
     kind, detail, _ = gpu_compiler()
     if not kind:
         pytest.skip(detail)
     if not _gpu_wanted(variant):
         pytest.skip(f"METAHEUR_COMPILE_CHECK={_gpu_mode()}")
-    ok, log = compile_jobs["gpu", _variant_id(variant)].result()
+    return kind, *compile_jobs["gpu", _variant_id(variant)].result()
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=_variant_id)
+def test_gpu_compile(variant, compile_jobs):
+    kind, ok, log = _gpu_result(variant, compile_jobs)
     assert ok, f"{variant[0]} {variant[1]} does not compile for {ARCH} ({kind}):\n{log}"
     assert " error" not in log.lower(), log
 
@@ -175,12 +181,7 @@ def test_launch_shapes_fit_an_h200(variant, compile_jobs):
     """Registers x threads within the register file, static shared memory within a block's
     limit, blocks within the kernel's launch bounds, for every shape the package and the GPU
     tests launch (ptxas's report of this variant's sm_90 build)."""
-    kind, detail, _ = gpu_compiler()
-    if not kind:
-        pytest.skip(detail)
-    if not _gpu_wanted(variant):
-        pytest.skip(f"METAHEUR_COMPILE_CHECK={_gpu_mode()}")
-    ok, log = compile_jobs["gpu", _variant_id(variant)].result()
+    kind, ok, log = _gpu_result(variant, compile_jobs)
     assert ok, log
     found = sm90.resources(log)
     if not found and kind == "nvrtc":

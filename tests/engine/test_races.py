@@ -23,9 +23,9 @@ pytestmark = pytest.mark.gpusim
 
 ORDERS = ["forward", "reverse", "random:1", "random:77"]
 #: Block shapes of the sweep: one thread, one short of and one past a warp, 2-D shapes that are
-#: not multiples of 32, the tabu search's GPU shape, two warps and one thread. (The pair kernels
+#: not multiples of 32, the tabu search's GPU shapes, two warps and one thread. (The pair kernels
 #: take rows from threadIdx.y and columns from threadIdx.x: their blocks are 1-D or 2-D.)
-SWEEP = [(1,), (31,), (33,), (7, 3), (32, 4), (65,)]
+SWEEP = [(1,), (31,), (33,), (7, 3), (32, 4), (65,), (32, 8)]
 SIM = Target(parse_device("cpu"), True, SWEEP, SWEEP)
 
 #: The kernels each file's barriers or shared memory serve, all run by the checks below.
