@@ -19,8 +19,8 @@ warp: their arithmetic bound is 1/32 of the chip's.
 
     python experiments/gpu_model.py [--quick] [--out experiments/results]
 
-Writes ``gpu_model.csv`` and ``.md`` (``--quick``: the same table, named ``gpu_model_quick``;
-nothing is measured, so quick and full are the same).
+Writes ``gpu_model.csv`` and ``.md`` (``--quick``: the same table into a temporary folder unless
+``--out``; nothing is measured).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import header, write_table
+from benchlib import header, out_folder, write_table
 
 SMS, CLOCK_HZ = 132, 1.98e9
 HBM_BYTES_S = 4.8e12  # datasheet; 4.3e12 measured on a copy
@@ -168,7 +168,7 @@ def main(argv=None) -> int:
                   f"{INT32_OPS_S / 1e12:.1f}e12 int32 op/s, {FP64_OPS_S / 1e12:.1f}e12 fp64 op/s; "
                   "a bound in units per second of the whole GPU; memory L2: the data fits in L2, so "
                   "HBM does not bound it")
-    write_table(rows(), COLUMNS, "gpu_model_quick" if args.quick else "gpu_model", head, args.out,
+    write_table(rows(), COLUMNS, "gpu_model", head, out_folder(args.out, args.quick),
                 title="Expected speed on an H200: bytes and operations per unit, and the bounds they imply")
     return 0
 

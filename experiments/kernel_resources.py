@@ -12,7 +12,7 @@ block uses (1 of 32 for one working thread), and what limits the resident blocks
 
     python experiments/kernel_resources.py [--quick] [--out experiments/results]
 
-``--quick``: the first variant of each file only (written as ``kernel_resources_quick``).
+``--quick``: the first variant of each file only, into a temporary folder unless ``--out``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
 
-from benchlib import header, write_table
+from benchlib import header, out_folder, write_table
 
 from metaheur.engine import sm90
 from metaheur.engine.module import _normalise_defines
@@ -102,8 +102,8 @@ def main(argv=None) -> int:
     head = header(f"compiler: {kind} ({version}), -arch={sm90.ARCH} {sm90.PTXAS_VERBOSE}; H200 per SM: "
                   f"{lim.registers_per_sm} registers, {lim.threads_per_sm} threads, {lim.blocks_per_sm} blocks, "
                   f"{lim.shared_per_sm // 1024} KB shared; occupancy = resident warps / 64")
-    write_table(rows(args.quick), COLUMNS, "kernel_resources_quick" if args.quick else "kernel_resources", head,
-                args.out, title="Kernel resources on sm_90 (H200)")
+    write_table(rows(args.quick), COLUMNS, "kernel_resources", head,
+                out_folder(args.out, args.quick), title="Kernel resources on sm_90 (H200)")
     return 0
 
 

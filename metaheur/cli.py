@@ -333,7 +333,8 @@ def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_p
 @click.argument("result_json", type=click.Path(dir_okay=False))
 @click.argument("png")
 @click.option("--instance", help="The instance, when the result's source path is not at hand (for the tour).")
-def plot(result_json: str, png: str, instance: str | None) -> None:
+@click.option("--log-time", is_flag=True, help="A logarithmic time axis for the convergence panel.")
+def plot(result_json: str, png: str, instance: str | None, log_time: bool) -> None:
     """Redraw the figure of a saved RESULT_JSON into PNG."""
     from metaheur.plots import save_result_figure
     from metaheur.problems import load_instance
@@ -350,7 +351,7 @@ def plot(result_json: str, png: str, instance: str | None) -> None:
             if candidate.n == result.n and candidate.kind.upper() == result.problem:
                 problem = candidate
                 break
-    save_result_figure(result, png, problem)
+    save_result_figure(result, png, problem, log_time=log_time)
     click.echo(f"wrote {png}" + ("" if problem else " (instance not found: no tour/assignment panel)"))
 
 

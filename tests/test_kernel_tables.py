@@ -21,7 +21,7 @@ def _run(script: str, out: Path) -> list[dict]:
     proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--quick", "--out", str(out)],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    stem = Path(script).stem + "_quick"
+    stem = Path(script).stem
     assert (out / f"{stem}.md").read_text().startswith("# ")
     with open(out / f"{stem}.csv", newline="") as handle:
         return list(csv.DictReader(handle))
