@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 from test_gpu import GPU_QAP_BLOCKS, GPU_TSP_BLOCKS
@@ -36,6 +37,8 @@ from metaheur.engine.module import _normalise_defines
 from metaheur.engine.shapes import GPU_LAUNCHES, NOT_LAUNCHED
 from metaheur.engine.source import kernel_dir, load_source
 from metaheur.ops import COMPILE_VARIANTS
+from metaheur.search.qap_tabu import default_block
+from metaheur.search.tsp_descent import GPU_BLOCK
 
 ARCH = sm90.ARCH
 gpu_compiler = sm90.gpu_compiler
@@ -198,6 +201,16 @@ def test_every_kernel_has_its_launch_shapes():
     kernels = {(p.name, k) for p in kernel_dir().glob("*.cu") for k in load_source(p.name).signatures}
     assert kernels == set(GPU_LAUNCHES) | NOT_LAUNCHED
     assert not set(GPU_LAUNCHES) & NOT_LAUNCHED
+
+
+@pytest.mark.gpusim
+def test_launchers_take_their_shapes_from_the_table():
+    gpu = SimpleNamespace(is_gpu=True)
+    tabu = GPU_LAUNCHES["qap_tabu.cu", "qap_tabu_run"]
+    assert {default_block(gpu, n) for n in (5, 127, 128, 1000)} == set(tabu)
+    assert all((GPU_BLOCK,) in GPU_LAUNCHES["tsp_moves.cu", k] for k in ("tsp_2opt_cand", "tsp_oropt_cand",
+                                                                         "tsp_apply_best", "tsp_positions"))
+    assert default_block(SimpleNamespace(is_gpu=False), 100) == (1, 1)
 
 
 @pytest.mark.gpusim
