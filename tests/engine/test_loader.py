@@ -149,7 +149,8 @@ def test_block_within_launch_bounds(write_kernel):
         module = load_module(path, "cpu", sim=sim)
         assert module.kernel("bounded").max_threads == 96 and module.kernel("free_width").max_threads == 1024
         module.kernel("bounded")(1, (32, 3), (out,))
-        with pytest.raises(MetaheurError, match=r"at most 96 threads \(its __launch_bounds__\), got \(32, 4, 1\)"):
+        too_wide = r"at most 96 threads for this kernel \(its __launch_bounds__\), got \(32, 4, 1\)"
+        with pytest.raises(MetaheurError, match=too_wide):
             module.kernel("bounded")(1, (32, 4), (out,))
         module.kernel("free_width")(1, 1024, (out,))
     assert load_module("qap_tabu.cu", "cpu").kernel("qap_tabu_run").max_threads == 256
