@@ -103,25 +103,6 @@ def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _summary(result) -> str:
-    from metaheur.describe import format_evaluation
-
-    ev = {"instance": result.instance, "problem": result.problem, "n": result.n, "cost": result.cost,
-          "best_known": result.best_known, "best_known_optimal": None, "gap_percent": result.gap_percent,
-          "stated_cost": None, "note": None}
-    from metaheur.problems import best_known
-
-    entry = best_known(result.instance, result.n)
-    ev["best_known_optimal"] = entry.optimal if entry else None
-    lines = format_evaluation(ev).splitlines()
-    lines.append(f"time        {result.time_s:.2f} s search + {result.compile_s:.2f} s kernel build, "
-                 f"{result.search_iterations:,} local-search iterations, {result.generations} generations")
-    lines.append(f"strategy    {result.strategy} on {', '.join(result.devices)} "
-                 f"({len(result.islands)} island{'s' if len(result.islands) != 1 else ''})")
-    lines.append(f"stopped     {result.stop_reason}")
-    return "\n".join(lines)
-
-
 def _table(results) -> str:
     head = f"{'instance':<14} {'n':>6} {'best known':>12} {'found':>12} {'gap %':>8} {'time s':>8}"
     rows = [head, "-" * len(head)]
@@ -146,6 +127,10 @@ def _table(results) -> str:
 @click.option("--generations", "-g", type=int, help="Stop after this many generations per island.")
 @click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
 @click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
+@click.option("--stop-at-optimum/--no-stop-at-optimum", default=None,
+              help="Stop on reaching a proven optimum of the built-in best-known table (default: stop).")
+@click.option("--initial", "initial_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="Warm start: a solution file (.sln, .tour, result .json) seeding every island (repeatable).")
 @click.option("--seed", "-s", type=int, default=None, help="Random seed (default 0).")
 @click.option("--strategy", type=click.Choice(["auto", "cpu-serial", "cpu-islands", "gpu", "hybrid"]), default=None,
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
@@ -178,8 +163,8 @@ def _table(results) -> str:
 @click.option("--plot", "plot_path", help="Write a PNG of the run (convergence, and the tour for a TSP).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
-def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, walk_islands,
-          population,
+def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed, strategy,
+          devices, islands, walk_islands, population,
           offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
           epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
           json_path, stats_path, solution_path, plot_path, quiet, verbose) -> None:
@@ -194,6 +179,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
     from metaheur.islands.params import default_ga, with_crossover
     from metaheur.problems import best_known, load_instance
     from metaheur.progress import ProgressReporter
+    from metaheur.solve_params import SolveParams
     from metaheur.solver import solve as run_solve
 
     config = read_config(config_path) if config_path else {"solve": {}}
@@ -206,7 +192,14 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
                         ("--checkpoint-every", checkpoint_every)):
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
+    flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
+             "walk_islands": walk_islands, "sync": sync, "epoch_seconds": epoch_seconds,
+             "epoch_generations": epoch_generations, "scheduler": scheduler, "dask_local": dask_local,
+             "stop_at_optimum": stop_at_optimum}
+    params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
     if resume_path is not None:
+        if initial_paths:
+            raise MetaheurError("--initial seeds a new run; a resumed run goes on from its checkpoint")
         _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
                 checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet)
         return
@@ -216,6 +209,8 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
     many = len(paths) > 1
     if checkpoint_path and many:
         raise MetaheurError("--checkpoint takes one instance at a time")
+    if initial_paths and many:
+        raise MetaheurError("--initial seeds one instance: give one INSTANCE")
     results = []
     for path in paths:
         problem = load_instance(path)
@@ -238,28 +233,22 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
         result = run_solve(
-            problem, strategy=pick(strategy, "strategy", "auto"), time_limit=tl, generations=gens, target=target_value,
-            no_improvement=pick(no_improvement, "no_improvement"), seed=pick(seed, "seed", 0),
-            devices=list(devices) or base.get("devices"), islands=pick(islands, "islands"),
-            walk_islands=pick(walk_islands, "walk_islands"), ga=ga,
-            tabu=config.get("tabu"), ils=config.get("ils"), migration=mig, sync=bool(pick(sync, "sync", False)),
-            epoch_seconds=pick(epoch_seconds, "epoch_seconds", 1.0),
-            epoch_generations=pick(epoch_generations, "epoch_generations", 5),
-            scheduler=pick(scheduler, "scheduler"), dask_local=pick(dask_local, "dask_local"), callbacks=reporter,
-            checkpoint=checkpoint_path, checkpoint_every=checkpoint_every)
+            problem, seed=pick(seed, "seed", 0), params=replace(params, ga=ga, migration=mig),
+            initial=list(initial_paths) or None, callbacks=reporter, checkpoint=checkpoint_path,
+            checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
+            no_improvement=pick(no_improvement, "no_improvement"))
         _write_outputs(problem, result, _output_path(json_path, problem.name, many, "--json"),
                        _output_path(stats_path, problem.name, many, "--stats"),
                        _output_path(solution_path, problem.name, many, "--solution"),
                        _output_path(plot_path, problem.name, many, "--plot"))
         results.append(result)
-        click.echo(_summary(result))
+        click.echo(result.summary())
         if verbose:
             for isl in result.islands:
-                click.echo(f"  island {isl['island']} on {isl['device']} ({isl['algorithm']}): "
-                           f"{isl['generations']} generations, "
-                           f"{isl['ls_iterations']:,} ls iterations, best {isl['best_cost']}")
+                click.echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {isl.generations} generations, "
+                           f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
             for load in result.device_loads:
-                click.echo(f"  {load['device']}: utilisation {load['utilisation']:.0%}, idle {load['idle_s']} s")
+                click.echo(f"  {load.device}: utilisation {load.utilisation:.0%}, idle {load.idle_s} s")
         if many:
             click.echo("")
         if result.stop_reason == "interrupted":
@@ -285,7 +274,7 @@ def _resume(instances, resume_path, time_limit, generations, target, no_improvem
     from metaheur.checkpoint import load_checkpoint
     from metaheur.problems import best_known, load_instance
     from metaheur.progress import ProgressReporter
-    from metaheur.solver import solve as run_solve
+    from metaheur.solver import resume
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
@@ -294,13 +283,13 @@ def _resume(instances, resume_path, time_limit, generations, target, no_improvem
     entry = best_known(info["name"], info["n"])
     reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit)
     target_value = target if target is None or target.lower() == "bks" else _int_target(target)
-    result = run_solve(problem, resume=resume_path, time_limit=time_limit, generations=generations,
-                       target=target_value, no_improvement=no_improvement, callbacks=reporter,
-                       checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
-                       dask_local=dask_local)
+    result = resume(resume_path, problem=problem, time_limit=time_limit, generations=generations,
+                    target=target_value, no_improvement=no_improvement, callbacks=reporter,
+                    checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
+                    dask_local=dask_local)
     problem = problem or load_instance(info["source"])
     _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path)
-    click.echo(_summary(result))
+    click.echo(result.summary())
     _exit_status(result)
 
 
@@ -320,9 +309,9 @@ def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_p
         result.stats_csv(stats_path)
     if solution_path:
         if isinstance(problem, QAP):
-            write_sln(solution_path, problem, result.solution)
+            write_sln(solution_path, problem, result.permutation)
         else:
-            write_tour(solution_path, problem, result.solution)
+            write_tour(solution_path, problem, result.permutation)
     if plot_path:
         from metaheur.plots import save_result_figure
 
