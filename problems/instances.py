@@ -1,7 +1,8 @@
 """Finding and loading instances by path, by library name, or as a built-in generated instance.
 
 A name such as ``tai30a`` or ``pr2392`` is looked up in the directory named by the environment
-variable ``METAHEUR_INSTANCES``: in its ``qaplib/`` and ``tsplib/`` subfolders or directly in it.
+variable ``METAHEUR_INSTANCES``: in its ``qaplib/``, ``tsplib/`` and ``atsp/`` subfolders or directly
+in it.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.atsp import ATSP, is_atsp_file, read_atsp
 from metaheur.problems.generators import parse_generated
 from metaheur.problems.qap import QAP, check_permutation, read_qaplib, read_sln
 from metaheur.problems.textio import read_text
 from metaheur.problems.tsp import TSP, read_tour, read_tsplib
 
 ENV_VAR = "METAHEUR_INSTANCES"
-_SUFFIXES = (".dat", ".tsp")
+_SUFFIXES = (".dat", ".tsp", ".atsp")
+_FOLDERS = ("qaplib", "tsplib", "atsp")
 
 
 def instances_dir() -> Path | None:
@@ -34,7 +37,7 @@ def _candidates(root: Path, name: str):
     stem = name
     for suffix in _SUFFIXES:
         stem = stem.removesuffix(suffix)
-    for folder in (root / "qaplib", root / "tsplib", root):
+    for folder in (*(root / f for f in _FOLDERS), root):
         for suffix in _SUFFIXES:
             yield folder / f"{stem}{suffix}"
 
@@ -51,7 +54,7 @@ def resolve_instance(name_or_path: str | os.PathLike) -> Path:
             if candidate.is_file():
                 return candidate
         lowered = {c.name.lower(): c for c in _candidates(root, text)}
-        for folder in (root / "qaplib", root / "tsplib", root):
+        for folder in (*(root / f for f in _FOLDERS), root):
             if folder.is_dir():
                 for entry in folder.iterdir():
                     if entry.name.lower() in lowered and entry.is_file():
@@ -68,9 +71,10 @@ def _looks_like_qaplib(path: Path) -> bool:
     return bool(first) and first[0].lstrip("+-").isdigit()
 
 
-def load_instance(spec: str | os.PathLike | QAP | TSP) -> QAP | TSP:
-    """A QAP or TSP from a path, a library name, a built-in ``gen:`` name or an instance object."""
-    if isinstance(spec, (QAP, TSP)):
+def load_instance(spec: str | os.PathLike | QAP | TSP | ATSP) -> QAP | TSP | ATSP:
+    """A QAP, TSP or ATSP from a path, a library name, a built-in ``gen:`` name or an instance
+    object (a TSPLIB file is an ATSP when it says ``TYPE: ATSP``)."""
+    if isinstance(spec, (QAP, TSP, ATSP)):
         return spec
     generated = parse_generated(os.fspath(spec))
     if generated is not None:
@@ -79,6 +83,8 @@ def load_instance(spec: str | os.PathLike | QAP | TSP) -> QAP | TSP:
     suffix = path.suffix.lower()
     if suffix == ".dat":
         return read_qaplib(path)
+    if suffix == ".atsp" or (suffix != ".dat" and not _looks_like_qaplib(path) and is_atsp_file(path)):
+        return read_atsp(path)
     if suffix == ".tsp":
         return read_tsplib(path)
     return read_qaplib(path) if _looks_like_qaplib(path) else read_tsplib(path)
@@ -93,7 +99,7 @@ class LoadedSolution:
     note: str | None
 
 
-def load_solution(instance: QAP | TSP, path: str | os.PathLike) -> LoadedSolution:
+def load_solution(instance: QAP | TSP | ATSP, path: str | os.PathLike) -> LoadedSolution:
     """Read a solution for ``instance``: QAPLIB ``.sln``, TSPLIB ``.tour`` or a metaheur result JSON."""
     path = Path(path)
     if path.suffix.lower() == ".json":
@@ -107,7 +113,7 @@ def load_solution(instance: QAP | TSP, path: str | os.PathLike) -> LoadedSolutio
     return LoadedSolution(read_tour(path, instance), None, None)
 
 
-def _load_result_json(instance: QAP | TSP, path: Path) -> LoadedSolution:
+def _load_result_json(instance: QAP | TSP | ATSP, path: Path) -> LoadedSolution:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
