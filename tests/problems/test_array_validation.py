@@ -91,7 +91,7 @@ def test_asymmetric_tsp_matrices_are_refused(base, data, shift):
     i, j = data.draw(cell(len(base)))
     bad = base.copy()
     bad[i, j] += shift
-    with pytest.raises(MetaheurError, match=r"not symmetric.*asymmetric TSP"):
+    with pytest.raises(MetaheurError, match=r"not symmetric.*use metaheur.ATSP for the asymmetric TSP"):
         TSP("t", "EXPLICIT", matrix=bad)
 
 
