@@ -331,8 +331,11 @@ def read_tsplib(path: str | os.PathLike, name: str | None = None) -> TSP:
         if display is None and "NODE_COORD_SECTION" in sections:
             first, body = sections["NODE_COORD_SECTION"]
             display = _node_lines(path, "NODE_COORD_SECTION", first, body, n)
-        return TSP(inst_name, "EXPLICIT", matrix=matrix, weight_format=fmt, display=display,
-                   comment=comment, source=os.fspath(path))
+        try:
+            return TSP(inst_name, "EXPLICIT", matrix=matrix, weight_format=fmt, display=display,
+                       comment=comment, source=os.fspath(path))
+        except MetaheurError as exc:  # the matrix's checks (a negative weight): an error of this file
+            raise InputFormatError(path, str(exc).removeprefix(f"{inst_name}: "), first) from None
     if "NODE_COORD_SECTION" not in sections:
         raise InputFormatError(path, f"EDGE_WEIGHT_TYPE {wtype} needs a NODE_COORD_SECTION")
     first, body = sections["NODE_COORD_SECTION"]
