@@ -83,24 +83,34 @@ def evaluate(instance: str, solution_file: str, as_json: bool) -> None:
     _print_json(ev) if as_json else click.echo(format_evaluation(ev))
 
 
-def _output_path(template: str | None, name: str, many: bool, option: str) -> str | None:
-    if template is None:
-        return None
-    if many and "{name}" not in template:
-        raise MetaheurError(f"{option}: with several instances, put {{name}} in the path (e.g. out/{{name}}.json)")
-    return template.replace("{name}", name)
-
-
 def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
-    import glob
+    """Instance arguments with quoted patterns expanded (from the current directory, else under
+    $METAHEUR_INSTANCES), in the order given."""
+    from metaheur.problems.instances import expand_pattern, is_pattern
 
     out: list[str] = []
     for p in patterns:
-        matches = sorted(glob.glob(p)) if any(ch in p for ch in "*?[") else [p]
+        matches = expand_pattern(p) if is_pattern(p) else [p]
         if not matches:
             raise MetaheurError(f"{p}: no file matches")
         out.extend(matches)
     return out
+
+
+def _load_all(specs: list[str]) -> list:
+    """Every instance of a batch, loaded before any search; one given twice is refused."""
+    from metaheur.islands.model import problem_key
+    from metaheur.problems import load_instance
+
+    problems, seen = [], {}
+    for spec in specs:
+        problem = load_instance(spec)
+        key = problem_key(problem)
+        if key in seen:
+            raise MetaheurError(f"{spec}: the same instance as {seen[key]}, given twice")
+        seen[key] = spec
+        problems.append(problem)
+    return problems
 
 
 def _summary(result) -> str:
@@ -115,7 +125,12 @@ def _summary(result) -> str:
     ev["best_known_optimal"] = entry.optimal if entry else None
     lines = format_evaluation(ev).splitlines()
     lines.append(f"time        {result.time_s:.2f} s search + {result.compile_s:.2f} s kernel build, "
-                 f"{result.search_iterations:,} local-search iterations, {result.generations} generations")
+                 f"{result.search_iterations:,} local-search iterations")
+    walks = [isl["algorithm"] for isl in result.islands if not isl["algorithm"].startswith("GA")]
+    counts = [f"{result.generations} GA generations per island"] if len(walks) < len(result.islands) else []
+    if walks:
+        counts.append(f"{result.walk_steps} {walks[0]} steps per {walks[0]} island")
+    lines.append(f"generations {', '.join(counts)}")
     lines.append(f"strategy    {result.strategy} on {', '.join(result.devices)} "
                  f"({len(result.islands)} island{'s' if len(result.islands) != 1 else ''})")
     lines.append(f"stopped     {result.stop_reason}")
@@ -168,14 +183,17 @@ def _table(results) -> str:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="TOML file of parameters.")
 @click.option("--scheduler", help="Run the CPU islands on a Dask cluster: tcp://HOST:PORT.")
 @click.option("--dask-local", type=int, help="Start a local Dask cluster with N workers for the CPU islands.")
-@click.option("--checkpoint", "checkpoint_path", help="Write the run's state there regularly (resume with --resume).")
+@click.option("--checkpoint", "checkpoint_path", help="Write the run's state there regularly (resume with --resume; "
+              "{name} for several instances).")
 @click.option("--checkpoint-every", type=float, default=60.0, show_default=True,
               help="Seconds between checkpoints (written at epoch boundaries and at the end).")
 @click.option("--resume", "resume_path", help="Continue the run saved in this checkpoint (INSTANCE optional).")
-@click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances).")
-@click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV.")
+@click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances; - for standard "
+              "output, the summary then goes to standard error).")
+@click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV (- for standard output).")
 @click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP).")
-@click.option("--plot", "plot_path", help="Write a PNG of the run (convergence, and the tour for a TSP).")
+@click.option("--plot", "plot_path", help="Write a figure of the run (convergence, and the tour for a TSP): "
+              "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
 def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, walk_islands,
@@ -192,8 +210,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
     from metaheur.config import read_config
     from metaheur.islands.migration import MigrationParams
     from metaheur.islands.params import default_ga, with_crossover
-    from metaheur.problems import best_known, load_instance
-    from metaheur.progress import ProgressReporter
+    from metaheur.outputs import plan_outputs
     from metaheur.solver import solve as run_solve
 
     config = read_config(config_path) if config_path else {"solve": {}}
@@ -206,19 +223,19 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
                         ("--checkpoint-every", checkpoint_every)):
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
+    templates = {"--json": json_path, "--stats": stats_path, "--solution": solution_path, "--plot": plot_path}
     if resume_path is not None:
         _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-                checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet)
+                checkpoint_every, scheduler, dask_local, templates, quiet)
         return
     if not instances:
         raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
-    paths = _expand_instances(instances)
-    many = len(paths) > 1
-    if checkpoint_path and many:
-        raise MetaheurError("--checkpoint takes one instance at a time")
-    results = []
-    for path in paths:
-        problem = load_instance(path)
+    problems = _load_all(_expand_instances(instances))
+    many = len(problems) > 1
+    plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems])
+    results, failed = [], []
+    echo = _echo_for(plans)
+    for problem, plan in zip(problems, plans, strict=True):
         ga = config.get("ga") or default_ga(problem)
         if crossover is not None:
             ga = with_crossover(ga, crossover)
@@ -231,9 +248,8 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
             mig = replace(mig or MigrationParams(), **mig_options)
         tl = pick(time_limit, "time_limit")
         gens = pick(generations, "generations")
-        entry = best_known(problem.name, problem.n)
-        reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None,
-                                                       time_limit=tl if tl is not None or gens is not None else 10.0)
+        reporter = None if quiet else _reporter(problem.name, problem.n, tl if tl is not None or gens is not None
+                                                else 10.0, problem.name if many else None)
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
@@ -246,62 +262,80 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
             epoch_seconds=pick(epoch_seconds, "epoch_seconds", 1.0),
             epoch_generations=pick(epoch_generations, "epoch_generations", 5),
             scheduler=pick(scheduler, "scheduler"), dask_local=pick(dask_local, "dask_local"), callbacks=reporter,
-            checkpoint=checkpoint_path, checkpoint_every=checkpoint_every)
-        _write_outputs(problem, result, _output_path(json_path, problem.name, many, "--json"),
-                       _output_path(stats_path, problem.name, many, "--stats"),
-                       _output_path(solution_path, problem.name, many, "--solution"),
-                       _output_path(plot_path, problem.name, many, "--plot"))
+            checkpoint=plan.get("--checkpoint"), checkpoint_every=checkpoint_every)
+        failed += _write_outputs(problem, result, plan)
         results.append(result)
-        click.echo(_summary(result))
+        echo(_summary(result))
         if verbose:
             for isl in result.islands:
-                click.echo(f"  island {isl['island']} on {isl['device']} ({isl['algorithm']}): "
-                           f"{isl['generations']} generations, "
-                           f"{isl['ls_iterations']:,} ls iterations, best {isl['best_cost']}")
+                steps = (f"{isl['generations']} generations" if isl["algorithm"].startswith("GA")
+                         else f"{isl['walk_steps']} steps")
+                echo(f"  island {isl['island']} on {isl['device']} ({isl['algorithm']}): {steps}, "
+                     f"{isl['ls_iterations']:,} ls iterations, best {isl['best_cost']}")
             for load in result.device_loads:
-                click.echo(f"  {load['device']}: utilisation {load['utilisation']:.0%}, idle {load['idle_s']} s")
+                echo(f"  {load['device']}: utilisation {load['utilisation']:.0%}, idle {load['idle_s']} s")
         if many:
-            click.echo("")
+            echo("")
         if result.stop_reason == "interrupted":
             break
     if many:
-        click.echo(_table(results))
-    _exit_status(results[-1] if results else None)
+        echo(_table(results))
+    _exit_status(results[-1] if results else None, failed)
 
 
-def _exit_status(result) -> None:
-    """130 after Ctrl-C, 1 when a run had to stop on an error (its best was still written)."""
-    if result is None:
-        return
-    if result.stop_reason == "interrupted":
+def _exit_status(result, failed: list[str]) -> None:
+    """130 after Ctrl-C; 1 when an output could not be written (the others were) or a run had to
+    stop on an error (its best was still written)."""
+    for message in failed:
+        click.echo(f"metaheur: error: {message}", err=True)
+    if result is not None and result.stop_reason == "interrupted":
         sys.exit(130)
-    if result.stop_reason.startswith("failed"):
+    if result is not None and result.stop_reason.startswith("failed"):
         click.echo(f"metaheur: warning: the run {result.stop_reason}; the best solution found was written", err=True)
+        sys.exit(1)
+    if failed:
         sys.exit(1)
 
 
-def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-            checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet) -> None:
-    from metaheur.checkpoint import load_checkpoint
-    from metaheur.problems import best_known, load_instance
+def _echo_for(plans: list[dict[str, str]]):
+    """Where the summary goes: standard output, or standard error when an output takes standard output."""
+    from metaheur.outputs import STDOUT
+
+    err = any(path == STDOUT for plan in plans for path in plan.values())
+    return lambda text: click.echo(text, err=err)
+
+
+def _reporter(name: str, n: int, time_limit: float | None, label: str | None):
+    from metaheur.problems import best_known
     from metaheur.progress import ProgressReporter
+
+    entry = best_known(name, n)
+    return ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit, label=label)
+
+
+def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
+            checkpoint_every, scheduler, dask_local, templates: dict, quiet) -> None:
+    from metaheur.checkpoint import load_checkpoint
+    from metaheur.outputs import check_writable, plan_outputs
+    from metaheur.problems import load_instance
     from metaheur.solver import solve as run_solve
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
     info = load_checkpoint(resume_path).settings["problem"]
     problem = load_instance(instances[0] if instances else info["source"]) if (instances or info["source"]) else None
-    entry = best_known(info["name"], info["n"])
-    reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit)
+    plan = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [info["name"]])[0]
+    check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
+    reporter = None if quiet else _reporter(info["name"], info["n"], time_limit, None)
     target_value = target if target is None or target.lower() == "bks" else _int_target(target)
     result = run_solve(problem, resume=resume_path, time_limit=time_limit, generations=generations,
                        target=target_value, no_improvement=no_improvement, callbacks=reporter,
                        checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
                        dask_local=dask_local)
     problem = problem or load_instance(info["source"])
-    _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path)
-    click.echo(_summary(result))
-    _exit_status(result)
+    failed = _write_outputs(problem, result, plan)
+    _echo_for([plan])(_summary(result))
+    _exit_status(result, failed)
 
 
 def _int_target(text: str) -> int:
@@ -311,34 +345,43 @@ def _int_target(text: str) -> int:
         raise MetaheurError(f"--target must be a number or 'bks', got {text!r}") from None
 
 
-def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path) -> None:
+def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
+    """Write the outputs of ``plan``; returns what failed (the others are written)."""
+    from metaheur.outputs import Output, figure_format, save
     from metaheur.problems import QAP, write_sln, write_tour
 
-    if json_path:
-        result.to_json(json_path)
-    if stats_path:
-        result.stats_csv(stats_path)
-    if solution_path:
-        if isinstance(problem, QAP):
-            write_sln(solution_path, problem, result.solution)
-        else:
-            write_tour(solution_path, problem, result.solution)
-    if plot_path:
+    outputs = []
+    if "--json" in plan:
+        outputs.append(Output("--json", plan["--json"], text=lambda: result.to_json() + "\n"))
+    if "--stats" in plan:
+        outputs.append(Output("--stats", plan["--stats"], text=result.stats_csv))
+    if "--solution" in plan:
+        writer = write_sln if isinstance(problem, QAP) else write_tour
+        outputs.append(Output("--solution", plan["--solution"],
+                              write=lambda path: writer(path, problem, result.solution)))
+    if "--plot" in plan:
         from metaheur.plots import save_result_figure
 
-        save_result_figure(result, plot_path, problem)
+        fmt = figure_format(plan["--plot"])
+        outputs.append(Output("--plot", plan["--plot"],
+                              write=lambda path: save_result_figure(result, path, problem, fmt)))
+    return save(outputs, lambda text: click.echo(text, nl=False))
 
 
 @cli.command()
 @click.argument("result_json", type=click.Path(dir_okay=False))
-@click.argument("png")
+@click.argument("figure")
 @click.option("--instance", help="The instance, when the result's source path is not at hand (for the tour).")
-def plot(result_json: str, png: str, instance: str | None) -> None:
-    """Redraw the figure of a saved RESULT_JSON into PNG."""
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the figure written) instead of a line.")
+def plot(result_json: str, figure: str, instance: str | None, as_json: bool) -> None:
+    """Redraw the figure of a saved RESULT_JSON into FIGURE (.png, .svg, .pdf or .jpg)."""
+    from metaheur.outputs import check_writable, figure_format, write_atomically
     from metaheur.plots import save_result_figure
     from metaheur.problems import load_instance
     from metaheur.result import Result
 
+    check_writable(figure, "FIGURE")
+    fmt = figure_format(figure, "FIGURE")
     result = Result.from_json(result_json)
     problem = None
     for spec in (instance, result.source, result.instance):
@@ -350,8 +393,12 @@ def plot(result_json: str, png: str, instance: str | None) -> None:
             if candidate.n == result.n and candidate.kind.upper() == result.problem:
                 problem = candidate
                 break
-    save_result_figure(result, png, problem)
-    click.echo(f"wrote {png}" + ("" if problem else " (instance not found: no tour/assignment panel)"))
+    write_atomically(figure, lambda path: save_result_figure(result, path, problem, fmt))
+    panel = None if problem is None else ("tour" if result.problem == "TSP" else "assignment")
+    if as_json:
+        _print_json({"figure": figure, "format": fmt, "instance": result.instance, "panel": panel})
+    else:
+        click.echo(f"wrote {figure}" + ("" if problem else " (instance not found: no tour/assignment panel)"))
 
 
 def main(argv: list[str] | None = None) -> None:

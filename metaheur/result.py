@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError
+from metaheur.outputs import write_text_atomically
 
 RESULT_FORMAT = 1
-STATS_FIELDS = ("epoch", "island", "device", "time_s", "generations", "ls_iterations", "busy_s", "best_cost",
-                "global_best", "migrants_in")
+STATS_FIELDS = ("epoch", "island", "device", "time_s", "generations", "walk_steps", "ls_iterations", "busy_s",
+                "best_cost", "global_best", "migrants_in")
 
 
 @dataclass
@@ -36,8 +37,9 @@ class Result:
     devices: list[str]
     time_s: float  # search time
     compile_s: float  # kernel compilation (or cache loading), apart from search time
-    search_iterations: int  # tabu iterations (QAP), ILS kicks or EAX children (TSP) of all searches together
-    generations: int
+    search_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP), all islands
+    generations: int  # GA generations per island (the most of any GA island)
+    walk_steps: int = 0  # steps per local-search-only island (tabu walk, ILS chains; the most of any)
     islands: list[dict] = field(default_factory=list)  # per island: device, generations, best, ...
     device_loads: list[dict] = field(default_factory=list)  # per device: busy, idle, utilisation
     history: list[dict] = field(default_factory=list)  # per epoch and island: the statistics rows
@@ -56,7 +58,7 @@ class Result:
         """The result as JSON; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=2)
         if path is not None:
-            _atomic_write(Path(path), text + "\n")
+            write_text_atomically(path, text + "\n")
         return text
 
     @classmethod
@@ -87,7 +89,7 @@ class Result:
         for row in self.history:
             writer.writerow({k: row.get(k) for k in STATS_FIELDS})
         if path is not None:
-            _atomic_write(Path(path), out.getvalue())
+            write_text_atomically(path, out.getvalue())
         return out.getvalue()
 
     @staticmethod
@@ -113,10 +115,3 @@ def _number(text: str):
         except ValueError:
             continue
     return text
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write through a temporary file and a rename, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

@@ -19,7 +19,7 @@ from metaheur.checkpoint import Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
-from metaheur.islands.island import walks_in
+from metaheur.islands.island import ls_only, run_counters, walks_in
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_walk_islands, walk_island
@@ -354,19 +354,20 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")
     bks = entry.value if entry else None
-    islands = [{"island": spec.index, "device": spec.device, "generations": st.generation,
-                "ls_iterations": st.ls_iterations, "best_cost": st.best_cost, "restarts": st.restarts,
+    islands = [{"island": spec.index, "device": spec.device, "generations": 0 if ls_only(spec) else st.generation,
+                "walk_steps": st.generation if ls_only(spec) else 0, "ls_iterations": st.ls_iterations,
+                "best_cost": st.best_cost, "restarts": st.restarts,
                 "population": 0 if st.population is None else int(st.population.shape[0]),
                 "offspring": spec.params.ga.offspring,
-                "algorithm": "tabu walk" if walks_in(spec) else f"GA ({spec.params.ga.crossover})"}
+                "algorithm": "tabu walk" if walks_in(spec) else "ILS chains" if ls_only(spec)
+                else f"GA ({spec.params.ga.crossover})"}
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],
         cost=int(cost), best_known=bks, gap_percent=gap_percent(cost, bks), stop_reason=record.stop_reason,
         strategy=strategy, seed=seed, devices=sorted({s.device for s in record.specs}),
         time_s=round(record.seconds, 4), compile_s=round(compile_s, 4),
-        search_iterations=int(sum(s.ls_iterations for s in record.states)),
-        generations=int(sum(s.generation for s in record.states)), islands=islands,
+        **run_counters(record.specs, record.states), islands=islands,
         device_loads=record.loads, history=[r.__dict__ for r in record.epochs],
         migrations=[{"epoch": e, "source": m.source, "target": m.target, "cost": m.cost} for e, m in record.migrations],
         trace=[{"time_s": t, "island": i, "cost": c} for t, i, c in record.trace],

@@ -254,6 +254,23 @@ def walks_in(spec: IslandSpec) -> bool:
     return spec.params.ga.crossover == "none" and isinstance(spec.problem, QAP)
 
 
+def ls_only(spec: IslandSpec) -> bool:
+    """Whether the island runs local searches only (``crossover = "none"``: QAP tabu walks, TSP
+    ILS chains): its generations are steps of those searches, counted apart from GA generations."""
+    return spec.params.ga.crossover == "none"
+
+
+def run_counters(specs: list[IslandSpec], states: list[IslandState]) -> dict[str, int]:
+    """What a run's islands did, each counter meaning one thing: ``generations``, GA generations
+    per island (the most of any GA island); ``walk_steps``, steps per local-search-only island
+    (the most of any); ``search_iterations``, local-search iterations of all islands together
+    (population building included)."""
+    ga = [st.generation for sp, st in zip(specs, states, strict=True) if not ls_only(sp)]
+    walks = [st.generation for sp, st in zip(specs, states, strict=True) if ls_only(sp)]
+    return {"generations": max(ga, default=0), "walk_steps": max(walks, default=0),
+            "search_iterations": sum(st.ls_iterations for st in states)}
+
+
 def closed_to_migrants(specs: list[IslandSpec], states: list[IslandState]) -> frozenset[int]:
     """Islands that take no migrant now: a tabu-search island while its best still improves
     within ``restart_after`` generations (0: never), since a migrant restarts one of its searches

@@ -32,6 +32,7 @@ from metaheur.islands.island import (
     IslandSpec,
     IslandState,
     closed_to_migrants,
+    ls_only,
     run_epoch,
     warm_up,
     warm_up_all,
@@ -43,6 +44,7 @@ from metaheur.problems import QAP, TSP
 from metaheur.stopping import Progress, StopRules
 
 MAX_RETRIES = 3
+PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an epoch runs
 
 
 def problem_key(problem: QAP | TSP) -> str:
@@ -83,6 +85,10 @@ class Callbacks:
 
     def on_end(self, model: IslandModel, reason: str) -> None: ...
 
+    def on_progress(self, model: IslandModel, elapsed: float) -> None:
+        """Called every :data:`PROGRESS_SECONDS` of wall time while an epoch runs (building first
+        populations included), so that a status line never goes quiet for long."""
+
 
 @dataclass
 class EpochRecord:
@@ -92,12 +98,13 @@ class EpochRecord:
     island: int
     device: str
     time_s: float  # run time at the end of the epoch
-    generations: int
+    generations: int  # GA generations (0 on a local-search-only island)
     ls_iterations: int
     busy_s: float
     best_cost: int | None
     global_best: int | None
     migrants_in: int
+    walk_steps: int = 0  # steps of a local-search-only island (tabu walk, ILS chains); 0 on a GA island
 
 
 @dataclass
@@ -182,6 +189,8 @@ class IslandModel:
         self.start_time: float | None = None
         self.epoch = epoch
         self.parallel: Parallel | None = None  # the worker islands' executor while a run is on
+        self.record: RunRecord | None = None  # the run so far, from on_start on
+        self.progress_seconds = PROGRESS_SECONDS
         self._open = contextlib.ExitStack()
 
     # -------------------------------------------------------------------------------- epochs
@@ -297,12 +306,14 @@ class IslandModel:
                     self._warm_up(self.parallel, workers)
                 record.setup_seconds = time.perf_counter() - t_setup
                 self.start_time = time.perf_counter() - record.seconds
+                self.record = record
                 self.callbacks.on_start(self)
                 while reason is None:
                     epoch = record.next_epoch
                     t0 = time.perf_counter()
                     try:
-                        out = self._epoch(states, self._budget(stop))
+                        with self._heartbeat():
+                            out = self._epoch(states, self._budget(stop))
                     except MetaheurError as exc:
                         if record.best is None:
                             raise
@@ -326,9 +337,11 @@ class IslandModel:
                         record.stale += 1
                     elapsed = time.perf_counter() - self.start_time
                     for st, e in zip(states, stats, strict=True):
-                        record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed, e.generations,
-                                                         e.ls_iterations, e.seconds, st.best_cost, record.best,
-                                                         incoming.get(st.index, 0)))
+                        ga = not ls_only(self.specs[st.index])
+                        record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed,
+                                                         e.generations if ga else 0, e.ls_iterations, e.seconds,
+                                                         st.best_cost, record.best, incoming.get(st.index, 0),
+                                                         0 if ga else e.generations))
                     record.migrations.extend((epoch, m) for m in migrations)
                     self.balancer.record(stats, wall)
                     self.epoch_span = epoch_span(self.epoch_seconds, stats)
@@ -357,6 +370,24 @@ class IslandModel:
             checkpoint(record, self.migrator, True)
         self.callbacks.on_end(self, reason)
         return record
+
+    @contextlib.contextmanager
+    def _heartbeat(self):
+        """Call ``on_progress`` every ``progress_seconds`` from a thread of this process while
+        the block runs (the islands may be in worker processes, busy for minutes)."""
+        done = threading.Event()
+
+        def beat():
+            while not done.wait(self.progress_seconds):
+                self.callbacks.on_progress(self, time.perf_counter() - self.start_time)
+
+        thread = threading.Thread(target=beat, name="metaheur-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def _install_sigint(self):
         if threading.current_thread() is not threading.main_thread():

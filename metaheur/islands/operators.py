@@ -191,8 +191,8 @@ class TSPOperators(_Operators):
 
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """Iterated local search from every child (``ls_budget`` kicks, cut short by
-        ``time_limit``); returns (best tours, exact lengths, kicks). A batch too large for the
-        device's memory is split."""
+        ``time_limit``); returns (best tours, exact lengths, iterations: kicks and descent moves).
+        A batch too large for the device's memory is split."""
         return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
 
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
@@ -200,7 +200,8 @@ class TSPOperators(_Operators):
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils,
                             neigh=self.neigh, data=self.data)
         result = batch.run(self.ls_budget, time_limit=time_limit)
-        return canonical_tours(result.best), result.best_costs, result.iterations
+        # a search's iterations: its kicks and the improving moves of the descent that began it
+        return canonical_tours(result.best), result.best_costs, result.iterations + result.extra["descent_moves"]
 
     # ------------------------------------------------------------------------------ EAX
     def eax_begin(self, population: np.ndarray) -> None:
