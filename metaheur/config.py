@@ -99,6 +99,6 @@ def read_config(path: str | os.PathLike) -> dict:
             except TypeError as exc:
                 raise InputFormatError(path, f"[{section}] {exc}") from None
         else:
-            raise InputFormatError(path, f"unknown section [{section}]{did_you_mean(section, ['solve', *SECTIONS])} "
-                                         f"(expected solve, {', '.join(SECTIONS)})")
+            raise InputFormatError(path, f"unknown section [{section}] (expected solve, {', '.join(SECTIONS)})"
+                                         f"{did_you_mean(section, ['solve', *SECTIONS])}")
     return out
