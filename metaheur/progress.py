@@ -8,23 +8,25 @@ from __future__ import annotations
 import sys
 import time
 
+from metaheur.islands import model as model_module
 from metaheur.islands.island import ls_only, run_counters
 from metaheur.islands.model import Callbacks
 from metaheur.problems.best_known import gap_percent
 
 
 class ProgressReporter(Callbacks):
-    """Reports to ``stream`` (default stderr) every ``interval`` seconds and at every new best;
+    """Reports to ``stream`` (default stderr) every ``interval`` seconds (default: as often as the
+    model calls ``on_progress``) and at every new best;
     ``label`` (the instance, in a batch) starts every line. A resumed run starts from its saved
     best, counters and elapsed time."""
 
-    def __init__(self, *, best_known: int | None, time_limit: float | None, interval: float = 1.0,
+    def __init__(self, *, best_known: int | None, time_limit: float | None, interval: float | None = None,
                  stream=None, live: bool | None = None, label: str | None = None):
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self.best_known = best_known
         self.time_limit = time_limit
-        self.interval = interval
+        self.interval = model_module.PROGRESS_SECONDS if interval is None else interval
         self.label = label
         self.best = None
         self.new_best = False

@@ -154,6 +154,19 @@ def test_stats_describe_the_epoch():
     assert s1.generation == 3
 
 
+def test_building_a_tsp_population_by_descent_counts_its_moves():
+    """An EAX island's first members are random tours brought to local optima by a descent (no
+    kicks): its improving moves are the island's local-search iterations."""
+    spec = make_spec(TSP40, crossover="eax", ls_budget=0)
+    state, stats = run_epoch(spec, IslandState(0), generations=0)
+    assert stats.generations == 0 and state.population.shape[0] == 8
+    ops = operators_for(TSP40, "cpu", spec.params, spec.problem_key, 0)
+    starts = np.array([np.random.default_rng(k).permutation(40) for k in range(3)])
+    _, _, iterations = ops.improve(starts, np.arange(3, dtype=np.uint64))
+    assert (iterations > 0).all()  # a random tour of 40 cities is far from a local optimum
+    assert stats.ls_iterations == state.ls_iterations > 0
+
+
 # -------------------------------------------------------------------------------- exact costs
 
 
