@@ -1,0 +1,166 @@
+"""The examples of README.md and docs/ run as written.
+
+Every fenced block with a line that starts with ``metaheur`` (a shell example) runs as a bash
+script (``set -e``), and every ``python`` block runs too, the Python blocks of a page one after
+the other in one interpreter (a later block may use an earlier one's names). Each page runs in a
+fresh folder of its own with the benchmark libraries under ``METAHEUR_INSTANCES`` (an ``export``
+of that variable in a block is left out). Every run has a time limit: an example that fails or
+hangs fails the test, naming its page and line.
+
+A comment on the line before a block marks it:
+
+- ``<!-- example: long -->``: the test shortens it, every time limit set to one second
+  (``-t N``, ``--time-limit N``; ``time_limit=N``, ``TimeLimit(N)`` in Python);
+- ``<!-- example: skip REASON -->``: not run (it needs a GPU, a cluster, a download), reported
+  as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from testutil import instances_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+SHELL_SECONDS = 90  # per shell block (a long one shortened)
+PYTHON_SECONDS = 120  # per page's Python blocks together
+SHORT_LIMIT = "1"
+_FENCE = re.compile(r"^```([\w-]*)\s*$")
+_MARK = re.compile(r"^<!--\s*example:\s*(long|skip)\b\s*(.*?)\s*-->\s*$")
+
+
+@dataclass(frozen=True)
+class Example:
+    page: Path
+    line: int  # of the opening fence, 1-based
+    language: str  # "shell" or "python"
+    code: str
+    mark: str | None  # "long", "skip" or None
+    reason: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def _is_shell_example(code: str) -> bool:
+    """A block with a ``metaheur`` command that is not a synopsis (``metaheur solve INSTANCE... [options]``)."""
+    commands = [line for line in code.splitlines() if re.match(r"\s*(\$\s+)?metaheur\s", line)]
+    return bool(commands) and not any("[options]" in c.lower() or "..." in c for c in commands)
+
+
+def examples(page: Path) -> list[Example]:
+    """The shell and Python examples of a Markdown page, in order, with their marks."""
+    lines = page.read_text().splitlines()
+    found, k = [], 0
+    while k < len(lines):
+        fence = _FENCE.match(lines[k])
+        if not fence:
+            k += 1
+            continue
+        end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith("```")), len(lines))
+        code = "\n".join(lines[k + 1:end])
+        before = next((lines[j] for j in range(k - 1, -1, -1) if lines[j].strip()), "")
+        mark = _MARK.match(before.strip())
+        info = fence.group(1).lower()
+        language = "python" if info in ("python", "py") else (
+            "shell" if info in ("", "sh", "bash", "shell", "console") and _is_shell_example(code) else None)
+        if language:
+            found.append(Example(page, k + 1, language, code, mark.group(1) if mark else None,
+                                 mark.group(2) if mark else ""))
+        k = end + 1
+    return found
+
+
+def shortened(example: Example) -> str:
+    """The example's code as run: a long one with every time limit set to one second; shell
+    prompts and exports of METAHEUR_INSTANCES left out."""
+    code = example.code
+    if example.language == "shell":
+        code = "\n".join(re.sub(r"^\s*\$\s+", "", line) for line in code.splitlines()
+                         if not re.match(r"\s*export\s+METAHEUR_INSTANCES=", line))
+    if example.mark == "long":
+        if example.language == "shell":
+            code = re.sub(r"(\s(?:-t|--time-limit))(\s+|=)[\d.]+", rf"\1\g<2>{SHORT_LIMIT}", code)
+        else:
+            code = re.sub(r"\btime_limit\s*=\s*[\d_.]+", f"time_limit={SHORT_LIMIT}", code)
+            code = re.sub(r"\bTimeLimit\(\s*[\d_.]+\s*\)", f"TimeLimit({SHORT_LIMIT})", code)
+    return code
+
+
+def _env(library: Path) -> dict:
+    env = dict(os.environ, METAHEUR_INSTANCES=str(library), MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # this environment's metaheur
+    return env
+
+
+def _run(args: list[str], cwd: Path, env: dict, timeout: float, where: str) -> str | None:
+    """None when the example ran, else what went wrong."""
+    try:
+        done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        out = b"".join(x for x in (exc.stdout, exc.stderr) if isinstance(x, bytes)).decode(errors="replace")
+        return f"{where}: the example ran past {timeout} s:\n{out[-2000:]}"
+    if done.returncode != 0:
+        output = done.stdout[-2000:] + done.stderr[-2000:]
+        return f"{where}: the example failed (exit status {done.returncode}):\n{output}"
+    return None
+
+
+def _verdict(failures: list[str | None], skipped: list[str]) -> None:
+    failed = [f for f in failures if f]
+    if failed:
+        pytest.fail("\n\n".join(failed), pytrace=False)
+    if skipped:
+        pytest.skip("marked not to run: " + "; ".join(skipped))
+
+
+def _page_id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if any(e.language == "shell" for e in examples(p))], ids=_page_id)
+def test_shell_examples_run(page: Path, tmp_path: Path) -> None:
+    env = _env(instances_dir())
+    skipped, failures = [], []
+    for example in (e for e in examples(page) if e.language == "shell"):
+        if example.mark == "skip":
+            skipped.append(f"{example.where}: {example.reason}")
+            continue
+        script = "set -e\n" + shortened(example)
+        failures.append(_run(["bash", "-c", script], tmp_path, env, SHELL_SECONDS, example.where))
+    _verdict(failures, skipped)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if any(e.language == "python" for e in examples(p))], ids=_page_id)
+def test_python_examples_run(page: Path, tmp_path: Path) -> None:
+    """The page's Python blocks in order, in one interpreter; a failure names its block."""
+    env = _env(instances_dir())
+    run = [e for e in examples(page) if e.language == "python" and e.mark != "skip"]
+    program = "\n".join(f"print({e.where!r}, file=__import__('sys').stderr)\n{shortened(e)}" for e in run)
+    failure = _run([sys.executable, "-c", program], tmp_path, env, PYTHON_SECONDS, _page_id(page)) if run else None
+    skipped = [f"{e.where}: {e.reason}" for e in examples(page) if e.language == "python" and e.mark == "skip"]
+    _verdict([failure], skipped)
+
+
+def test_marks_and_blocks_are_found(tmp_path: Path) -> None:
+    """The extraction itself: shell blocks are those with a metaheur command, marks apply to the
+    block that follows, a long example's time limits are shortened."""
+    page = tmp_path / "page.md"
+    page.write_text("text\n\n```\npip install metaheur\n```\n\n<!-- example: long -->\n```sh\n$ metaheur solve x -t 60"
+                    " --time-limit=30\n```\n\n<!-- example: skip needs a GPU -->\n```python\nprint(1)\n```\n\n"
+                    "```python\nsolve(p, time_limit=20, stop=TimeLimit(5))\n```\n")
+    found = examples(page)
+    assert [(e.language, e.line, e.mark) for e in found] == [("shell", 8, "long"), ("python", 13, "skip"),
+                                                             ("python", 17, None)]
+    assert found[1].reason == "needs a GPU"
+    assert shortened(found[0]) == "metaheur solve x -t 1 --time-limit=1"
+    assert shortened(found[2]) == found[2].code  # not marked long: as written
+    assert shortened(Example(page, 1, "python", found[2].code, "long")) == "solve(p, time_limit=1, stop=TimeLimit(1))"
