@@ -60,8 +60,13 @@ class ProgressReporter(Callbacks):
 
     def on_progress(self, model, elapsed: float) -> None:
         now = time.perf_counter()
-        if now - self.last >= self.interval:
-            self._emit(now)
+        if now - self.last < self.interval:
+            return
+        if not self.devices:  # before on_start: the worker processes are starting
+            self._write("  ".join([*([self.label] if self.label else []), "starting the islands"]), None)
+            self.last = now
+            return
+        self._emit(now)
 
     def on_end(self, model, reason: str) -> None:
         self._emit(time.perf_counter(), final=reason)
@@ -87,7 +92,10 @@ class ProgressReporter(Callbacks):
         return "  ".join(parts)
 
     def _emit(self, now: float, final: str | None = None) -> None:
-        line = self.status(now) + ("  *" if self.new_best else "")
+        self._write(self.status(now) + ("  *" if self.new_best else ""), final)
+        self.last, self.new_best = now, False
+
+    def _write(self, line: str, final: str | None) -> None:
         if final:
             line += f"  [{final}]"
         if self.live:
@@ -96,4 +104,3 @@ class ProgressReporter(Callbacks):
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
-        self.last, self.new_best = now, False

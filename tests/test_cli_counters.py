@@ -61,6 +61,23 @@ def test_status_line_reports_while_a_population_is_built(runner, monkeypatch):
     assert lines.index(building[-1]) < min(i for i, line in enumerate(lines) if "best -" not in line)
 
 
+def test_status_line_reports_while_the_worker_processes_start(runner, monkeypatch):
+    warm_up = model_module.IslandModel._warm_up
+
+    def slow_warm_up(self, *args):
+        time.sleep(0.6)
+        return warm_up(self, *args)
+
+    monkeypatch.setattr(model_module.IslandModel, "_warm_up", slow_warm_up)
+    monkeypatch.setattr(model_module, "PROGRESS_SECONDS", 0.05)
+    result = runner.invoke(cli, ["solve", "gen:qap:10", "-g", "1", "--sync", "--epoch-generations", "1",
+                                 "--islands", "2", "--population", "4", "--offspring", "2", "--ls-budget", "10"])
+    ok(result)
+    lines = result.stderr.splitlines()
+    starting = [k for k, line in enumerate(lines) if line == "starting the islands"]
+    assert len(starting) >= 3 and starting == list(range(len(starting))), lines
+
+
 def test_status_line_after_resume_starts_from_the_saved_best_and_time(runner, tmp_path):
     ok(runner.invoke(cli, ["solve", "gen:qap:14", *QUICK, "-q", "--json", "first.json", "--checkpoint", "run.npz"]))
     first = json.loads((tmp_path / "first.json").read_text())

@@ -86,8 +86,9 @@ class Callbacks:
     def on_end(self, model: IslandModel, reason: str) -> None: ...
 
     def on_progress(self, model: IslandModel, elapsed: float) -> None:
-        """Called every :data:`PROGRESS_SECONDS` of wall time while an epoch runs (building first
-        populations included), so that a status line never goes quiet for long."""
+        """Called every :data:`PROGRESS_SECONDS` of wall time while the worker processes start
+        (before ``on_start``) and while an epoch runs (building first populations included), so
+        that a status line never goes quiet for long."""
 
 
 @dataclass
@@ -301,9 +302,11 @@ class IslandModel:
             with contextlib.ExitStack() as self._open:
                 self.parallel = self._open_parallel()
                 t_setup = time.perf_counter()
+                self.start_time = t_setup - record.seconds  # for on_progress while the workers start
                 workers = [s for s in self.specs if s.index not in self.main]
                 if self.parallel is not None:
-                    self._warm_up(self.parallel, workers)
+                    with self._heartbeat():
+                        self._warm_up(self.parallel, workers)
                 record.setup_seconds = time.perf_counter() - t_setup
                 self.start_time = time.perf_counter() - record.seconds
                 self.record = record
