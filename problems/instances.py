@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,19 +60,26 @@ def is_pattern(text: str) -> bool:
     return any(ch in text for ch in _PATTERN_CHARS)
 
 
+def _natural(path: str) -> list:
+    """Sort key that puts tai10a before tai100a (numbers compared as numbers)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
+
+
 def expand_pattern(pattern: str) -> list[str]:
-    """The instance files a quoted pattern names, sorted: matches from the current directory,
-    else (a relative pattern) under ``METAHEUR_INSTANCES``, in its library folders and flat, with
-    the instance suffixes tried when the pattern has none (``'tai*a'``)."""
+    """The instance files a quoted pattern names, in natural order (tai10a before tai100a):
+    matches from the current directory, else (a relative pattern) under ``METAHEUR_INSTANCES``,
+    in its library folders and flat, with the instance suffixes tried when the pattern has none
+    (``'tai*a'``)."""
     import glob
 
-    found = sorted(glob.glob(os.path.expanduser(pattern)))
+    found = sorted(glob.glob(os.path.expanduser(pattern)), key=_natural)
     root = instances_dir()
     if found or root is None or Path(pattern).is_absolute():
         return [p for p in found if Path(p).is_file()]
     tails = [pattern] if Path(pattern).suffix else [pattern + suffix for suffix in _SUFFIXES]
     for base in _folders(root):
-        matches = sorted({p for tail in tails for p in glob.glob(os.path.join(base, tail)) if Path(p).is_file()})
+        matches = sorted({p for tail in tails for p in glob.glob(os.path.join(base, tail)) if Path(p).is_file()},
+                         key=_natural)
         if matches:
             return matches
     return []

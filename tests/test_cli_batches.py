@@ -12,10 +12,10 @@ from metaheur.cli import cli
 
 @pytest.fixture
 def library(tmp_path, monkeypatch):
-    """A METAHEUR_INSTANCES folder with qaplib/ (tai7a, tai8a, tai8b) and one instance flat (flat9)."""
+    """A METAHEUR_INSTANCES folder with qaplib/ (tai7a, tai8a, tai8b, tai10a) and one instance flat (flat9)."""
     root = tmp_path / "library"
     (root / "qaplib").mkdir(parents=True)
-    for name, n in (("tai7a", 7), ("tai8a", 8), ("tai8b", 8)):
+    for name, n in (("tai7a", 7), ("tai8a", 8), ("tai8b", 8), ("tai10a", 10)):
         write_dat(root / "qaplib" / f"{name}.dat", n, n)
     write_dat(root / "flat9.dat", 9, 9)
     monkeypatch.setenv("METAHEUR_INSTANCES", str(root))
@@ -38,7 +38,7 @@ def table_names(out: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("pattern", "names"), [
-    ("qaplib/tai*a.dat", ["tai7a", "tai8a"]),
+    ("qaplib/tai*a.dat", ["tai7a", "tai8a", "tai10a"]),  # in natural order
     ("tai8?", ["tai8a", "tai8b"]),
     ("flat*", ["flat9"]),
 ])
