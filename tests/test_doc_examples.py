@@ -17,8 +17,10 @@ A comment on the line before a block marks it:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -102,16 +104,26 @@ def _env(library: Path) -> dict:
 
 
 def _run(args: list[str], cwd: Path, env: dict, timeout: float, where: str) -> str | None:
-    """None when the example ran, else what went wrong."""
+    """None when the example ran, else what went wrong. The example runs in a session of its own,
+    ended with everything it started (a server an example starts, a run past its time)."""
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     try:
-        done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        out = b"".join(x for x in (exc.stdout, exc.stderr) if isinstance(x, bytes)).decode(errors="replace")
-        return f"{where}: the example ran past {timeout} s:\n{out[-2000:]}"
-    if done.returncode != 0:
-        output = done.stdout[-2000:] + done.stderr[-2000:]
-        return f"{where}: the example failed (exit status {done.returncode}):\n{output}"
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _end_session(proc)
+        output, _ = proc.communicate()
+        return f"{where}: the example ran past {timeout} s:\n{output[-3000:]}"
+    finally:
+        _end_session(proc)
+    if proc.returncode != 0:
+        return f"{where}: the example failed (exit status {proc.returncode}):\n{output[-3000:]}"
     return None
+
+
+def _end_session(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _verdict(failures: list[str | None], skipped: list[str]) -> None:
