@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runlib
-from benchlib import RESULTS, write_table
+from benchlib import RESULTS, out_folder, write_table
 
 from metaheur.devices import cpu_count
 
@@ -53,8 +53,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--islands", type=int, default=max(4, cpu_count()))
     ap.add_argument("--epoch-seconds", type=float, default=None, help="epoch length (default 1; quick 0.25)")
     ap.add_argument("--groups", default=",".join(runlib.ABLATION_GROUPS))
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS})")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
     seconds = args.seconds or (1.0 if args.quick else 30.0)
     seeds = args.seeds or (1 if args.quick else 3)
     epoch = args.epoch_seconds or (0.25 if args.quick else 1.0)

@@ -68,7 +68,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
+from benchlib import out_folder
 
 from metaheur.devices import cpu_count, cpu_device
 from metaheur.engine import set_cpu_threads
@@ -362,10 +364,11 @@ def main(argv=None) -> int:
     ap.add_argument("--polish", action="store_true", help="local search on every child")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lkh-python", default="/tmp/benchvenv/bin/python")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    ap.add_argument("--out", default=None, help="output folder (default results/; --quick: a temporary folder)")
     ap.add_argument("--name", default="bench_eax", help="output file stem")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
 
     threads = args.threads or cpu_count()
     set_cpu_threads(threads)

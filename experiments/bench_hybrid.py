@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runlib
-from benchlib import RESULTS, write_table
+from benchlib import RESULTS, out_folder, write_table
 
 from metaheur.devices import cpu_count
 
@@ -97,8 +97,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, default=None, help="seeds (default 3; quick 1)")
     ap.add_argument("--epoch-seconds", type=float, default=1.0, help="epoch length (the Dask comparison: 1 s)")
     ap.add_argument("--parts", default=",".join(PARTS))
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS})")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
     seconds = args.seconds or (1.0 if args.quick else 30.0)
     seeds = args.seeds or (1 if args.quick else 3)
     parts = runlib.split_names(args.parts)
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
                     "Throughput and quality of each strategy")
         write_table(runlib.run_rows(runs), [c for c in runlib.RUN_COLUMNS if c != "group"],
                     "bench_hybrid_runs" + suffix, workload, args.out, "Every run of the strategy comparison")
-        runlib.plot_speedup(rows, (args.out or RESULTS) / f"bench_hybrid_speedup{suffix}.png",
+        runlib.plot_speedup(rows, args.out / f"bench_hybrid_speedup{suffix}.png",
                             "Scaling of local-search iterations/s with cores")
         targets += islands_target(rows, cores)
     if "ablation" in parts:

@@ -68,7 +68,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
+from benchlib import out_folder
 
 from metaheur.devices import cpu_device, gpu_devices, to_host
 from metaheur.engine import load_module, set_cpu_threads
@@ -465,10 +467,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-time", type=float, default=None, help="seconds per sample (default 0.2, quick 0.01)")
     parser.add_argument("--numpy-budget", type=float, default=3.0, help="skip numpy rows slower than this a launch")
     parser.add_argument("--bandwidth-gbs", type=float, default=4800.0, help="memory bandwidth limit (H200: 4800)")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    parser.add_argument("--out", default=None, help="output folder (default results/; --quick: a temporary folder)")
     parser.add_argument("--label", default=None, help="results file suffix (default: the host name)")
     parser.add_argument("--only", choices=["qap", "tsp", "knn"], nargs="*", default=None, help="parts to run")
     args = parser.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
     quick = args.quick
     cfg = Config(
         quick=quick,

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import header, write_table
+from benchlib import header, out_folder, write_table
 from runlib import build_rots, rots_start, run_rots
 from runlib import present as runlib_present
 
@@ -163,6 +163,7 @@ def main() -> None:
     ap.add_argument("--gpu-only", action="store_true", help="only the GPU rows (experiments/gpu_check.sh)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    args.out = out_folder(args.out, args.quick)
     if args.quick:
         args.qap_speed, args.qap_quality, args.seconds, args.reps, args.seeds = "tai12a,tai30a", "tai20a", 2.0, 2, 1
         args.speed_seconds, args.tsp, args.tsp_seconds = 0.2, "berlin52", "1"

@@ -38,6 +38,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import out_folder
+
 DEFAULT_INSTANCES = ["fl1577", "d2103", "u2319", "pr2392", "pcb3038", "rl5915", "rl11849", "brd14051", "d15112"]
 QUICK_INSTANCES = ["kroA200", "pr439"]
 TARGET_LARGE = 2.0  # % gap within 30 s on 10,000-20,000 cities
@@ -138,10 +141,11 @@ def main(argv=None) -> int:
     ap.add_argument("--fast-tsp-max-n", type=int, default=8000)
     ap.add_argument("--elkai", action="store_true", help="also run elkai (LKH-3, runs=1) on small instances")
     ap.add_argument("--elkai-max-n", type=int, default=3100)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    ap.add_argument("--out", default=None, help="output folder (default results/; --quick: a temporary folder)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-seed", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
 
     if args.instances_dir:
         root = Path(args.instances_dir)

@@ -8,9 +8,22 @@ import datetime as _dt
 import os
 import platform
 import sys
+import tempfile
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def out_folder(out: str | Path | None, quick: bool) -> Path:
+    """Where a script writes its tables: ``--out`` when given, else a new temporary folder for a
+    ``--quick`` run (smoke tests never touch the committed tables), else ``results/``."""
+    if out:
+        return Path(out)
+    if quick:
+        folder = Path(tempfile.mkdtemp(prefix="metaheur-quick-"))
+        print(f"--quick: writing into {folder}")
+        return folder
+    return RESULTS
 
 
 def machine() -> str:

@@ -56,7 +56,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runlib
-from benchlib import RESULTS, write_table
+from benchlib import RESULTS, out_folder, write_table
 from peer_worker import MODULES
 
 from metaheur.devices import cpu_count, gpu_devices
@@ -305,8 +305,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=None, help="the same budget for every instance instead")
     ap.add_argument("--max-matrix-n", type=int, default=6000, help="largest n given to the matrix-based TSP peers")
     ap.add_argument("--peer-python", action="append", default=[], help="another Python to look for peers in")
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS})")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
     runlib.need_instances("peers")
     if args.quick:
         args.seconds = args.seconds or 1.0

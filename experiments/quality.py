@@ -13,7 +13,8 @@ Per instance: best and mean gap (%) over the seeds, how many seeds reached the b
 and the median time they took ("not reached" when most did not), the mean time to the run's own
 best (from result.history, at epoch resolution), the mean search time and local-search
 iterations per second. One table per library (quality_qaplib.*, quality_tsplib.*, plus
-quality_runs.* with every run) and quality_gap_vs_n.png (mean gap against n, log x). Prints the
+quality_runs.* with every run) and quality_gap_vs_n.png (mean gap against n, log x); with one
+--library, these two are named quality_runs_LIB.* and quality_gap_vs_n_LIB.png. Prints the
 QAP instances with n <= 40 that missed their best-known value in some seed.
 
     METAHEUR_INSTANCES=../shared/instances python experiments/quality.py --quick
@@ -30,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runlib
-from benchlib import RESULTS, write_table
+from benchlib import RESULTS, out_folder, write_table
 
 from metaheur.problems import best_known
 
@@ -98,8 +99,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--small-qap-seconds", type=float, default=None,
                     help=f"least budget of QAP instances with n <= {SMALL_QAP} (default 30; quick none)")
     ap.add_argument("--epoch-seconds", type=float, default=None, help="epoch length (default 1; quick 0.5)")
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS})")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
     root = runlib.need_instances("quality")
     if args.quick:
         args.instances = args.instances or ",".join(QUICK)
@@ -156,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"epochs of {epoch} s")
     head = runlib.run_header(settings)
     suffix = "_quick" if args.quick else ""
+    per_library = "" if args.library == "both" else f"_{args.library}"  # quality_runs_qaplib beside quality_qaplib
     titles = {"qaplib": "QAPLIB: gap to the best-known value", "tsplib": "TSPLIB: gap to the best-known value"}
     for lib, rows in rows_by_lib.items():
         if rows:
@@ -163,8 +167,8 @@ def main(argv: list[str] | None = None) -> None:
             write_table(rows, COLUMNS, f"quality_{lib}{suffix}", head + extra, args.out, titles[lib])
     write_table(runlib.run_rows(all_runs, {"qap": 0.0, "tsp": 0.0}),
                 [c for c in runlib.RUN_COLUMNS if c not in ("group", "config", "time_to_target_s")],
-                f"quality_runs{suffix}", head, args.out, "Quality: every run")
-    plot(rows_by_lib, (args.out or RESULTS) / f"quality_gap_vs_n{suffix}.png")
+                f"quality_runs{per_library}{suffix}", head, args.out, "Quality: every run")
+    plot(rows_by_lib, args.out / f"quality_gap_vs_n{per_library}{suffix}.png")
     print(small_note)
 
 

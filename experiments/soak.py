@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import header, write_table
+from benchlib import header, out_folder, write_table
 
 
 def _rss_mib() -> float:
@@ -125,6 +125,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 s, 2 processes")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    args.out = out_folder(args.out, args.quick)
     if args.quick:
         args.seconds, args.processes = 20.0, 2
     ctx = mp.get_context("spawn")

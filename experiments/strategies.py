@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runlib
-from benchlib import RESULTS, write_table
+from benchlib import RESULTS, out_folder, write_table
 
 QAP = ["tai30a", "tai50a", "tai100a", "tai256c", "gen:qap:500"]
 TSP = ["pr2392", "rl5915", "rl11849", "pla33810", "pla85900"]
@@ -58,8 +58,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--target-gap-qap", type=float, default=runlib.TARGET_GAP["qap"])
     ap.add_argument("--target-gap-tsp", type=float, default=runlib.TARGET_GAP["tsp"])
     ap.add_argument("--max-cores", type=int, default=None, help="cpu-islands up to this many cores (default all)")
-    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {RESULTS})")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
+    args.out = out_folder(args.out, args.quick)
     if args.quick:
         args.seconds = args.seconds or 1.0
     seeds = args.seeds or (1 if args.quick else 3)
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     cols = [c for c in runlib.RUN_COLUMNS if c != "group"]
     write_table(runlib.run_rows(runs, gaps), cols, "strategies_runs" + suffix, head, args.out,
                 "Parallelization strategies: every run")
-    runlib.plot_speedup(rows, (args.out or RESULTS) / f"strategies_speedup{suffix}.png",
+    runlib.plot_speedup(rows, args.out / f"strategies_speedup{suffix}.png",
                         "cpu-islands speedup (ls iterations/s) vs cpu-serial")
 
 

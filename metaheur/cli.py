@@ -372,8 +372,9 @@ def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
 @click.argument("result_json", type=click.Path(dir_okay=False))
 @click.argument("figure")
 @click.option("--instance", help="The instance, when the result's source path is not at hand (for the tour).")
+@click.option("--log-time", is_flag=True, help="A logarithmic time axis for the convergence panel.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the figure written) instead of a line.")
-def plot(result_json: str, figure: str, instance: str | None, as_json: bool) -> None:
+def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as_json: bool) -> None:
     """Redraw the figure of a saved RESULT_JSON into FIGURE (.png, .svg, .pdf or .jpg)."""
     from metaheur.outputs import check_writable, figure_format, write_atomically
     from metaheur.plots import save_result_figure
@@ -393,7 +394,7 @@ def plot(result_json: str, figure: str, instance: str | None, as_json: bool) -> 
             if candidate.n == result.n and candidate.kind.upper() == result.problem:
                 problem = candidate
                 break
-    write_atomically(figure, lambda path: save_result_figure(result, path, problem, fmt))
+    write_atomically(figure, lambda path: save_result_figure(result, path, problem, fmt, log_time=log_time))
     panel = None if problem is None else ("tour" if result.problem == "TSP" else "assignment")
     if as_json:
         _print_json({"figure": figure, "format": fmt, "instance": result.instance, "panel": panel})

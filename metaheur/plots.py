@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
 from metaheur.problems import QAP, TSP
@@ -26,29 +27,72 @@ def _axes(ax):
     return ax
 
 
-def plot_convergence(result: Result, ax=None):
-    """Best cost against time for every island, with a mark where migrants arrived."""
+def plot_convergence(result: Result, ax=None, log_time: bool = False):
+    """Best cost against search time for every island, from each island's first solution (the
+    result's trace of island bests; the epoch history for results without one), the run's best
+    as a thick line, a mark where migrants arrived and a line at the best-known value.
+    ``log_time``: a logarithmic time axis, which spreads out the first seconds."""
     ax = _axes(ax)
-    rows = result.history
-    islands = sorted({r["island"] for r in rows})
-    for isl in islands:
-        mine = [r for r in rows if r["island"] == isl and r["best_cost"] is not None]
-        if not mine:
-            continue
-        t = [r["time_s"] for r in mine]
-        c = [r["best_cost"] for r in mine]
-        line, = ax.step(t, c, where="post", label=f"island {isl} ({mine[0]['device']})")
-        arrived = [(r["time_s"], r["best_cost"]) for r in mine if r.get("migrants_in")]
+    curves = _island_curves(result)
+    end = max([result.time_s] + [t for times, _ in curves.values() for t in times])
+    devices = {d.get("island", i): d.get("device", "?") for i, d in enumerate(result.islands)}
+    for isl, (times, costs) in sorted(curves.items()):
+        device = devices.get(isl, "?")
+        line, = ax.step([*times, end], [*costs, costs[-1]], where="post", linewidth=1.0,
+                        label=f"island {isl} ({device})")
+        arrived = [(r["time_s"], r["best_cost"]) for r in result.history
+                   if r["island"] == isl and r.get("migrants_in") and r["best_cost"] is not None]
         if arrived:
             ax.plot(*zip(*arrived, strict=True), "v", color=line.get_color(), markersize=5)
+    if curves:
+        times, costs = _run_best(curves)
+        ax.step([*times, end], [*costs, costs[-1]], where="post", color="black", linewidth=4.0, alpha=0.25,
+                zorder=1, label="run best")
     if result.best_known is not None:
-        ax.axhline(result.best_known, color="black", linestyle="--", linewidth=0.8, label="best known")
-    ax.set_xlabel("time (s)")
+        ax.axhline(result.best_known, color="tab:red", linestyle="--", linewidth=1.0,
+                   label=f"best known {result.best_known:,}")
+    first = min((times[0] for times, _ in curves.values()), default=0.0)
+    if log_time:
+        ax.set_xscale("log")
+        first = first if first > 0 else min(1e-3, end)
+        plain = FuncFormatter(lambda value, _: f"{value:g}")
+        ax.xaxis.set_major_formatter(plain)
+        # label the 2..9 ticks as well when the axis spans little more than a decade
+        ax.xaxis.set_minor_formatter(plain if end < 30 * first else FuncFormatter(lambda value, _: ""))
+    if end > first:
+        ax.set_xlim(first, end)
+    ax.set_xlabel("search time (s, log scale)" if log_time else "search time (s)")
     ax.set_ylabel("best cost")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     ax.set_title(f"{result.instance}: convergence (▼ migrants in)")
-    if islands:
+    if curves or result.best_known is not None:
         ax.legend(fontsize="small")
     return ax
+
+
+def _island_curves(result: Result) -> dict[int, tuple[list[float], list[int]]]:
+    """Per island, the times and costs of its successive bests: the trace when the result has one,
+    else the best at the end of each epoch."""
+    points = [(p["island"], p["time_s"], p["cost"]) for p in result.trace]
+    if not points:
+        points = [(r["island"], r["time_s"], r["best_cost"]) for r in result.history if r["best_cost"] is not None]
+    curves: dict[int, tuple[list[float], list[int]]] = {}
+    for isl, t, cost in sorted(points, key=lambda p: (p[0], p[1])):
+        times, costs = curves.setdefault(isl, ([], []))
+        if not costs or cost < costs[-1]:
+            times.append(t)
+            costs.append(cost)
+    return curves
+
+
+def _run_best(curves: dict[int, tuple[list[float], list[int]]]) -> tuple[list[float], list[int]]:
+    """The best over all islands at every time one of them improved."""
+    times, costs = [], []
+    for t, cost in sorted((t, c) for ts, cs in curves.values() for t, c in zip(ts, cs, strict=True)):
+        if not costs or cost < costs[-1]:
+            times.append(t)
+            costs.append(cost)
+    return times, costs
 
 
 def plot_tour(tsp: TSP, tour, ax=None, title: str | None = None):
@@ -62,7 +106,7 @@ def plot_tour(tsp: TSP, tour, ax=None, title: str | None = None):
     ax.plot(xy[:, 0], xy[:, 1], "-", linewidth=0.6 if tsp.n > 1000 else 1.0, color="tab:blue")
     if tsp.n <= 2000:
         ax.plot(tsp.display[:, 0], tsp.display[:, 1], ".", markersize=2, color="tab:red")
-    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_aspect("equal", adjustable="box")  # the box takes the cities' shape, so the tour fills it
     ax.set_title(title or f"{tsp.name}: tour")
     ax.set_xticks([])
     ax.set_yticks([])
@@ -85,21 +129,37 @@ def plot_assignment(qap: QAP, permutation, ax=None):
 
 
 def plot_devices(result: Result, ax=None):
-    """Local-search throughput and idle time per device."""
+    """One bar per device: the share of the run its islands were busy (the rest they waited for
+    the epoch's slowest island), with its islands, local-search throughput and idle seconds
+    written on the bar."""
     ax = _axes(ax)
     loads = result.device_loads or _loads_from_history(result)
-    names = [d["device"] for d in loads]
-    rates = [d["ls_iterations_per_s"] for d in loads]
-    idle = [d["idle_s"] for d in loads]
-    x = np.arange(len(names))
-    ax.bar(x - 0.2, rates, width=0.4, label="ls iterations / s", color="tab:green")
-    ax.set_xticks(x, names)
-    ax.set_ylabel("local-search iterations per second")
-    twin = ax.twinx()
-    twin.bar(x + 0.2, idle, width=0.4, label="idle s", color="tab:gray")
-    twin.set_ylabel("idle seconds")
-    ax.set_title("devices: throughput and idle time")
+    y = np.arange(len(loads))
+    busy = [100.0 * _utilisation(d) for d in loads]
+    ax.barh(y, busy, color="tab:green", height=0.6, label="busy")
+    ax.barh(y, [100.0 - b for b in busy], left=busy, color="lightgray", height=0.6, label="idle")
+    for i, d in enumerate(loads):
+        islands = f"{d['islands']} island{'s' if d['islands'] != 1 else ''}, " if "islands" in d else ""
+        ax.text(2, i, f"{islands}{_rate(d['ls_iterations_per_s'])} ls it/s, {busy[i]:.0f} % busy, "
+                f"idle {d['idle_s']:.1f} s", va="center", fontsize=9)
+    ax.set_yticks(y, [d["device"] for d in loads])
+    ax.set_ylim(max(len(loads), 2) - 0.5, -0.5)  # bars of one thickness, the first device on top
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the run (%)")
+    ax.set_title("devices: busy and idle")
     return ax
+
+
+def _utilisation(load: dict) -> float:
+    total = load["busy_s"] + load["idle_s"]
+    return load.get("utilisation", load["busy_s"] / total if total else 0.0)
+
+
+def _rate(per_s: float) -> str:
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if per_s >= scale:
+            return f"{per_s / scale:.3g} {unit}"
+    return f"{per_s:.3g}"
 
 
 def _loads_from_history(result: Result) -> list[dict]:
@@ -118,24 +178,21 @@ def _loads_from_history(result: Result) -> list[dict]:
     return list(out.values())
 
 
-def result_figure(result: Result, problem: QAP | TSP | None = None):
-    """The combined figure: convergence, devices, and the tour (TSP) or assignment (QAP)."""
-    fig, axes = plt.subplots(2, 2, figsize=FIGURE_SIZE, dpi=DPI)
-    plot_convergence(result, axes[0, 0])
-    plot_devices(result, axes[0, 1])
+def result_figure(result: Result, problem: QAP | TSP | None = None, *, log_time: bool = False):
+    """The combined figure: convergence and devices on the left; the tour (TSP) on the right, or
+    the assignment (QAP) above a caption, or the caption alone without the problem."""
+    fig = plt.figure(figsize=FIGURE_SIZE, dpi=DPI)
+    grid = fig.add_gridspec(2, 2, height_ratios=(5, 2))
+    plot_convergence(result, fig.add_subplot(grid[0, 0]), log_time=log_time)
+    plot_devices(result, fig.add_subplot(grid[1, 0]))
     if isinstance(problem, TSP):
-        gs = axes[1, 0].get_gridspec()
-        for a in axes[1, :]:
-            a.remove()
-        plot_tour(problem, result.solution, fig.add_subplot(gs[1, :]))
-    elif isinstance(problem, QAP):
-        plot_assignment(problem, result.solution, axes[1, 0])
-        axes[1, 1].set_axis_off()
-        axes[1, 1].text(0.0, 0.5, _caption(result), va="center", family="monospace", fontsize=9)
+        plot_tour(problem, result.solution, fig.add_subplot(grid[:, 1]))
     else:
-        for a in axes[1, :]:
-            a.set_axis_off()
-        axes[1, 0].text(0.0, 0.5, _caption(result), va="center", family="monospace", fontsize=9)
+        if isinstance(problem, QAP):
+            plot_assignment(problem, result.solution, fig.add_subplot(grid[0, 1]))
+        caption = fig.add_subplot(grid[1, 1] if isinstance(problem, QAP) else grid[:, 1])
+        caption.set_axis_off()
+        caption.text(0.0, 0.5, _caption(result), va="center", family="monospace", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -148,9 +205,9 @@ def _caption(result: Result) -> str:
 
 
 def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | None = None,
-                       fmt: str | None = None) -> None:
+                       fmt: str | None = None, *, log_time: bool = False) -> None:
     """Write the combined figure (1200 x 800 pixels) in format ``fmt``, by default the one the
     path's extension names (PNG, SVG, PDF, JPEG: :func:`metaheur.outputs.figure_format`)."""
-    fig = result_figure(result, problem)
+    fig = result_figure(result, problem, log_time=log_time)
     fig.savefig(path, format=fmt or figure_format(os.fspath(path)))
     plt.close(fig)

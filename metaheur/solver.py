@@ -152,8 +152,8 @@ def local_cluster(workers: int):
     ``--dask-local``. Its workers do not run Dask's statistical profiler (a thread that samples
     every thread's stack each 10 ms): an island keeps its core to itself, as in a loky worker.
     Nor do they get Dask's ``MALLOC_TRIM_THRESHOLD_=65536``: with it glibc hands every freed
-    block over 64 KiB back to the system and faults it in again, and EAX islands on pr2392 spent a
-    third of their time in the kernel, at 0.42x loky's speed (experiments/results/dask_malloc/)."""
+    block over 64 KiB back to the system and faults it in again, which EAX islands' many large
+    arrays pay for in kernel time (docs/decisions/dask-workers.md)."""
     import dask
     from distributed import LocalCluster
 

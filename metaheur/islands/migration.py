@@ -46,7 +46,7 @@ def default_migration(problem: QAP | TSP) -> MigrationParams:
     """Ring, best replaces worst, every epoch; on uniformly random QAP instances (tai*a, told
     apart by :func:`uniformly_random` as for restarts and tenures), none: there each GA island settles
     in one basin within seconds, and islands kept apart end lower than islands that share their
-    bests and settle in the same one (experiments/results/independent_islands/)."""
+    bests and settle in the same one (docs/decisions/migration-by-class.md)."""
     if uniformly_random(problem):
         return MigrationParams(interval=0)
     return MigrationParams()

@@ -140,8 +140,8 @@ class RunRecord:
 def epoch_span(epoch_seconds: float, stats: list[EpochStats]) -> float:
     """Length of the next time-mode epoch: ``epoch_seconds``, or nine tenths of the slowest
     island's time per generation when that is longer, so that islands whose generations are short
-    (a tabu walk: 50n iterations) keep working while a slow one (a GA generation of 10 children on
-    tai150b: about 2 s) finishes its generation, instead of idling at the epoch's end. An epoch
+    (a tabu walk: 50n iterations) keep working while a slow one (a GA generation of 10 children,
+    each searched for 50n iterations) finishes its generation, instead of idling at the epoch's end. An epoch
     without a generation (a population being built) counts as one. Nine tenths: the slow island
     stops after one generation rather than two (an epoch ends after the generation that passes
     its length)."""

@@ -149,8 +149,8 @@ class TSPOperators(_Operators):
     def __init__(self, tsp: TSP, device: Device, params: IslandParams):
         super().__init__(tsp, device, params)
         ils = params.ils
-        # EAX merges sub-tours over the candidate lists: quadrant candidates (Helsgaun) connect the
-        # clusters of clustered instances (fl1577: optimal in 10 s instead of 2% above)
+        # EAX merges sub-tours over the candidate lists: quadrant candidates (Helsgaun 2000) connect
+        # the clusters of clustered instances, which nearest neighbours alone leave apart
         quadrant = EAX_QUADRANT if params.ga.crossover == "eax" else ils.quadrant
         self.neigh = neighbours(tsp, ils.neighbours, device, quadrant=min(quadrant, ils.neighbours // 4,
                                                                           (tsp.n - 1) // 4))

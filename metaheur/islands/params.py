@@ -81,14 +81,12 @@ class IslandParams:
 
 def default_ga(problem: QAP | TSP) -> GAParams:
     """Defaults by kind and class: a small population of well-improved solutions (QAP: Misevicius'
-    and Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX, rebuilt after
-    30 generations without a new best: an EAX population has converged by then, and fl1577 at
-    10 s reaches its optimum on 15 seeds of 16 this way, 11 of 16 after 100 generations:
-    experiments/results/eax_restart/ablation.md). On uniformly random QAP instances
-    (:func:`uniformly_random`) a converged population restarts in full: there a GA's result is
-    decided by the basin its population converges to, 10-25 s into a run of tai80a or tai100a,
-    and the next independent population is worth more than one that re-converges to the kept
-    best (experiments/results/full_restarts/)."""
+    and Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX, Nagata and
+    Kobayashi 2013). A population whose best has not improved for 30 generations has converged and
+    restarts (docs/decisions/eax-restarts.md, docs/decisions/qap-restarts.md): it keeps its best,
+    except on uniformly random QAP instances (:func:`uniformly_random`), where a GA's result is
+    decided by the basin its population converges to and an independent new population is worth
+    more than one that re-converges to the kept best."""
     if isinstance(problem, QAP):
         restart = "full" if uniformly_random(problem) else "best"
         return GAParams(population=20, offspring=10, crossover="ux", restart_after=30, restart=restart)
@@ -98,7 +96,7 @@ def default_ga(problem: QAP | TSP) -> GAParams:
 def default_tabu(problem: QAP | TSP) -> TabuParams:
     """The tabu search's defaults by class: Taillard's cubic tenures floor(u^3 x 8 n), and a scale
     of 4 on uniformly random QAP instances (:func:`uniformly_random`), where the populations of GA
-    islands converge to better solutions with it (experiments/results/full_restarts/)."""
+    islands converge to better solutions with it (docs/decisions/tabu-tenures.md)."""
     return TabuParams(scale=4) if uniformly_random(problem) else TabuParams()
 
 
@@ -119,9 +117,7 @@ def with_crossover(ga: GAParams, crossover: str) -> GAParams:
 def walk_island(ga: GAParams) -> GAParams:
     """The parameters of a QAP island that runs one continued robust tabu search (a walk) in place
     of the GA, beside GA islands: it sends its best to the GA islands and never takes a migrant,
-    so its search keeps its memory for the whole run (structured instances such as tai150b reward
-    long searches, random ones such as tai100a the GA: experiments/results/bench_search_walk_islands/;
-    closed rather than open after 100 stale generations: experiments/results/closed_walks/).
+    so its search keeps its memory for the whole run (docs/decisions/tabu-walk-islands.md).
     A generation of the walk is the GA's local-search budget per child (50 n iterations by default)."""
     return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
 
@@ -138,13 +134,9 @@ def uniformly_random(problem: QAP | TSP) -> bool:
 
 def default_walk_islands(cpu_islands: int) -> int:
     """How many of ``cpu_islands`` QAP islands are tabu walks by default: half, rounded down, on
-    every instance. On structured ones (nug, sko, tai*b) long searches with their memory pay
-    beside the GA (tai150b at 60 s: 0.63 % with GA islands only, 0.25 with one of each:
-    experiments/results/closed_walks/). On uniformly random ones (tai*a) GA islands find more on
-    the larger instances and a walk on the smaller ones; one of each is on average never behind
-    two walks (LS-only) and ahead of two GA islands on tai50a, 0.03 points behind them on
-    tai100a, at 60 s over 6 seeds (experiments/results/walks_everywhere/; the former rule, none on uniformly
-    random instances, left the hybrid behind LS-only on tai50a)."""
+    every instance. On structured instances long searches with their memory pay beside the GA; on
+    uniformly random ones GA islands find more on the larger instances and a walk on the smaller
+    ones, and one of each is on average never behind two walks (docs/decisions/tabu-walk-islands.md)."""
     return cpu_islands // 2
 
 

@@ -47,7 +47,7 @@ class ILSParams:
     - ``temperature``: accept a kick that lengthens the tour by less than
       ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it).
 
-    The defaults are the best configuration measured by experiments/bench_tsp_ils.py.
+    The defaults are the configuration that ``experiments/bench_tsp_ils.py`` ranks first.
     """
 
     neighbours: int = 10
