@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,40 +127,46 @@ def _end_session(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _verdict(failures: list[str | None], skipped: list[str]) -> None:
-    failed = [f for f in failures if f]
-    if failed:
-        pytest.fail("\n\n".join(failed), pytrace=False)
-    if skipped:
-        pytest.skip("marked not to run: " + "; ".join(skipped))
+def _fail_on(failure: str | None) -> None:
+    if failure:
+        pytest.fail(failure, pytrace=False)
 
 
-def _page_id(page: Path) -> str:
-    return str(page.relative_to(ROOT))
+SHELL = [e for page in PAGES for e in examples(page) if e.language == "shell"]
+PYTHON_PAGES = [p for p in PAGES if any(e.language == "python" for e in examples(p))]
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(e.language == "shell" for e in examples(p))], ids=_page_id)
-def test_shell_examples_run(page: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def page_folders(tmp_path_factory) -> dict:
+    """One fresh folder per page, shared by its examples in order (a later one may read what an
+    earlier one wrote)."""
+    return {page: tmp_path_factory.mktemp(page.stem) for page in PAGES}
+
+
+@pytest.mark.parametrize("example", SHELL, ids=lambda e: e.where)
+def test_shell_example_runs(example: Example, page_folders: dict) -> None:
+    if example.mark == "skip":
+        pytest.skip(f"marked not to run: {example.reason}")
     env = _env(instances_dir())
-    skipped, failures = [], []
-    for example in (e for e in examples(page) if e.language == "shell"):
-        if example.mark == "skip":
-            skipped.append(f"{example.where}: {example.reason}")
-            continue
-        script = "set -e\n" + shortened(example)
-        failures.append(_run(["bash", "-c", script], tmp_path, env, SHELL_SECONDS, example.where))
-    _verdict(failures, skipped)
+    script = "set -e\n" + shortened(example)
+    _fail_on(_run(["bash", "-c", script], page_folders[example.page], env, SHELL_SECONDS, example.where))
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(e.language == "python" for e in examples(p))], ids=_page_id)
-def test_python_examples_run(page: Path, tmp_path: Path) -> None:
-    """The page's Python blocks in order, in one interpreter; a failure names its block."""
+@pytest.mark.parametrize("page", PYTHON_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_python_examples_run(page: Path, page_folders: dict) -> None:
+    """The page's Python blocks in order, in one interpreter; a failure names its block. A block
+    marked to skip is left out (with a warning naming it); a page whose blocks are all marked skips."""
     env = _env(instances_dir())
-    run = [e for e in examples(page) if e.language == "python" and e.mark != "skip"]
+    blocks = [e for e in examples(page) if e.language == "python"]
+    run = [e for e in blocks if e.mark != "skip"]
+    for e in blocks:
+        if e.mark == "skip":
+            warnings.warn(f"{e.where}: marked not to run: {e.reason}", stacklevel=1)
+    if not run:
+        pytest.skip("every Python example of the page is marked not to run")
     program = "\n".join(f"print({e.where!r}, file=__import__('sys').stderr)\n{shortened(e)}" for e in run)
-    failure = _run([sys.executable, "-c", program], tmp_path, env, PYTHON_SECONDS, _page_id(page)) if run else None
-    skipped = [f"{e.where}: {e.reason}" for e in examples(page) if e.language == "python" and e.mark == "skip"]
-    _verdict([failure], skipped)
+    _fail_on(_run([sys.executable, "-c", program], page_folders[page], env, PYTHON_SECONDS,
+                  str(page.relative_to(ROOT))))
 
 
 def test_marks_and_blocks_are_found(tmp_path: Path) -> None:
