@@ -164,6 +164,12 @@ def test_python_examples_run(page: Path, page_folders: dict) -> None:
             warnings.warn(f"{e.where}: marked not to run: {e.reason}", stacklevel=1)
     if not run:
         pytest.skip("every Python example of the page is marked not to run")
+    for e in run:
+        try:
+            compile(shortened(e), e.where, "exec")
+        except SyntaxError as exc:
+            pytest.fail(f"{e.where}: not Python ({exc.msg}); mark a signature <!-- example: skip a signature -->",
+                        pytrace=False)
     program = "\n".join(f"print({e.where!r}, file=__import__('sys').stderr)\n{shortened(e)}" for e in run)
     _fail_on(_run([sys.executable, "-c", program], page_folders[page], env, PYTHON_SECONDS,
                   str(page.relative_to(ROOT))))
