@@ -164,7 +164,8 @@ def load_solution(instance: QAP | TSP, path: str | os.PathLike) -> LoadedSolutio
             notes.append("the file numbers locations from 0")
         return LoadedSolution(sol.permutation, sol.stated_cost, "; ".join(notes) or None)
     if path.suffix.lower() == ".sln":
-        raise MetaheurError(f"{path}: this is a QAP solution file (.sln), the instance {instance.name} is a TSP")
+        raise MetaheurError(f"{path}: this is a QAP solution file (.sln), the instance {instance.name} is a "
+                            f"{instance.kind.upper()}")
     if is_number_list(text):
         tour, zero_based = read_city_list(path, instance)
         return LoadedSolution(tour, None, "the file numbers cities from 0" if zero_based else None)
