@@ -158,7 +158,8 @@ def _table(results) -> str:
 @click.argument("instances", nargs=-1)
 @click.option("--time-limit", "-t", type=float,
               help="Seconds of search per instance (default 10 when no --generations).")
-@click.option("--generations", "-g", type=int, help="Stop after this many generations per island.")
+@click.option("--generations", "-g", type=int, help="Stop after this many generations on every island (GA "
+              "generations; steps of a tabu-walk or ILS island).")
 @click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
 @click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
 @click.option("--seed", "-s", type=int, default=None, help="Random seed (default 0).")
