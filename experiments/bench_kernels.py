@@ -104,6 +104,7 @@ class Config:
     tsp_gpu_batches: list
     knn_sizes: list
     k: int = 10
+    library: bool = True  # also pla85900 from $METAHEUR_INSTANCES (not in --quick or --gpu-check)
     gpus: tuple = ()
     rows: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
@@ -253,7 +254,7 @@ def bench_qap_numpy(cfg: Config, q, name: str) -> None:
 
 def tsp_instances(cfg: Config):
     out = [uniform_tsp(n, seed=1) for n in cfg.tsp_sizes]
-    if not cfg.quick and os.environ.get("METAHEUR_INSTANCES"):
+    if cfg.library and not cfg.quick and os.environ.get("METAHEUR_INSTANCES"):
         try:
             out.append(load_instance("pla85900"))
         except Exception as exc:  # not there: say so, carry on
@@ -470,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="output folder (default results/; --quick: a temporary folder)")
     parser.add_argument("--label", default=None, help="results file suffix (default: the host name)")
     parser.add_argument("--only", choices=["qap", "tsp", "knn"], nargs="*", default=None, help="parts to run")
+    parser.add_argument("--gpu-check", nargs=3, type=int, metavar=("QAP_N", "TSP_N", "BATCH"), default=None,
+                        help="only the rows of experiments/gpu_check.sh: QAP n = QAP_N with BATCH solutions on a "
+                             "GPU, TSP n = TSP_N (2-opt over all pairs too) with BATCH / 8 tours on a GPU")
     args = parser.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     quick = args.quick
@@ -489,6 +493,11 @@ def main(argv: list[str] | None = None) -> int:
         knn_sizes=[2000] if quick else [10000, 85900],
         gpus=gpu_devices(),
     )
+    if args.gpu_check:
+        qap_n, tsp_n, batch = args.gpu_check
+        cfg.qap_sizes, cfg.qap_batches, cfg.qap_gpu_batches = [qap_n], [1], [batch]
+        cfg.tsp_sizes, cfg.tsp_full_sizes, cfg.tsp_batches = [tsp_n], [tsp_n], [1]
+        cfg.tsp_gpu_batches, cfg.library = [max(1, batch // 8)], False
     parts = args.only or ["qap", "tsp", "knn"]
     print("\n".join(header_lines(cfg, argv)), flush=True)
     if "qap" in parts:

@@ -110,9 +110,10 @@ def _batch_rate(qap, device, count: int, iterations: int) -> float:
     return float(res.iterations.sum() - 50 * count) / (time.perf_counter() - t0)
 
 
-def gpu_rows(names: list[str]) -> list[dict]:
-    """Batches of 1, 64 and 1,024 searches on each GPU, and the CPU build on 2 cores (two OpenMP
-    threads over the same 64-search batch) for the ratio (target: 1,024 on a GPU >= 100x)."""
+def gpu_rows(names: list[str], counts: tuple[int, ...] = (1, 64, 1024), iterations: int = 2000) -> list[dict]:
+    """Batches of 1, 64 and 1,024 searches (``counts``) of ``iterations`` each on each GPU, and the
+    CPU build on 2 cores (two OpenMP threads over the same 64-search batch) for the ratio (target:
+    1,024 on a GPU >= 100x)."""
     devices = gpu_devices()
     if not devices:
         return []
@@ -120,13 +121,13 @@ def gpu_rows(names: list[str]) -> list[dict]:
     for name in names:
         qap = load_instance(name)
         set_cpu_threads(2)
-        cpu2 = _batch_rate(qap, "cpu", 64, 500)
+        cpu2 = _batch_rate(qap, "cpu", 64, max(100, iterations // 4))
         set_cpu_threads(0)
         rows.append({"device": "cpu (2 cores)", "instance": name, "n": qap.n, "searches": 64,
                      "iters_per_s": round(cpu2), "vs_cpu_2_cores": 1.0})
         for dev in devices:
-            for count in (1, 64, 1024):
-                rate = _batch_rate(qap, dev, count, 2000)
+            for count in counts:
+                rate = _batch_rate(qap, dev, count, iterations)
                 rows.append({"device": dev.name, "instance": name, "n": qap.n, "searches": count,
                              "iters_per_s": round(rate), "vs_cpu_2_cores": round(rate / cpu2, 1)})
     return rows
@@ -161,6 +162,8 @@ def main() -> None:
     ap.add_argument("--tsp-seconds", default="10,30", help="equal wall times of the TSP comparison")
     ap.add_argument("--peer-python", action="append", default=[], help="another Python to look for peers in")
     ap.add_argument("--gpu-only", action="store_true", help="only the GPU rows (experiments/gpu_check.sh)")
+    ap.add_argument("--gpu-rows", nargs=3, default=None, metavar=("INSTANCE", "COUNTS", "ITERATIONS"),
+                    help="the GPU rows' instance, batch sizes (1,64,1024) and iterations per search (2000)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     args.out = out_folder(args.out, args.quick)
@@ -168,7 +171,9 @@ def main() -> None:
         args.qap_speed, args.qap_quality, args.seconds, args.reps, args.seeds = "tai12a,tai30a", "tai20a", 2.0, 2, 1
         args.speed_seconds, args.tsp, args.tsp_seconds = 0.2, "berlin52", "1"
     if args.gpu_only:  # generated instances: a GPU machine may not have the benchmark libraries
-        gpu = gpu_rows(["gen:qap:100"] if not args.quick else ["gen:qap:30"])
+        name, counts, iterations = args.gpu_rows or ("gen:qap:100" if not args.quick else "gen:qap:30", "1,64,1024",
+                                                     "2000")
+        gpu = gpu_rows([name], tuple(int(c) for c in counts.split(",")), int(iterations))
         if gpu:
             write_table(gpu, list(gpu[0]), "bench_search_gpu", header(), args.out, "QAP tabu search on GPUs")
         else:

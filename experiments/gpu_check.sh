@@ -1,32 +1,72 @@
 #!/usr/bin/env bash
-# GPU check of the kernels, for a machine with a CUDA GPU and no network.
+# The GPU acceptance check: one script for the minutes a GPU machine is lent (docs/gpu.md).
 #
-#   bash experiments/gpu_check.sh OUTDIR
+#   bash experiments/gpu_check.sh OUTDIR                      # on a machine with a CUDA GPU
+#   bash experiments/gpu_check.sh --simulated [--tiny] OUTDIR  # on simulated GPUs (any machine)
 #
-# Needs python3 with numpy, CuPy (e.g. cupy-cuda13x 14), click, joblib, matplotlib, pytest and
-# hypothesis, and a C compiler for the CPU build (the GPU tests compare the two builds bit for bit).
-# Nothing is installed: the project runs from this source tree through a temporary import tree
+# Needs python3 with numpy, CuPy (e.g. cupy-cuda13x 14, not with --simulated), click, joblib,
+# matplotlib, pytest and hypothesis, and a C compiler for the CPU build; no network, nothing
+# installed: the project runs from this source tree through a temporary import tree
 # ($TMP/src/metaheur = symlinks to metaheur/*, plus problems/ and kernels/ as the setuptools
-# package-dir mapping would install them) on PYTHONPATH.
+# package-dir mapping would install them) on PYTHONPATH. Instances are generated (gen:...).
 #
-# Writes OUTDIR/system.txt (nvidia-smi, `metaheur info`), OUTDIR/gpu_tests.log (pytest -m gpu),
-# OUTDIR/bench_kernels_gpu.{csv,md} (experiments/bench_kernels.py --label gpu),
-# OUTDIR/bench_search_gpu.{csv,md} (tabu search batches of 1, 64, 1024 searches vs the CPU build on
-# 2 cores) and the results of short gpu and hybrid solves (solve_*.json, .log). Exits non-zero when
-# a test or a step fails or the import tree does not work. About 6-8 minutes on an H200; without a
-# GPU the gpu tests skip and the GPU steps report their absence (a dry run of the script itself).
+# Steps, each timed: (1) every kernel variant the later steps load, GPU and CPU builds, compiled
+# in parallel (NVRTC through CuPy, gcc; their disk caches serve the rest); (2) the tests marked gpu (GPU build =
+# CPU build, bit for bit); (3) kernel throughput: QAP delta entries/s for 1,024 solutions of
+# n = 100 and 2-opt moves/s at n = 10,000 (experiments/bench_kernels.py --gpu-check); (4) tabu
+# search rows: 1, 64 and 1,024 searches at n = 100 against the CPU build on 2 cores
+# (experiments/bench_search.py --gpu-only); (5) short gpu and hybrid solves of a QAP and a TSP.
+# About 6-7 minutes on one H200, compilation included.
+#
+# --simulated runs the same steps on METAHEUR_SIMULATED_GPUS (default 1) simulated devices: it
+# checks the script and the GPU host paths, its timings mean nothing. --tiny shrinks every size
+# (the test suite runs `--simulated --tiny`).
+#
+# Writes at most 7 files to OUTDIR: summary.md (the steps, their status and seconds, the three
+# targets against their measurements), system.txt, gpu_tests.log, bench_kernels.md,
+# bench_search_gpu.md, solves.md, gpu_check.log (everything printed). Exits non-zero when a step
+# fails.
 set -uo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: bash experiments/gpu_check.sh OUTDIR" >&2
+usage() {
+    echo "usage: bash experiments/gpu_check.sh [--simulated [--tiny]] OUTDIR" >&2
+    exit 2
+}
+SIMULATED=0
+TINY=0
+while [ $# -gt 1 ]; do
+    case "$1" in
+        --simulated) SIMULATED=1 ;;
+        --tiny) TINY=1 ;;
+        *) usage ;;
+    esac
+    shift
+done
+[ $# -eq 1 ] || usage
+case "$1" in -*) usage ;; esac
+if [ "$TINY" -eq 1 ] && [ "$SIMULATED" -eq 0 ]; then
+    echo "gpu_check.sh: --tiny is for --simulated runs" >&2
     exit 2
 fi
+
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$1"
 OUT=$(cd "$1" && pwd)
 PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/metaheur-gpu-check.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+
+if [ "$TINY" -eq 1 ]; then
+    QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,4; ITERATIONS=60; SECONDS_SOLVE=1
+    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
+else
+    QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024; ITERATIONS=2000; SECONDS_SOLVE=15
+    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; TESTS=(tests/engine tests/gpu)
+fi
+if [ "$SIMULATED" -eq 1 ]; then
+    export METAHEUR_SIMULATED_GPUS=${METAHEUR_SIMULATED_GPUS:-1}
+    [ "$TINY" -eq 1 ] && export METAHEUR_SIMULATED_GPU_SMS=${METAHEUR_SIMULATED_GPU_SMS:-2}
+fi
 
 # ------------------------------------------------------------------ import tree, no installation
 mkdir -p "$TMP/src/metaheur"
@@ -39,74 +79,156 @@ export PYTHONPATH="$TMP/src${PYTHONPATH:+:$PYTHONPATH}"
 # The repository root holds a metaheur/ without problems/ and kernels/: never let the current
 # directory (python -c, python -m) shadow the import tree (Python >= 3.11).
 export PYTHONSAFEPATH=1
-export METAHEUR_CACHE_DIR="$TMP/cache"
-export MPLBACKEND=Agg
-if [ -z "${METAHEUR_INSTANCES:-}" ] && [ -d "$REPO/../shared/instances" ]; then
-    METAHEUR_INSTANCES=$(cd "$REPO/../shared/instances" && pwd)
-    export METAHEUR_INSTANCES
-fi
+export MPLBACKEND=Agg PYTHONUNBUFFERED=1
 cd "$REPO" || exit 2
 
 status=0
-{
-    echo "== $(date -Is) gpu_check.sh on $(hostname), repository $REPO"
-    echo "== git: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-         "$(git -C "$REPO" status --porcelain 2>/dev/null | wc -l) changed files"
-    echo "== python: $(command -v "$PY") $("$PY" --version 2>&1)"
-    echo "== C compiler: $( (${CC:-gcc} --version 2>/dev/null || cc --version 2>/dev/null) | head -1 || true)"
-    echo "== nvidia-smi"
-    nvidia-smi 2>&1 || echo "(nvidia-smi not available)"
-} | tee "$OUT/system.txt"
+exec > >(tee "$OUT/gpu_check.log") 2>&1
+printf '| step | status | seconds |\n|---|---|---|\n' > "$TMP/steps.md"
 
-if ! "$PY" -c "
+# step NAME COMMAND...: run, time and record a step (its output goes to the log)
+step() {
+    local name=$1 t0 rc tenths
+    shift
+    echo "== $(date -u +%H:%M:%S) $name: $*"
+    t0=$(date +%s%N)
+    "$@"
+    rc=$?
+    tenths=$(( ($(date +%s%N) - t0) / 100000000 ))
+    printf '| %s | %s | %d.%d |\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")" \
+        $((tenths / 10)) $((tenths % 10)) >> "$TMP/steps.md"
+    [ $rc -eq 0 ] || status=1
+    return $rc
+}
+
+system_info() {
+    echo "gpu_check.sh on $(hostname) at $(date -Is), repository $REPO"
+    echo "git: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+         "$(git -C "$REPO" status --porcelain 2>/dev/null | wc -l) changed files"
+    echo "python: $(command -v "$PY") $("$PY" --version 2>&1)"
+    echo "C compiler: $( (${CC:-gcc} --version 2>/dev/null || cc --version 2>/dev/null) | head -1 || true)"
+    echo "mode: $([ "$SIMULATED" -eq 1 ] && echo "simulated GPUs ($METAHEUR_SIMULATED_GPUS)" || echo "real GPUs")" \
+         "$([ "$TINY" -eq 1 ] && echo ", tiny sizes")"
+    nvidia-smi 2>&1 || echo "(nvidia-smi not available)"
+    "$PY" -c "
 import sys, metaheur, metaheur.problems, metaheur.kernels, metaheur.engine
 assert metaheur.__file__.startswith(sys.argv[1]), metaheur.__file__
-print('== import tree:', metaheur.__file__)
-" "$TMP/src" 2>&1 | tee -a "$OUT/system.txt"; then
-    echo "gpu_check.sh: the import tree does not work (see above)" >&2
+print('import tree:', metaheur.__file__)
+" "$TMP/src" || return 1
+    "$PY" -m metaheur.cli info || return 1
+    "$PY" -c "import sys; from metaheur.devices import gpu_devices; sys.exit(0 if gpu_devices() else 3)" ||
+        { echo "no GPU visible (use --simulated on a machine without one)"; return 3; }
+}
+
+# Every (kernel source, defines) the later steps load on cuda:0, compiled by parallel processes.
+precompile() {
+    "$PY" - "$TINY" <<'EOF'
+import sys, time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from metaheur.ops import COMPILE_VARIANTS
+
+EUC_2D = {"MH_TSP_WEIGHT": 1}  # the generated TSP instances' distance
+tiny = sys.argv[1] == "1"  # the tiny run's tests compare no TSP distance but EUC_2D
+needed = [(s, d) for s in ("qap_moves.cu", "qap_tabu.cu", "qap_ga.cu", "tsp_ga.cu", "tsp_knn.cu")
+          for d in COMPILE_VARIANTS[s]]
+needed += [("tsp_moves.cu", d) for d in ([EUC_2D] if tiny else COMPILE_VARIANTS["tsp_moves.cu"])]
+needed += [(s, EUC_2D) for s in ("tsp_ils.cu", "tsp_construct.cu", "tsp_eax.cu")]
+
+def build(source, defines, device):
+    from metaheur.engine import load_module
+    t0 = time.perf_counter()
+    load_module(source, device, defines)
+    return source, defines, device, time.perf_counter() - t0
+
+t0 = time.perf_counter()
+jobs = [(s, d, device) for s, d in needed for device in ("cuda:0", "cpu")]  # the tests compare both builds
+with ProcessPoolExecutor(max_workers=min(16, len(jobs))) as pool:
+    for job in as_completed([pool.submit(build, *j) for j in jobs]):
+        source, defines, device, seconds = job.result()
+        print(f"  {device} {source} {defines or ''}: {seconds:.1f} s")
+print(f"{len(needed)} variants for cuda:0 and the CPU in {time.perf_counter() - t0:.1f} s")
+EOF
+}
+
+gpu_tests() {
+    # simulated: every thread of a block runs (the fiber build), as the tests compare block shapes
+    METAHEUR_SIMULATED_THREADS=$SIMULATED "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs "${TESTS[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
+    local rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]  # 5: no test selected
+}
+
+bench_kernels() {
+    "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" "$BATCH" --only qap tsp --label gpu \
+        --out "$TMP/bench" --repeat 2 --min-time "$([ "$TINY" -eq 1 ] && echo 0.01 || echo 0.1)" --numpy-budget 1 &&
+        cp "$TMP/bench/bench_kernels_gpu.md" "$OUT/bench_kernels.md"
+}
+
+bench_search() {
+    "$PY" experiments/bench_search.py --gpu-only --gpu-rows "gen:qap:$QAP_N" "$COUNTS" "$ITERATIONS" \
+        --out "$TMP/bench" && cp "$TMP/bench/bench_search_gpu.md" "$OUT/bench_search_gpu.md"
+}
+
+solve() {  # solve INSTANCE STRATEGY
+    "$PY" -m metaheur.cli solve "$1" --strategy "$2" -t "$SECONDS_SOLVE" -v --json "$TMP/solve_${1//:/_}_$2.json"
+}
+
+summary() {
+    "$PY" - "$TMP" "$OUT" "$QAP_N" "$TSP_N" "$BATCH" "$SIMULATED" <<'EOF'
+import csv, json, sys
+from pathlib import Path
+
+tmp, out, qap_n, tsp_n, batch, simulated = Path(sys.argv[1]), Path(sys.argv[2]), *map(int, sys.argv[3:])
+lines = ["| instance | strategy | devices | cost | time s | generations | ls iterations | device loads |",
+         "|---|---|---|---|---|---|---|---|"]
+for path in sorted(tmp.glob("solve_*.json")):
+    r = json.loads(path.read_text())
+    loads = ", ".join(f"{d['device']} {d['utilisation']:.0%}" for d in r["device_loads"])
+    lines.append(f"| {r['instance']} | {r['strategy']} | {', '.join(r['devices'])} | {r['cost']} | {r['time_s']} "
+                 f"| {r['generations']} | {r['search_iterations']:,} | {loads} |")
+(out / "solves.md").write_text("# Short solves\n\n" + "\n".join(lines) + "\n")
+
+def rows(name):
+    path = tmp / "bench" / name
+    return list(csv.DictReader(ln for ln in open(path) if not ln.startswith("#"))) if path.is_file() else []
+
+def first(table, column, **match):
+    found = [r[column] for r in table if all(r.get(k) == str(v) for k, v in match.items())]
+    return float(found[-1]) if found else None
+
+kernels, tabu = rows("bench_kernels_gpu.csv"), rows("bench_search_gpu.csv")
+delta = first(kernels, "moves_per_s", kernel="qap_delta_update", n=qap_n, batch=batch, backend="cuda:0")
+two_opt = first(kernels, "moves_per_s", kernel="tsp_2opt_full", n=tsp_n, backend="cuda:0")
+ratio = first(tabu, "vs_cpu_2_cores", device="cuda:0")  # the last row: the largest batch
+fmt = lambda v: "not measured" if v is None else f"{v:.3g}"  # noqa: E731
+steps = (tmp / "steps.md").read_text()
+head = "Simulated GPUs: the timings below are those of the CPU build and mean nothing.\n\n" if simulated else ""
+(out / "summary.md").write_text(
+    f"# GPU acceptance check\n\n{head}## Steps\n\n{steps}\n## Targets\n\n"
+    "| target | measured | goal |\n|---|---|---|\n"
+    f"| QAP delta update, {batch} solutions of n = {qap_n}: entries/s | {fmt(delta)} | >= 1e11 |\n"
+    f"| 2-opt over all pairs at n = {tsp_n}: moves/s | {fmt(two_opt)} | >= 2e11 |\n"
+    f"| tabu search, largest batch at n = {qap_n}: iterations/s vs the CPU build on 2 cores | {fmt(ratio)} "
+    "| >= 100 |\n")
+print((out / "summary.md").read_text())
+EOF
+}
+
+step "system" system_info > "$OUT/system.txt" 2>&1
+cat "$OUT/system.txt"
+if [ "$status" -ne 0 ]; then
+    cp "$TMP/steps.md" "$OUT/summary.md"
+    echo "gpu_check.sh: no usable device; nothing else run" >&2
     exit 2
 fi
-echo "== python -m metaheur.cli info" | tee -a "$OUT/system.txt"
-"$PY" -m metaheur.cli info 2>&1 | tee -a "$OUT/system.txt" || status=1
-
-# ------------------------------------------------------------------ tests marked gpu
-# tests/engine, plus any other test module that uses the gpu marker (only those are collected, so
-# an unrelated module's missing optional dependency cannot break this check)
-mapfile -t gpu_files < <(grep -rlE "mark\.gpu|pytestmark.*gpu" --include="test_*.py" tests | grep -v "^tests/engine/" | sort)
-echo "== pytest -m gpu tests/engine ${gpu_files[*]}" | tee "$OUT/gpu_tests.log"
-"$PY" -m pytest -m gpu -q -p no:cacheprovider -rs tests/engine "${gpu_files[@]}" 2>&1 | tee -a "$OUT/gpu_tests.log"
-test_status=${PIPESTATUS[0]}
-if [ "$test_status" -ne 0 ] && [ "$test_status" -ne 5 ]; then  # 5: no test selected
-    echo "gpu_check.sh: gpu tests FAILED (pytest exit $test_status)" | tee -a "$OUT/gpu_tests.log" >&2
-    status=1
-fi
-
-# ------------------------------------------------------------------ benchmark
-echo "== python experiments/bench_kernels.py --label gpu --out $OUT"
-"$PY" experiments/bench_kernels.py --label gpu --out "$OUT" --repeat 2 --min-time 0.1 --numpy-budget 1 \
-    2>&1 | tee "$OUT/bench_kernels.log"
-bench_status=${PIPESTATUS[0]}
-if [ "$bench_status" -ne 0 ]; then
-    echo "gpu_check.sh: benchmark failed (exit $bench_status)" >&2
-    status=1
-fi
-
-# ------------------------------------------------------------------ searches and strategies
-echo "== python experiments/bench_search.py --gpu-only --out $OUT"
-"$PY" experiments/bench_search.py --gpu-only --out "$OUT" 2>&1 | tee "$OUT/bench_search_gpu.log" || status=1
-if ! "$PY" -c "import sys; from metaheur.devices import gpu_devices; sys.exit(0 if gpu_devices() else 1)"; then
-    echo "== no GPU: the gpu and hybrid solves are skipped"
-    echo "== gpu_check.sh done: status $status; results in $OUT"
-    exit $status
-fi
-for strategy in gpu hybrid; do
-    echo "== metaheur solve gen:qap:100 --strategy $strategy -t 20 -v"
-    "$PY" -m metaheur.cli solve gen:qap:100 --strategy "$strategy" -t 20 -v --json "$OUT/solve_qap_$strategy.json" \
-        2>&1 | tail -20 | tee "$OUT/solve_qap_$strategy.log" || status=1
+step "compile kernel variants" precompile
+step "tests marked gpu" gpu_tests
+step "kernel throughput" bench_kernels
+step "tabu search batches" bench_search
+for instance in "$QAP_SOLVE" "$TSP_SOLVE"; do
+    for strategy in gpu hybrid; do
+        step "solve $instance --strategy $strategy" solve "$instance" "$strategy"
+    done
 done
-echo "== metaheur solve gen:tsp:2000 --strategy hybrid -t 20 -v"
-"$PY" -m metaheur.cli solve gen:tsp:2000 --strategy hybrid -t 20 -v --json "$OUT/solve_tsp_hybrid.json" \
-    2>&1 | tail -20 | tee "$OUT/solve_tsp_hybrid.log" || status=1
-
+summary
 echo "== gpu_check.sh done: status $status; results in $OUT"
 exit $status

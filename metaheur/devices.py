@@ -1,8 +1,10 @@
 """Devices: ``cpu`` and ``cuda:0`` .. ``cuda:k-1`` (whatever CuPy sees).
 
 No CuPy, no driver or no GPU means CPU only, without errors. Each device gives the array module
-its kernels take (numpy or cupy) and moves arrays to and from it. Nothing here initialises CUDA
-until a GPU is actually asked for, so worker processes can be started safely.
+its kernels take (numpy, cupy, or for a simulated GPU :mod:`metaheur.engine.simcuda`) and moves
+arrays to and from it. ``METAHEUR_SIMULATED_GPUS=N`` replaces the GPUs by N simulated ones
+(docs/gpu.md); without it the simulation is never used. Nothing here initialises CUDA until a GPU
+is actually asked for, so worker processes can be started safely.
 """
 
 from __future__ import annotations
@@ -29,44 +31,55 @@ class Device:
     label: str
     cores: int  # CPU cores, or GPU multiprocessors
     memory_bytes: int | None
+    simulated: bool = False  # a GPU of metaheur.engine.simcuda (METAHEUR_SIMULATED_GPUS)
 
     @property
     def is_gpu(self) -> bool:
         return self.kind == "cuda"
 
     @property
-    def xp(self):
-        """The array module of this device: numpy or cupy."""
-        if self.is_gpu:
-            import cupy
+    def cupy(self):
+        """The CUDA array module of this GPU: cupy, or :mod:`metaheur.engine.simcuda` when simulated."""
+        if not self.is_gpu:
+            raise MetaheurError(f"{self.name} is not a GPU")
+        if self.simulated:
+            from metaheur.engine import simcuda
 
-            return cupy
-        return np
+            return simcuda
+        import cupy
+
+        return cupy
+
+    @property
+    def xp(self):
+        """The array module of this device: numpy, or the GPU's (:attr:`cupy`)."""
+        return self.cupy if self.is_gpu else np
+
+    def context(self):
+        """A context manager that makes this GPU current in the calling thread (nothing on the CPU)."""
+        return self.cupy.cuda.Device(self.index) if self.is_gpu else contextlib.nullcontext()
 
     def asarray(self, array, dtype=None):
         """``array`` on this device (a copy only when needed)."""
         if self.is_gpu:
-            import cupy
-
-            with cupy.cuda.Device(self.index):
-                return cupy.ascontiguousarray(cupy.asarray(array, dtype=dtype))
+            cp = self.cupy
+            with cp.cuda.Device(self.index):
+                return cp.ascontiguousarray(cp.asarray(array, dtype=dtype))
         return np.ascontiguousarray(np.asarray(array, dtype=dtype))
 
     def zeros(self, shape, dtype):
         if self.is_gpu:
-            import cupy
-
-            with cupy.cuda.Device(self.index):
-                return cupy.zeros(shape, dtype=dtype)
+            cp = self.cupy
+            with cp.cuda.Device(self.index):
+                return cp.zeros(shape, dtype=dtype)
         return np.zeros(shape, dtype=dtype)
 
     def synchronize(self) -> None:
         """Wait for the work queued on this thread's current stream (a no-op on the CPU)."""
         if self.is_gpu:
-            import cupy
-
-            with cupy.cuda.Device(self.index):
-                cupy.cuda.get_current_stream().synchronize()
+            cp = self.cupy
+            with cp.cuda.Device(self.index):
+                cp.cuda.get_current_stream().synchronize()
 
     def __str__(self) -> str:
         return self.name
@@ -108,9 +121,17 @@ def cpu_device() -> Device:
 
 @lru_cache(maxsize=1)
 def gpu_devices() -> tuple[Device, ...]:
-    """The CUDA devices CuPy can use (empty without CuPy, driver or GPU)."""
+    """The CUDA devices CuPy can use (empty without CuPy, driver or GPU), or the simulated ones
+    that ``METAHEUR_SIMULATED_GPUS`` asks for."""
     if os.environ.get("METAHEUR_NO_GPU"):
         return ()
+    simulated = simulated_gpu_count()
+    if simulated:
+        from metaheur.engine import simcuda
+
+        memory, sms = simcuda.configured_memory(), simcuda.configured_multiprocessors()
+        return tuple(Device(f"cuda:{i}", "cuda", i, "simulated GPU (the CPU build)", sms, memory, simulated=True)
+                     for i in range(simulated))
     try:
         import cupy
         from cupy.cuda import runtime
@@ -129,6 +150,20 @@ def gpu_devices() -> tuple[Device, ...]:
         except Exception:
             continue
     return tuple(out)
+
+
+def simulated_gpu_count() -> int:
+    """GPUs to simulate (``METAHEUR_SIMULATED_GPUS``; 0 when unset); a bad value is a user error."""
+    from metaheur.engine import simcuda
+
+    try:
+        count = simcuda.configured_count()
+        if count:
+            simcuda.configured_memory()
+            simcuda.configured_multiprocessors()
+    except ValueError as exc:
+        raise MetaheurError(str(exc)) from None
+    return count
 
 
 def available_devices() -> list[Device]:
@@ -187,9 +222,10 @@ def system_report() -> dict:
         "nvrtc": None,
         "devices": [
             {"name": d.name, "label": d.label, "cores": d.cores, "memory_gib": None if d.memory_bytes is None
-             else round(d.memory_bytes / 2**30, 1)}
+             else round(d.memory_bytes / 2**30, 1), "simulated": d.simulated}
             for d in available_devices()
         ],
+        "simulated_gpus": simulated_gpu_count(),
         "gpu_note": None if gpu_devices() else _why_no_gpu(),
     }
     try:
@@ -226,7 +262,11 @@ def format_system_report(report: dict) -> str:
     for d in report["devices"]:
         unit = "cores" if d["name"] == "cpu" else "multiprocessors"
         mem = f", {d['memory_gib']} GiB" if d["memory_gib"] is not None else ""
-        lines.append(f"  {d['name']:<8} {d['label']} ({d['cores']} {unit}{mem})")
+        sim = " [simulated]" if d.get("simulated") else ""
+        lines.append(f"  {d['name']:<8} {d['label']} ({d['cores']} {unit}{mem}){sim}")
     if report["gpu_note"]:
         lines.append(f"  (no GPU: {report['gpu_note']})")
+    if report.get("simulated_gpus"):
+        lines.append(f"  ({report['simulated_gpus']} simulated GPU(s): METAHEUR_SIMULATED_GPUS is set; timings "
+                     "are those of the CPU build)")
     return "\n".join(lines)

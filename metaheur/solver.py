@@ -19,6 +19,7 @@ from metaheur.checkpoint import Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
+from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import ls_only, run_counters, walks_in
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
@@ -32,7 +33,6 @@ from metaheur.search.tsp_ils import ILSParams
 from metaheur.stopping import MaxGenerations, NoImprovement, StopRules, Target, TimeLimit, stop_rules
 
 STRATEGIES = ("auto", "cpu-serial", "cpu-islands", "gpu", "hybrid")
-GPU_OFFSPRING = 256  # children per generation of a GPU island before the balancer sizes it
 MAX_ISLANDS_PER_CORE = 8
 
 
@@ -67,26 +67,31 @@ def plan_devices(strategy: str, devices: list[Device] | None, islands: int | Non
 
 
 def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
-    """Build every kernel module the islands will load, before the clock starts (the disk cache
-    then serves the worker processes)."""
+    """Build every kernel module variant the islands will load, before the clock starts (the disk
+    cache then serves the worker processes): the tabu search with its instance's defines
+    (``MH_QAP_DELTA32`` included), the TSP's searches, EAX, and on a GPU the parallel descent."""
     for dev in {d.name: d for d in devices}.values():
         if isinstance(problem, QAP):
-            load_module("qap_tabu.cu", dev, qap_data(problem, dev).defines)
+            load_module("qap_tabu.cu", dev, qap_data(problem, dev).tabu_defines)
             load_module("qap_ga.cu", dev)
         else:
             defines = tsp_data(problem, dev).defines
-            for source in ("tsp_ils.cu", "tsp_construct.cu"):
+            for source in ("tsp_ils.cu", "tsp_construct.cu", "tsp_eax.cu") + (("tsp_moves.cu",) if dev.is_gpu else ()):
                 load_module(source, dev, defines)
             load_module("tsp_ga.cu", dev)
             if problem.weight_type not in ("EXPLICIT", "GEO"):
                 load_module("tsp_knn.cu", dev)
 
 
-def _island_params(kind: str, n: int, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
+def _island_params(problem: QAP | TSP, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
                    gpu_sized: bool) -> IslandParams:
-    if dev.is_gpu and gpu_sized and ga.crossover != "none":
-        ga = replace(ga, offspring=max(ga.offspring, GPU_OFFSPRING), population=max(ga.population, GPU_OFFSPRING))
-    return IslandParams(ga=ga.check_for(kind), tabu=tabu, ils=ils)
+    """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
+    generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
+    sized from the time its first members took, which on a GPU is that of a whole batch)."""
+    if dev.is_gpu and gpu_sized and ga.crossover not in ("none", "eax"):
+        size = gpu_wave(problem, dev)
+        ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
+    return IslandParams(ga=ga.check_for(problem.kind), tabu=tabu, ils=ils)
 
 
 def _with_walk_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
@@ -185,7 +190,8 @@ def _versions() -> dict:
     from metaheur.devices import system_report
 
     report = system_report()
-    return {k: report[k] for k in ("metaheur", "python", "numpy", "cupy", "cuda_runtime", "c_compiler")} | {
+    return {k: report[k] for k in ("metaheur", "python", "numpy", "cupy", "cuda_runtime", "c_compiler",
+                                   "simulated_gpus")} | {
         "platform": platform.platform()}
 
 
@@ -236,7 +242,7 @@ def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | Non
     ga = (ga or default_ga(problem)).check_for(kind)
     tabu, ils = tabu or default_tabu(problem), ils or ILSParams()
     migration = migration or default_migration(problem)
-    params = [_island_params(kind, problem.n, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
     params = _with_walk_islands(problem, params, island_devices, walk_islands)
     check_memory(problem, island_devices)
     settings = {

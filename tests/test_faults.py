@@ -4,7 +4,6 @@ run that fails part-way (it ends with its best so far)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 
@@ -12,8 +11,7 @@ import fault_helpers
 import numpy as np
 import pytest
 
-from metaheur.devices import cpu_device
-from metaheur.islands import model as model_module
+from metaheur.devices import cpu_device, gpu_devices, parse_device
 from metaheur.islands.model import IslandModel
 from metaheur.islands.operators import is_out_of_memory, split_on_oom
 from metaheur.islands.params import GAParams, IslandParams
@@ -93,15 +91,18 @@ def test_a_single_child_that_does_not_fit_reraises():
     assert is_out_of_memory(MemoryError()) and not is_out_of_memory(ValueError("out of memory?"))
 
 
+@pytest.mark.gpusim
 def test_a_gpu_island_out_of_memory_moves_to_the_cpu(monkeypatch):
-    monkeypatch.setattr(model_module, "device_context", lambda device: contextlib.nullcontext())
-    model = IslandModel(QAP, [cpu_device(), cpu_device()], [PARAMS, PARAMS], seed=1, sync=True,
-                        epoch_generations=1, in_process=True, epoch=fault_helpers.gpu_out_of_memory)
-    from dataclasses import replace
-
-    model.specs[0] = replace(model.specs[0], device="cuda:0")  # island 0 pretends to be on a GPU
-    with pytest.warns(RuntimeWarning, match="cuda:0 is out of memory for island 0; it moves to the CPU"):
-        record = model.run(stop_rules(generations=2))
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")  # island 0 on a simulated GPU (docs/gpu.md)
+    gpu_devices.cache_clear()
+    try:
+        model = IslandModel(QAP, [parse_device("cuda:0"), cpu_device()], [PARAMS, PARAMS], seed=1, sync=True,
+                            epoch_generations=1, in_process=True, epoch=fault_helpers.gpu_out_of_memory)
+        with pytest.warns(RuntimeWarning, match="cuda:0 is out of memory for island 0; it moves to the CPU"):
+            record = model.run(stop_rules(generations=2))
+    finally:
+        monkeypatch.undo()
+        gpu_devices.cache_clear()
     assert [s.device for s in record.specs] == ["cpu", "cpu"]
     assert all(s.generation == 2 for s in record.states)
 

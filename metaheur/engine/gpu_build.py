@@ -1,4 +1,5 @@
-"""The GPU build: kernel sources compiled by NVRTC through ``cupy.RawModule``, per device.
+"""The GPU build: kernel sources compiled by NVRTC through ``cupy.RawModule``, per device (on a
+simulated GPU, :class:`metaheur.engine.simcuda.RawModule`: the CPU build behind CuPy's interface).
 
 Options: C++14, no fused multiply-add (``--fmad=false``, so coordinate distances round exactly
 as on the CPU and in numpy), ``-DMH_GPU=1`` and the caller's ``-D`` defines. CuPy caches the
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from metaheur.devices import Device
 from metaheur.engine.source import KernelSource
 from metaheur.errors import MetaheurError
 
@@ -27,13 +29,14 @@ class GpuModule:
     compile_seconds: float
 
 
-def build(source: KernelSource, defines: tuple[str, ...], device_index: int) -> GpuModule:
-    """Compile ``source`` for GPU ``device_index`` (CuPy's on-disk cache makes repeats cheap)."""
-    import cupy
-
+def build(source: KernelSource, defines: tuple[str, ...], device: Device, sim: bool = False) -> GpuModule:
+    """Compile ``source`` for GPU ``device`` (CuPy's on-disk cache makes repeats cheap). ``sim``: a
+    simulated GPU's module is the fiber thread simulation."""
+    cupy = device.cupy
     start = time.perf_counter()
-    with cupy.cuda.Device(device_index):
-        module = cupy.RawModule(code=source.text, options=nvrtc_options(defines))
+    with cupy.cuda.Device(device.index):
+        extra = {"threads": sim} if device.simulated else {}
+        module = cupy.RawModule(code=source.text, options=nvrtc_options(defines), **extra)
         try:
             module.compile()
         except cupy.cuda.compiler.CompileException as exc:

@@ -110,6 +110,7 @@ class Kernel:
     params: tuple[Param, ...]
     module: KernelModule
     _fn: object = field(repr=False, default=None)
+    max_threads: int = _BLOCK_LIMITS[0]  # threads per block this kernel can launch with (GPU: the driver's)
 
     def check(self, args) -> list:
         """``args`` validated against the signature (see the module docstring)."""
@@ -127,13 +128,12 @@ class Kernel:
         :func:`cpu_threads`); on a GPU ``stream`` is a CuPy stream (default: the current one).
         """
         g, b = _dim3(grid, "grid", _GRID_LIMITS), _dim3(block, "block", _BLOCK_LIMITS)
-        if b[0] * b[1] * b[2] > 1024:
-            raise MetaheurError(f"kernel {self.name}: a block has at most 1024 threads, got {b}")
+        if b[0] * b[1] * b[2] > self.max_threads:
+            raise MetaheurError(f"kernel {self.name}: a block of {self.module.device.name} has at most "
+                                f"{self.max_threads} threads for this kernel, got {b}")
         checked = self.check(args)
         if self.module.device.is_gpu:
-            import cupy
-
-            with cupy.cuda.Device(self.module.device.index):
+            with self.module.device.context():
                 self._fn(g, b, tuple(checked), stream=stream)
             return
         config = cpu_build.LaunchConfig((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b),
@@ -162,12 +162,26 @@ class KernelModule:
             if name not in self.signatures:
                 raise MetaheurError(f"no kernel {name!r} in {self.source_name}")
             params = self.signatures[name]
-            gpu = self.device.is_gpu
-            fn = self.handle.get_function(name) if gpu else cpu_build.bind(self.handle, name, params)
-            self._kernels[name] = Kernel(name, params, self, fn)
+            if self.device.is_gpu:
+                with self.device.context():  # CuPy loads the module on the current device
+                    fn = self.handle.get_function(name)
+                    limit = _max_threads(self.device, fn)
+                self._kernels[name] = Kernel(name, params, self, fn, limit)
+            else:
+                self._kernels[name] = Kernel(name, params, self, cpu_build.bind(self.handle, name, params))
         return self._kernels[name]
 
     __getitem__ = kernel
+
+
+def _max_threads(device: Device, fn) -> int:
+    """The most threads per block ``fn`` launches with on ``device`` (its registers and launch
+    bounds decide; the driver says), or CUDA's 1024 where the driver cannot be asked."""
+    driver = device.cupy.cuda.driver
+    try:
+        return int(driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.ptr))
+    except (AttributeError, TypeError):
+        return _BLOCK_LIMITS[0]
 
 
 def _normalise_defines(defines) -> tuple[str, ...]:
@@ -184,19 +198,24 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
     """The kernel file ``kernels/<source_name>`` compiled for ``device`` (cached per process).
 
     ``defines`` (dict or list of ``NAME``/``NAME=VALUE``) become ``-D`` options: instance-specific
-    constants. ``sim=True`` (CPU only) builds the fiber simulation that honours ``block``.
+    constants. ``sim=True`` (CPU or simulated GPU) builds the fiber simulation that honours
+    ``block``; a simulated GPU also builds it when ``$METAHEUR_SIMULATED_THREADS`` is set.
     """
     dev = parse_device(device)
-    if sim and dev.is_gpu:
+    if sim and dev.is_gpu and not dev.simulated:
         raise MetaheurError("the thread simulation is a CPU build")
     defs = _normalise_defines(defines)
-    key = (source_name, dev.name, defs, sim)
+    if dev.simulated:
+        from metaheur.engine import simcuda
+
+        sim = sim or simcuda.threads_simulated()
+    key = (source_name, dev.name, dev.simulated, defs, sim)
     with _LOCK:
         module = _MODULES.get(key)
         if module is None:
             source = load_source(source_name)
             if dev.is_gpu:
-                built = gpu_build.build(source, defs, dev.index)
+                built = gpu_build.build(source, defs, dev, sim)
                 handle, seconds = built.module, built.compile_seconds
             else:
                 built = cpu_build.build(source, defs, sim)

@@ -150,9 +150,14 @@ class EdgeFrequency:
         blocks = np.asarray(blocks, dtype=np.int64).ravel()
         if blocks.size == 0:
             return
-        changes = to_host(batch.changes)
-        counts = batch.info.changed
-        self.apply_changes(np.concatenate([changes[b, :counts[b]] for b in blocks]), threads)
+        counts = batch.info.changed[blocks]
+        width = int(counts.max())
+        if width == 0:
+            return
+        dev = batch.device
+        with dev.context():  # only the accepted blocks' rows cross to the host
+            rows = to_host(batch.changes[dev.asarray(blocks), :width] if dev.is_gpu else batch.changes[blocks, :width])
+        self.apply_changes(np.concatenate([rows[i, :c] for i, c in enumerate(counts)]), threads)
 
     def replace(self, old_tours, new_tours, threads: int | None = None) -> None:
         """Account for each ``old_tours[i]`` of the population being replaced by ``new_tours[i]``."""
@@ -273,7 +278,8 @@ class EAXBatch:
             if host_counters:
                 counters[...] = to_host(ctr)
             else:
-                counters[...] = ctr
+                with dev.context():
+                    counters[...] = ctr
         info = to_host(self._info)
         self.info = EAXInfo(*(info[:, i].copy() for i in range(N_INFO)))
         self.last_select = select

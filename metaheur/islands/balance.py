@@ -7,13 +7,33 @@ proportional to (children per generation) / (children improved per second on its
 balancer measures each island's rate from its epochs and sizes the GPU islands' generations
 (children, and population with them) so that their time per generation matches the CPU islands'.
 It re-sizes when the measured ratio drifts by more than ``tolerance``.
+
+A GPU's time per generation is nearly flat up to one wave of blocks (every multiprocessor busy
+once) and grows by steps after it, so a GPU island is sized in whole waves (:func:`gpu_wave`),
+never below one: fewer children than a wave save no time and leave multiprocessors idle.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from metaheur.devices import Device, parse_device
 from metaheur.islands.island import EpochStats, IslandSpec
+from metaheur.problems import QAP, TSP
+
+#: Blocks of one island's local search that a multiprocessor runs at once (by registers, from
+#: the sm_90 register report in docs/gpu.md): the QAP tabu search (a 256-thread block below
+#: n = 128, a larger one above), and the TSP descent's 128-thread blocks.
+BLOCKS_PER_SM = {"qap_small": 3, "qap": 1, "tsp": 14}
+
+
+def gpu_wave(problem: QAP | TSP, device: str | Device) -> int:
+    """Children of one wave of a local search of ``problem`` on ``device`` (1 on the CPU)."""
+    device = parse_device(device)
+    if not device.is_gpu:
+        return 1
+    kind = ("qap_small" if problem.n < 128 else "qap") if isinstance(problem, QAP) else "tsp"
+    return device.cores * BLOCKS_PER_SM[kind]
 
 
 @dataclass
@@ -60,7 +80,8 @@ class LoadBalancer:
 
     def rebalance(self, specs: list[IslandSpec], stats: list[EpochStats]) -> list[IslandSpec]:
         """New specs with the main islands' generation size scaled so that their seconds per
-        generation match the worker islands' mean (unchanged when within tolerance)."""
+        generation match the worker islands' mean (unchanged when within tolerance); a GPU
+        island's in whole waves of its device, at least one."""
         if not self.main or len(self.main) == len(specs):
             return specs
         per_gen = {s.index: s.seconds / s.generations for s in stats if s.generations > 0}
@@ -73,8 +94,9 @@ class LoadBalancer:
             t = per_gen.get(spec.index)
             if spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance:
                 ga = spec.params.ga
-                scale = goal / t
-                offspring = int(min(self.max_offspring, max(1, round(ga.offspring * scale))))
+                wave = gpu_wave(spec.problem, spec.device)
+                waves = round(-(-ga.offspring // wave) * goal / t)
+                offspring = int(max(1, min(waves, self.max_offspring // wave)) * wave)
                 if offspring != ga.offspring:
                     population = max(ga.population, offspring)
                     ga = replace(ga, offspring=offspring, population=population)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
-from metaheur.devices import Device
+from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
 from metaheur.islands.island import (
@@ -59,12 +59,12 @@ def problem_key(problem: QAP | TSP) -> str:
 
 
 @contextlib.contextmanager
-def device_context(device: str):
-    """Make ``device`` (``cuda:k``) current in this thread with a stream of its own, so that GPU
-    islands driven by threads of the main process overlap."""
-    import cupy
-
-    with cupy.cuda.Device(int(device.split(":")[1])), cupy.cuda.Stream(non_blocking=True):
+def device_context(device: Device, stream):
+    """Make ``device`` current in this thread with ``stream``, the island's own (created once by
+    :meth:`IslandModel.island_stream`: CuPy's pool keeps freed blocks per stream, so a stream per
+    epoch would strand each epoch's buffers), so that GPU islands driven by threads of the main
+    process overlap."""
+    with device.context(), stream:
         yield
 
 
@@ -190,16 +190,26 @@ class IslandModel:
         self.start_time: float | None = None
         self.epoch = epoch
         self.parallel: Parallel | None = None  # the worker islands' executor while a run is on
+        self.streams: dict[int, object] = {}  # island -> its CUDA stream (GPU islands)
         self.record: RunRecord | None = None  # the run so far, from on_start on
         self.progress_seconds = PROGRESS_SECONDS
         self._open = contextlib.ExitStack()
 
     # -------------------------------------------------------------------------------- epochs
+    def island_stream(self, spec: IslandSpec):
+        """The CUDA stream of GPU island ``spec``, created on its device once (at its warm-up)."""
+        stream = self.streams.get(spec.index)
+        if stream is None:
+            device = parse_device(spec.device)
+            with device.context():
+                stream = self.streams[spec.index] = device.cupy.cuda.Stream(non_blocking=True)
+        return stream
+
     def _run_main(self, spec: IslandSpec, state: IslandState, budget: dict):
         if spec.device == "cpu":
             return self.epoch(spec, state, **budget)
         try:
-            with device_context(spec.device):
+            with device_context(parse_device(spec.device), self.island_stream(spec)):
                 return self.epoch(spec, state, **budget)
         except Exception as exc:
             if not is_out_of_memory(exc):
@@ -282,6 +292,21 @@ class IslandModel:
         else:
             parallel(delayed(warm_up)(s) for s in workers)
 
+    def _warm_up_main(self) -> None:
+        """Build the main-process islands' operators (kernels, instance data on the device, the
+        CUDA stream) before the clock, so that no load or upload lands in the first timed epoch."""
+        for i in sorted(self.main):
+            spec = self.specs[i]
+            if spec.device == "cpu":
+                warm_up(spec)
+                continue
+            try:
+                with device_context(parse_device(spec.device), self.island_stream(spec)):
+                    warm_up(spec)
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise  # out of memory: the island's first epoch moves it to the CPU
+
     # -------------------------------------------------------------------------------- run
     def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:
         """Run epochs until a stop rule fires; the first Ctrl-C stops at the next epoch boundary.
@@ -304,9 +329,10 @@ class IslandModel:
                 t_setup = time.perf_counter()
                 self.start_time = t_setup - record.seconds  # for on_progress while the workers start
                 workers = [s for s in self.specs if s.index not in self.main]
-                if self.parallel is not None:
-                    with self._heartbeat():
+                with self._heartbeat():
+                    if self.parallel is not None:
                         self._warm_up(self.parallel, workers)
+                    self._warm_up_main()
                 record.setup_seconds = time.perf_counter() - t_setup
                 self.start_time = time.perf_counter() - record.seconds
                 self.record = record

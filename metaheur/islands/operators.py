@@ -4,6 +4,8 @@ by the batched kernels; instances of them are cached per process (a worker build
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
@@ -13,10 +15,12 @@ from metaheur.islands.params import IslandParams, ls_budget
 from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import QAP, TSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
+from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
 
 _QAP_OPS = {"pmx": 0, "cx": 1, "ux": 2}
 EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
+KICK_REVERSALS, KICK_WINDOW = 3, 50  # the kick of a GPU island's parallel local search
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -63,7 +67,7 @@ class QAPOperators(_Operators):
 
     def __init__(self, qap: QAP, device: Device, params: IslandParams):
         super().__init__(qap, device, params)
-        self._tabu: dict[int, QAPTabuBatch] = {}
+        self._tabu: QAPTabuBatch | None = None
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
         return np.array([rng.permutation(self.n) for _ in range(count)], dtype=np.int64)
@@ -97,12 +101,13 @@ class QAPOperators(_Operators):
         return result.best, result.best_costs, result.iterations
 
     def _batch(self, starts: np.ndarray, keys: np.ndarray) -> QAPTabuBatch:
-        """The batch of ``len(keys)`` searches of this process (built on first use, then reused)."""
-        batch = self._tabu.get(len(keys))
-        if batch is None:
-            batch = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
-            self._tabu[len(keys)] = batch
-        return batch
+        """The island's one batch of searches, reused for any count up to its capacity and
+        reallocated only when the count grows (the old buffers are freed first, so that a batch
+        that fits after them is not refused for lack of memory)."""
+        if self._tabu is None or self._tabu.capacity < len(keys):
+            self._tabu = None
+            self._tabu = QAPTabuBatch(self.problem, self.device, starts=starts, keys=keys, params=self.params.tabu)
+        return self._tabu
 
     def new_walks(self, starts: np.ndarray, keys: np.ndarray) -> dict[str, np.ndarray]:
         """Saved state of tabu searches (walks) about to start from ``starts``."""
@@ -155,6 +160,7 @@ class TSPOperators(_Operators):
         self.neigh = neighbours(tsp, ils.neighbours, device, quadrant=min(quadrant, ils.neighbours // 4,
                                                                           (tsp.n - 1) // 4))
         self.data = tsp_data(tsp, device)  # uploaded once: EXPLICIT instances carry their matrix
+        self._descent = TSPDescentBatch(tsp, device, neigh=self.neigh) if device.is_gpu else None
         self._greedy = None
         self._eax = None
         self._freq = None
@@ -196,12 +202,40 @@ class TSPOperators(_Operators):
         return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
 
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
+        if self._descent is not None:
+            return self._improve_parallel(starts, keys, time_limit)
         seed = int(keys[0]) if len(keys) else 0
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils,
                             neigh=self.neigh, data=self.data)
         result = batch.run(self.ls_budget, time_limit=time_limit)
         # a search's iterations: its kicks and the improving moves of the descent that began it
         return canonical_tours(result.best), result.best_costs, result.iterations + result.extra["descent_moves"]
+
+    def _improve_parallel(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
+        """A GPU island's local search: the GPU evaluates neighbourhoods, the host drives (Luong,
+        Melab and Talbi 2013). Every child descends by best-improvement 2-opt and Or-opt with one
+        thread per candidate move (:class:`TSPDescentBatch`), then ``ls_budget`` rounds kick every
+        child's best tour (random segment reversals from its own stream) and descend again; a
+        child keeps a kicked tour that is not longer. Returns (tours, exact lengths, iterations:
+        kicks and the moves of the first descent, as :meth:`_improve` counts them)."""
+        dev, count = self.device, len(keys)
+        t0 = time.perf_counter()
+        left = lambda: None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))  # noqa: E731
+        result = self._descent.run(starts, time_limit=left())
+        best, costs = result.best, result.best_costs.copy()
+        kicks = result.iterations.astype(np.int64)  # the moves of the first descent, then one per kick
+        d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
+        mutate = self.ga.kernel("tsp_segment_mutation")
+        for _ in range(self.ls_budget):
+            if time_limit is not None and left() <= 0:
+                break
+            kicked = dev.asarray(best, np.int32)
+            mutate(count, 1, (kicked, self.n, KICK_REVERSALS, KICK_WINDOW, d_keys, counters))
+            result = self._descent.run(to_host(kicked), time_limit=left())
+            keep = result.best_costs <= costs
+            best[keep], costs[keep] = result.best[keep], result.best_costs[keep]
+            kicks += 1
+        return canonical_tours(best), costs, kicks
 
     # ------------------------------------------------------------------------------ EAX
     def eax_begin(self, population: np.ndarray) -> None:

@@ -89,7 +89,8 @@ class QAPTabuBatch:
     """``count`` independent robust tabu searches on one device, advanced together.
 
     ``starts`` (S x n) gives the initial permutations; otherwise they are drawn from ``seed``.
-    Search ``k`` draws its tenures from the counter-based stream ``(seed, k)``.
+    Search ``k`` draws its tenures from the counter-based stream ``(seed, k)``. The buffers hold
+    ``capacity`` (the first S) searches: :meth:`restart` and :meth:`resume` may run fewer in them.
     """
 
     def __init__(self, qap: QAP, device: str | Device = "cpu", *, count: int | None = None, starts=None,
@@ -110,7 +111,7 @@ class QAPTabuBatch:
             rng = np.random.default_rng(seed)
             starts = np.array([rng.permutation(n) for _ in range(count)])
         starts = np.array([qap.check_permutation(p) for p in np.atleast_2d(starts)], dtype=np.int32)
-        self.count = starts.shape[0]
+        self.count = self.capacity = starts.shape[0]
         S, dev = self.count, self.device
         self.module = load_module("qap_tabu.cu", dev, self.data.tabu_defines)
         self.kernel = self.module.kernel("qap_tabu_run")
@@ -126,12 +127,18 @@ class QAPTabuBatch:
         self.launches = 0
         self.restart(starts, keys, counters)
 
+    def _use(self, count: int) -> None:
+        if not 1 <= count <= self.capacity:
+            raise MetaheurError(f"this batch holds 1 to {self.capacity} searches, not {count}")
+        self.count = count
+
     def restart(self, starts, keys, counters=None) -> None:
-        """Start new searches from ``starts`` (same count) in the buffers already allocated, with
-        fresh tabu memory; ``keys`` (and ``counters``) set their random streams."""
+        """Start new searches from ``starts`` (at most :attr:`capacity`) in the buffers already
+        allocated, with fresh tabu memory; ``keys`` (and ``counters``) set their random streams."""
         starts = np.asarray(starts, dtype=np.int32)
-        if starts.shape != (self.count, self.qap.n):
-            raise MetaheurError(f"restart needs {self.count} permutations of size {self.qap.n}")
+        if starts.ndim != 2 or starts.shape[1] != self.qap.n:
+            raise MetaheurError(f"restart needs permutations of size {self.qap.n}")
+        self._use(starts.shape[0])
         dev = self.device
         self.perm = dev.asarray(starts)
         self.best_perm = dev.asarray(starts.copy())
@@ -143,14 +150,16 @@ class QAPTabuBatch:
         """Every search's state, as host copies: current and best permutations, statistics, tabu
         and departure times, random stream keys. :meth:`resume` continues from it exactly, in
         this batch or in another one of the same size (another process, another machine)."""
+        S = self.count
         return {"perm": to_host(self.perm).copy(), "best": to_host(self.best_perm).copy(),
-                "stats": to_host(self.stats).copy(), "tabu": to_host(self.tables[0]).copy(),
-                "left": to_host(self.tables[1]).copy(), "keys": to_host(self.keys).copy()}
+                "stats": to_host(self.stats).copy(), "tabu": to_host(self.tables[0])[:S].copy(),
+                "left": to_host(self.tables[1])[:S].copy(), "keys": to_host(self.keys).copy()}
 
     def resume(self, saved: dict[str, np.ndarray]) -> None:
-        """Continue the searches of a :meth:`snapshot` (or of :func:`fresh_searches`) of this
-        batch's count and size: the next iterations are those the uninterrupted searches would do."""
-        S, n, dev = self.count, self.qap.n, self.device
+        """Continue the searches of a :meth:`snapshot` (or of :func:`fresh_searches`) of at most
+        :attr:`capacity` searches of this size: the next iterations are those the uninterrupted
+        searches would do."""
+        S, n, dev = len(np.atleast_1d(saved["keys"])), self.qap.n, self.device
         shapes = {"perm": (S, n), "best": (S, n), "stats": (S, N_STATS), "tabu": (S, n, n), "left": (S, n, n),
                   "keys": (S,)}
         if any(np.shape(saved[k]) != shape for k, shape in shapes.items()):
@@ -158,8 +167,11 @@ class QAPTabuBatch:
         def put(name, dtype):  # a copy: the searches must not write into the saved state
             return dev.asarray(np.array(saved[name], dtype=dtype))
 
+        self._use(S)
         self.perm, self.best_perm, self.stats = put("perm", np.int32), put("best", np.int32), put("stats", np.int64)
-        self.tables[0], self.tables[1] = put("tabu", np.int32), put("left", np.int32)
+        with dev.context():  # the tables keep their capacity: the saved searches fill the first rows
+            self.tables[0][:S] = put("tabu", np.int32)
+            self.tables[1][:S] = put("left", np.int32)
         self.keys = put("keys", np.uint64)
         self._launch(0, target=np.iinfo(np.int64).min, init=2)
 

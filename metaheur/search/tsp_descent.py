@@ -65,7 +65,8 @@ class TSPDescentBatch:
     def run(self, tours, *, max_passes: int | None = None, time_limit: float | None = None) -> BatchResult:
         """Descend from every tour of ``tours`` until no tour has an improving move, or after
         ``max_passes`` passes (one move per tour and pass), or ``time_limit`` seconds (checked every
-        few passes). ``iterations``: moves applied to each tour; ``extra["passes"]``."""
+        few passes, as many as the time left allows at the measured speed). ``iterations``: moves
+        applied to each tour; ``extra["passes"]``."""
         tsp, dev = self.tsp, self.device
         start = np.array([tsp.check_tour(t) for t in np.atleast_2d(tours)], dtype=np.int32)
         batch, n = start.shape
@@ -78,8 +79,9 @@ class TSPDescentBatch:
         cost = dev.asarray(np.array([tsp.tour_length(t) for t in start], dtype=np.int64))
         moves = dev.zeros(batch, np.int64)
         passes, launches, reason = 0, 0, "local optimum"
+        chunk = 1 if time_limit is not None else PASSES_PER_CHECK  # with a time limit: one pass, timed, first
         while True:
-            step = PASSES_PER_CHECK if max_passes is None else min(PASSES_PER_CHECK, max_passes - passes)
+            step = chunk if max_passes is None else min(chunk, max_passes - passes)
             if step <= 0:
                 reason = "passes"
                 break
@@ -89,9 +91,13 @@ class TSPDescentBatch:
             launches += 3 * step
             if min(to_host(delta2).min(), to_host(deltao).min()) >= 0:
                 break  # the last pass found no improving move: every tour is a local optimum
-            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                reason = "time"
-                break
+            if time_limit is not None:
+                spent = time.perf_counter() - t0
+                if spent >= time_limit:
+                    reason = "time"
+                    break
+                # as many passes before the next look as fit in the time left (at most PASSES_PER_CHECK)
+                chunk = max(1, min(PASSES_PER_CHECK, int((time_limit - spent) * passes / spent)))
         dev.synchronize()
         return BatchResult(best=to_host(d_tours).astype(np.int64), best_costs=to_host(cost).copy(),
                            iterations=to_host(moves).copy(), seconds=time.perf_counter() - t0, launches=launches,

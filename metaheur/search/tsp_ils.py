@@ -158,11 +158,12 @@ class TSPILSBatch:
         if not self.initialised:
             raise MetaheurError("adopt() needs the searches initialised (call run() first)")
         length = self.tsp.tour_length(tour) if length is None else int(length)
-        self.tours[index] = self.device.asarray(tour)
-        self.best_tours[index] = self.device.asarray(tour)
         stats = to_host(self.stats)
         stats[index, COST] = stats[index, BEST] = length
-        self.stats[index] = self.device.asarray(stats[index])
+        with self.device.context():  # writes into device arrays go through their device
+            self.tours[index] = self.device.asarray(tour)
+            self.best_tours[index] = self.device.asarray(tour)
+            self.stats[index] = self.device.asarray(stats[index])
 
     def _cpu_threads(self) -> int:
         """OpenMP threads of a CPU launch: never more than blocks (an idle thread's spin-wait slows

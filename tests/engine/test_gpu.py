@@ -237,8 +237,7 @@ def test_rng_and_block_reductions_on_gpu(gpu, tmp_path):
 
 @pytest.mark.gpu
 def test_gpu_arrays_are_checked(gpu):
-    import cupy
-
+    cupy = gpu.device.cupy  # CuPy, or the simulated devices' layer (METAHEUR_SIMULATED_GPUS)
     module = load_module("tsp_moves.cu", gpu.device, {"MH_TSP_WEIGHT": 1})
     tours = np.arange(5, dtype=np.int32)[None]
     with pytest.raises(TypeError, match="needs a cupy array"):

@@ -451,7 +451,10 @@ def test_resume_leaves_the_saved_state_alone():
 
 def test_resume_rejects_another_shape():
     qap = random_instance(10, 1)
-    saved = QAPTabuBatch(qap, "cpu", count=2, seed=1).snapshot()
+    saved = QAPTabuBatch(qap, "cpu", count=3, seed=1).snapshot()
+    with pytest.raises(MetaheurError, match="holds 1 to 2 searches, not 3"):
+        QAPTabuBatch(qap, "cpu", count=2, seed=1).resume(saved)
+    saved["tabu"] = saved["tabu"][:, :9]
     with pytest.raises(MetaheurError, match="resume needs the state of 3 searches of size 10"):
         QAPTabuBatch(qap, "cpu", count=3, seed=1).resume(saved)
 
@@ -459,10 +462,31 @@ def test_resume_rejects_another_shape():
 def test_restart_rejects_a_wrong_shape():
     qap = random_instance(10, 1)
     batch = QAPTabuBatch(qap, "cpu", count=2, seed=1)
-    with pytest.raises(MetaheurError, match="restart needs 2 permutations of size 10"):
+    with pytest.raises(MetaheurError, match="holds 1 to 2 searches, not 3"):
         batch.restart(np.tile(np.arange(10), (3, 1)), [1, 2, 3])
-    with pytest.raises(MetaheurError):
+    with pytest.raises(MetaheurError, match="restart needs permutations of size 10"):
         batch.restart(np.tile(np.arange(9), (2, 1)), [1, 2])
+
+
+def test_fewer_searches_in_a_larger_batch_run_as_in_their_own():
+    """A batch reused for fewer searches than its capacity (an island's one batch after the
+    balancer shrinks it, or a halved batch after running out of memory) gives each search the
+    same walk as a batch of exactly that many."""
+    qap = random_instance(11, 4)
+    rng = np.random.default_rng(5)
+    starts = np.array([rng.permutation(11) for _ in range(4)])
+    keys = np.array([7, 8, 9, 10], dtype=np.uint64)
+    own = QAPTabuBatch(qap, "cpu", starts=starts[:2], keys=keys[:2]).run(300)
+    large = QAPTabuBatch(qap, "cpu", starts=starts, keys=keys)
+    large.run(50)
+    large.restart(starts[:2], keys[:2])
+    reused = large.run(300)
+    assert np.array_equal(own.best, reused.best) and np.array_equal(own.best_costs, reused.best_costs)
+    walks = fresh_searches(qap, starts[2:], keys[2:])
+    large.resume(walks)
+    resumed = large.run(300)
+    again = QAPTabuBatch(qap, "cpu", starts=starts[2:], keys=keys[2:]).run(300)
+    assert np.array_equal(resumed.best, again.best) and large.snapshot()["tabu"].shape == (2, 11, 11)
 
 
 # ------------------------------------------------------------------------------- stop rules
