@@ -240,10 +240,10 @@ def run_metaheur(tsp: TSP, budget: float, *, seed: int) -> tuple[Trace, dict]:
     start = time.perf_counter()
     result = solve(tsp, time_limit=budget, seed=seed)
     trace = Trace(start)
-    for point in sorted(result.trace, key=lambda p: p["time_s"]):
-        trace.add(point["cost"], at=point["time_s"])
-    assert tsp.tour_length(result.solution) == result.cost
-    return trace, {"islands": len(result.islands), "population": [i["population"] for i in result.islands],
+    for point in sorted(result.trace, key=lambda p: p.time_s):
+        trace.add(point.cost, at=point.time_s)
+    assert tsp.tour_length(result.permutation) == result.cost
+    return trace, {"islands": len(result.islands), "population": [i.population for i in result.islands],
                    "generations": result.generations, "setup_s": round(result.setup_s + result.compile_s, 2)}
 
 

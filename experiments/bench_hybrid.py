@@ -12,8 +12,8 @@ A thin driver over runlib (the same code as strategies.py and ablation.py):
   ablation    GA + local search against the local-search-only multistart (and GA-only) at equal
               time on cpu-islands with all cores;
   dask        cpu-islands on all cores through joblib's loky pool against a local Dask cluster
-              (solve(..., dask_local=cores), a new cluster per run) and against one started local
-              cluster (solve(..., scheduler=ADDRESS)), epochs of 1 s; TSP islands with a fixed
+              (SolveParams(dask_local=cores), a new cluster per run) and against one started local
+              cluster (SolveParams(scheduler=ADDRESS)), epochs of 1 s; TSP islands with a fixed
               population of 100 and no restarts, so that all three do the same kind of work.
 
 Targets (bench_hybrid.csv/.md, "met" / "not met"; on a busy machine the ratios are noisy):

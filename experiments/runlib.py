@@ -155,8 +155,9 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
               islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
               walk_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
               scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
-    """solve() with a time limit; a MetaheurError (no GPU, not enough memory, no Dask) becomes
-    the run's status instead of an exception."""
+    """solve() with a time limit, taken in full (no stop at a proven optimum, so that the runs of a
+    table are alike; a ``target`` still ends a run); a MetaheurError (no GPU, not enough memory,
+    no Dask) becomes the run's status instead of an exception."""
     prob = problem(name)
     run = Run(name, prob.n if prob else None, prob.kind.upper() if prob else "", config, strategy, islands, seed,
               seconds, group=group)
@@ -166,13 +167,14 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
     if strategy in ("gpu", "hybrid") and not gpu_devices():
         run.status = "absent: no GPU"
         return run
-    from metaheur.solver import solve
+    from metaheur import SolveParams, solve
 
     t0 = time.perf_counter()
     try:
-        run.result = solve(prob, strategy=strategy, time_limit=seconds, seed=seed, islands=islands, ga=ga,
-                           walk_islands=walk_islands, migration=migration, epoch_seconds=epoch_seconds,
-                           dask_local=dask_local, scheduler=scheduler, target=target)
+        params = SolveParams(strategy=strategy, islands=islands, ga=ga, walk_islands=walk_islands,
+                             migration=migration, epoch_seconds=epoch_seconds, dask_local=dask_local,
+                             scheduler=scheduler, stop_at_optimum=False)
+        run.result = solve(prob, seed=seed, params=params, time_limit=seconds, target=target)
     except MetaheurError as exc:
         run.status = f"error: {exc}"
     except Exception as exc:  # a bug in a configuration must not end a long benchmark: it becomes its row
@@ -195,9 +197,10 @@ def warm_pool(workers: int) -> None:
     processes; each worker still builds its instance's operators inside the timed run."""
     if workers < 2:
         return
-    from metaheur.solver import solve
+    from metaheur import SolveParams, solve
 
-    solve("gen:qap:12", strategy="cpu-islands", islands=workers, time_limit=0.2, epoch_seconds=0.1)
+    solve("gen:qap:12", params=SolveParams(strategy="cpu-islands", islands=workers, epoch_seconds=0.1),
+          time_limit=0.2)
 
 
 def auto_workers() -> int:
@@ -217,14 +220,14 @@ def busy_ls_per_s(run: Run) -> float | None:
     its: dict[int, float] = {}
     busy: dict[int, float] = {}
     for row in run.result.history:
-        its[row["island"]] = its.get(row["island"], 0) + row["ls_iterations"]
-        busy[row["island"]] = busy.get(row["island"], 0.0) + row["busy_s"]
+        its[row.island] = its.get(row.island, 0) + row.ls_iterations
+        busy[row.island] = busy.get(row.island, 0.0) + row.busy_s
     return sum(its[i] / busy[i] for i in its if busy[i] > 0) or None
 
 
 def time_to_cost(result: Result, cost: float) -> float | None:
     """First end-of-epoch time at which the run's best was <= cost (None: never)."""
-    times = [row["time_s"] for row in result.history if row["global_best"] is not None and row["global_best"] <= cost]
+    times = [row.time_s for row in result.history if row.global_best is not None and row.global_best <= cost]
     return min(times) if times else None
 
 
@@ -237,9 +240,9 @@ def device_split(result: Result) -> str:
     utilisation per device when it ran (hybrid)."""
     its: dict[str, int] = {}
     for island in result.islands:
-        its[island["device"]] = its.get(island["device"], 0) + island["ls_iterations"]
+        its[island.device] = its.get(island.device, 0) + island.ls_iterations
     total = sum(its.values())
-    util = {d["device"]: d.get("utilisation") for d in result.device_loads}
+    util = {d.device: d.utilisation for d in result.device_loads}
     parts = []
     for dev, k in sorted(its.items()):
         share = f"{100 * k / total:.0f}%" if total else "-"
@@ -574,9 +577,9 @@ def steady_workload(prob) -> GAParams | None:
 def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object], float], workers: int,
                      epoch_seconds: float = 1.0, warm_dask: bool = True) -> tuple[list[dict], list[Run]]:
     """cpu-islands on ``workers`` islands through joblib's loky pool (started beforehand) and
-    through Dask: ``solve(..., dask_local=workers)``, whose local cluster starts (outside the search
+    through Dask: ``solve(..., params=SolveParams(dask_local=workers))``, whose local cluster starts (outside the search
     time) for every run, so its workers import and load the kernels inside the first epoch; and,
-    with ``warm_dask``, through ``solve(..., scheduler=ADDRESS)`` on one local cluster started and
+    with ``warm_dask``, through ``solve(..., params=SolveParams(scheduler=ADDRESS))`` on one local cluster started and
     warmed up beforehand (the steady state of a cluster); TSP islands with a fixed workload
     (``steady_workload``). Returns (summary rows, runs)."""
     one_thread_in_process()

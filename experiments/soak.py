@@ -60,8 +60,8 @@ def _check(spec: str, json_path: Path, sol_path: Path) -> str | None:
 
 
 def worker(index: int, seconds: float, folder: str, queue) -> None:
+    from metaheur import SolveParams, solve
     from metaheur.problems import QAP, write_sln, write_tour
-    from metaheur.solver import solve
 
     rng = random.Random(index)
     deadline = time.monotonic() + seconds
@@ -86,13 +86,13 @@ def worker(index: int, seconds: float, folder: str, queue) -> None:
                 if proc.returncode != 0:
                     raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "exit status")
             else:
-                result = solve(spec, strategy=strategy, time_limit=limit, seed=rng.randint(0, 1000),
-                               epoch_seconds=0.3)
+                result = solve(spec, seed=rng.randint(0, 1000),
+                               params=SolveParams(strategy=strategy, epoch_seconds=0.3), time_limit=limit)
                 result.to_json(json_path)
                 from metaheur.problems import load_instance
 
                 problem = load_instance(spec)
-                (write_sln if isinstance(problem, QAP) else write_tour)(sol_path, problem, result.solution)
+                (write_sln if isinstance(problem, QAP) else write_tour)(sol_path, problem, result.permutation)
             problem_error = _check(spec, json_path, sol_path)
         except Exception as exc:  # a crash loses the result
             problem_error = f"lost: {type(exc).__name__}: {exc}"

@@ -1,38 +1,79 @@
 """metaheur: hybrid metaheuristics for QAP and TSP on CPU cores, GPUs and Dask clusters.
 
-``metaheur.solve(problem_or_path, ...)`` returns a :class:`~metaheur.result.Result`; the stop
-rules (``TimeLimit``, ``MaxGenerations``, ``Target``, ``NoImprovement``, ``stop_rules``), the
-parameter classes (``GAParams``, ``TabuParams``, ``ILSParams``, ``MigrationParams``) and
-``Callbacks`` are importable from here too. Submodules load on first use, so ``import metaheur``
-costs little: the problem layer is ``metaheur.problems``, the kernel engine ``metaheur.engine``.
+``metaheur.solve(problem, stop, seed, params, initial)`` returns a :class:`Result`;
+``metaheur.resume(checkpoint)`` continues a saved run. The problem layer is ``metaheur.problems``,
+the kernel engine ``metaheur.engine``. See docs/api.md.
 """
 
 from metaheur._version import __version__
-from metaheur.errors import MetaheurError
+from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.islands.migration import MigrationParams
+from metaheur.islands.model import Callbacks
+from metaheur.islands.params import GAParams
+from metaheur.problems import (
+    QAP,
+    TSP,
+    best_known,
+    load_instance,
+    load_solution,
+    read_qaplib,
+    read_sln,
+    read_tour,
+    read_tsplib,
+    write_sln,
+    write_tour,
+)
+from metaheur.result import DeviceRow, EpochRow, IslandRow, MigrationRow, Result, TracePoint
+from metaheur.search.qap_tabu import TabuParams
+from metaheur.search.tsp_ils import ILSParams
+from metaheur.solve_params import SolveParams
+from metaheur.solver import resume, solve
+from metaheur.stopping import (
+    MaxGenerations,
+    NoImprovement,
+    Progress,
+    ProvenOptimum,
+    StopRules,
+    Target,
+    TimeLimit,
+    stop_rules,
+)
 
-_LAZY = {
-    "solve": ("metaheur.solver", "solve"),
-    "Result": ("metaheur.result", "Result"),
-    "Callbacks": ("metaheur.islands.model", "Callbacks"),
-    "GAParams": ("metaheur.islands.params", "GAParams"),
-    "MigrationParams": ("metaheur.islands.migration", "MigrationParams"),
-    "TabuParams": ("metaheur.search.qap_tabu", "TabuParams"),
-    "ILSParams": ("metaheur.search.tsp_ils", "ILSParams"),
-    "TimeLimit": ("metaheur.stopping", "TimeLimit"),
-    "MaxGenerations": ("metaheur.stopping", "MaxGenerations"),
-    "Target": ("metaheur.stopping", "Target"),
-    "NoImprovement": ("metaheur.stopping", "NoImprovement"),
-    "StopRules": ("metaheur.stopping", "StopRules"),
-    "stop_rules": ("metaheur.stopping", "stop_rules"),
-}
-
-__all__ = ["MetaheurError", "__version__", *_LAZY]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
-    raise AttributeError(f"module 'metaheur' has no attribute {name!r}")
+__all__ = [
+    "QAP",
+    "TSP",
+    "Callbacks",
+    "DeviceRow",
+    "EpochRow",
+    "GAParams",
+    "ILSParams",
+    "InputFormatError",
+    "IslandRow",
+    "MaxGenerations",
+    "MetaheurError",
+    "MigrationParams",
+    "MigrationRow",
+    "NoImprovement",
+    "Progress",
+    "ProvenOptimum",
+    "Result",
+    "SolveParams",
+    "StopRules",
+    "TabuParams",
+    "Target",
+    "TimeLimit",
+    "TracePoint",
+    "__version__",
+    "best_known",
+    "load_instance",
+    "load_solution",
+    "read_qaplib",
+    "read_sln",
+    "read_tour",
+    "read_tsplib",
+    "resume",
+    "solve",
+    "stop_rules",
+    "write_sln",
+    "write_tour",
+]

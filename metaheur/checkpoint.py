@@ -24,9 +24,10 @@ from metaheur import __version__
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.island import IslandState
 from metaheur.islands.migration import Migration, MigrationParams
-from metaheur.islands.model import EpochRecord, RunRecord
+from metaheur.islands.model import RunRecord
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.outputs import write_atomically
+from metaheur.result import EpochRow
 from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -142,7 +143,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             states.append(st)
         archive = [arrays[f"archive_{j}"] for j in range(len(header["migrator"]["archive_costs"]))]
         prog = header["progress"]
-        record = RunRecord(states, [], epochs=[EpochRecord(**e) for e in header["epochs"]],
+        record = RunRecord(states, [], epochs=[EpochRow(**e) for e in header["epochs"]],
                            migrations=[(e, Migration(**m)) for e, m in header["migrations"]],
                            seconds=float(prog["seconds"]), retries=int(prog["retries"]),
                            next_epoch=int(prog["next_epoch"]), best=prog["best"], stale=int(prog["stale"]))

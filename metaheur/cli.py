@@ -113,30 +113,6 @@ def _load_all(specs: list[str]) -> list:
     return problems
 
 
-def _summary(result) -> str:
-    from metaheur.describe import format_evaluation
-
-    ev = {"instance": result.instance, "problem": result.problem, "n": result.n, "cost": result.cost,
-          "best_known": result.best_known, "best_known_optimal": None, "gap_percent": result.gap_percent,
-          "stated_cost": None, "note": None}
-    from metaheur.problems import best_known
-
-    entry = best_known(result.instance, result.n)
-    ev["best_known_optimal"] = entry.optimal if entry else None
-    lines = format_evaluation(ev).splitlines()
-    lines.append(f"time        {result.time_s:.2f} s search + {result.compile_s:.2f} s kernel build, "
-                 f"{result.search_iterations:,} local-search iterations")
-    walks = [isl["algorithm"] for isl in result.islands if not isl["algorithm"].startswith("GA")]
-    counts = [f"{result.generations} GA generations per island"] if len(walks) < len(result.islands) else []
-    if walks:
-        counts.append(f"{result.walk_steps} {walks[0]} steps per {walks[0]} island")
-    lines.append(f"generations {', '.join(counts)}")
-    lines.append(f"strategy    {result.strategy} on {', '.join(result.devices)} "
-                 f"({len(result.islands)} island{'s' if len(result.islands) != 1 else ''})")
-    lines.append(f"stopped     {result.stop_reason}")
-    return "\n".join(lines)
-
-
 def _table(results) -> str:
     head = f"{'instance':<14} {'n':>6} {'best known':>12} {'found':>12} {'gap %':>8} {'time s':>8}"
     rows = [head, "-" * len(head)]
@@ -162,6 +138,10 @@ def _table(results) -> str:
               "generations; steps of a tabu-walk or ILS island).")
 @click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
 @click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
+@click.option("--stop-at-optimum/--no-stop-at-optimum", default=None,
+              help="Stop on reaching a proven optimum of the built-in best-known table (default: stop).")
+@click.option("--initial", "initial_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="Warm start: a solution file (.sln, .tour, result .json) seeding every island (repeatable).")
 @click.option("--seed", "-s", type=int, default=None, help="Random seed (default 0).")
 @click.option("--strategy", type=click.Choice(["auto", "cpu-serial", "cpu-islands", "gpu", "hybrid"]), default=None,
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
@@ -197,8 +177,8 @@ def _table(results) -> str:
               "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
-def solve(instances, time_limit, generations, target, no_improvement, seed, strategy, devices, islands, walk_islands,
-          population,
+def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed, strategy,
+          devices, islands, walk_islands, population,
           offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
           epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
           json_path, stats_path, solution_path, plot_path, quiet, verbose) -> None:
@@ -212,6 +192,7 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
     from metaheur.islands.migration import MigrationParams
     from metaheur.islands.params import default_ga, with_crossover
     from metaheur.outputs import plan_outputs
+    from metaheur.solve_params import SolveParams
     from metaheur.solver import solve as run_solve
 
     config = read_config(config_path) if config_path else {"solve": {}}
@@ -225,7 +206,14 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
     templates = {"--json": json_path, "--stats": stats_path, "--solution": solution_path, "--plot": plot_path}
+    flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
+             "walk_islands": walk_islands, "sync": sync, "epoch_seconds": epoch_seconds,
+             "epoch_generations": epoch_generations, "scheduler": scheduler, "dask_local": dask_local,
+             "stop_at_optimum": stop_at_optimum}
+    params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
     if resume_path is not None:
+        if initial_paths:
+            raise MetaheurError("--initial seeds a new run; a resumed run goes on from its checkpoint")
         _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
                 checkpoint_every, scheduler, dask_local, templates, quiet)
         return
@@ -233,6 +221,8 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
         raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
     problems = _load_all(_expand_instances(instances))
     many = len(problems) > 1
+    if initial_paths and many:
+        raise MetaheurError("--initial seeds one instance: give one INSTANCE")
     plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems])
     results, failed = [], []
     echo = _echo_for(plans)
@@ -255,26 +245,21 @@ def solve(instances, time_limit, generations, target, no_improvement, seed, stra
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
         result = run_solve(
-            problem, strategy=pick(strategy, "strategy", "auto"), time_limit=tl, generations=gens, target=target_value,
-            no_improvement=pick(no_improvement, "no_improvement"), seed=pick(seed, "seed", 0),
-            devices=list(devices) or base.get("devices"), islands=pick(islands, "islands"),
-            walk_islands=pick(walk_islands, "walk_islands"), ga=ga,
-            tabu=config.get("tabu"), ils=config.get("ils"), migration=mig, sync=bool(pick(sync, "sync", False)),
-            epoch_seconds=pick(epoch_seconds, "epoch_seconds", 1.0),
-            epoch_generations=pick(epoch_generations, "epoch_generations", 5),
-            scheduler=pick(scheduler, "scheduler"), dask_local=pick(dask_local, "dask_local"), callbacks=reporter,
-            checkpoint=plan.get("--checkpoint"), checkpoint_every=checkpoint_every)
+            problem, seed=pick(seed, "seed", 0), params=replace(params, ga=ga, migration=mig),
+            initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+            checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
+            no_improvement=pick(no_improvement, "no_improvement"))
         failed += _write_outputs(problem, result, plan)
         results.append(result)
-        echo(_summary(result))
+        echo(result.summary())
         if verbose:
             for isl in result.islands:
-                steps = (f"{isl['generations']} generations" if isl["algorithm"].startswith("GA")
-                         else f"{isl['walk_steps']} steps")
-                echo(f"  island {isl['island']} on {isl['device']} ({isl['algorithm']}): {steps}, "
-                     f"{isl['ls_iterations']:,} ls iterations, best {isl['best_cost']}")
+                steps = (f"{isl.generations} generations" if isl.algorithm.startswith("GA")
+                         else f"{isl.walk_steps} steps")
+                echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {steps}, "
+                     f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
             for load in result.device_loads:
-                echo(f"  {load['device']}: utilisation {load['utilisation']:.0%}, idle {load['idle_s']} s")
+                echo(f"  {load.device}: utilisation {load.utilisation:.0%}, idle {load.idle_s} s")
         if many:
             echo("")
         if result.stop_reason == "interrupted":
@@ -319,7 +304,7 @@ def _resume(instances, resume_path, time_limit, generations, target, no_improvem
     from metaheur.checkpoint import load_checkpoint
     from metaheur.outputs import check_writable, plan_outputs
     from metaheur.problems import load_instance
-    from metaheur.solver import solve as run_solve
+    from metaheur.solver import resume
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
@@ -329,13 +314,13 @@ def _resume(instances, resume_path, time_limit, generations, target, no_improvem
     check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
     reporter = None if quiet else _reporter(info["name"], info["n"], time_limit, None)
     target_value = target if target is None or target.lower() == "bks" else _int_target(target)
-    result = run_solve(problem, resume=resume_path, time_limit=time_limit, generations=generations,
-                       target=target_value, no_improvement=no_improvement, callbacks=reporter,
-                       checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
-                       dask_local=dask_local)
+    result = resume(resume_path, problem=problem, time_limit=time_limit, generations=generations,
+                    target=target_value, no_improvement=no_improvement, callbacks=reporter,
+                    checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
+                    dask_local=dask_local)
     problem = problem or load_instance(info["source"])
     failed = _write_outputs(problem, result, plan)
-    _echo_for([plan])(_summary(result))
+    _echo_for([plan])(result.summary())
     _exit_status(result, failed)
 
 
@@ -359,7 +344,7 @@ def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
     if "--solution" in plan:
         writer = write_sln if isinstance(problem, QAP) else write_tour
         outputs.append(Output("--solution", plan["--solution"],
-                              write=lambda path: writer(path, problem, result.solution)))
+                              write=lambda path: writer(path, problem, result.permutation)))
     if "--plot" in plan:
         from metaheur.plots import save_result_figure
 

@@ -78,9 +78,11 @@ def _default_words(value) -> str:
 def config_reference() -> str:
     """One table per ``--config`` section: every key, its TOML type and its default."""
     from metaheur.config import SECTIONS, SOLVE_KEYS
+    from metaheur.solve_params import SolveParams
     from metaheur.solver import solve
 
     defaults = {k: p.default for k, p in inspect.signature(solve).parameters.items()}
+    defaults |= {f.name: f.default for f in dataclasses.fields(SolveParams)}
     out = ["### [solve]", "", "Plain values of a run; an option given on the command line wins over the file.", "",
            "| key | type | default |", "|---|---|---|"]
     for key, kinds in SOLVE_KEYS.items():

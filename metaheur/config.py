@@ -1,8 +1,9 @@
 """Run configuration from a TOML file (``--config``), validated into the parameter dataclasses.
 
-Sections: ``[solve]`` (the keyword arguments of :func:`metaheur.solver.solve` that are plain
-values: time_limit, generations, target, no_improvement, seed, strategy, devices, islands, sync,
-epoch_seconds, epoch_generations, scheduler, dask_local), ``[ga]``, ``[tabu]``, ``[ils]`` and
+Sections: ``[solve]`` (the stop rules and seed of :func:`metaheur.solve`: time_limit,
+generations, target, no_improvement, seed; and the plain fields of
+:class:`~metaheur.solve_params.SolveParams`: strategy, devices, islands, walk_islands, sync,
+epoch_seconds, epoch_generations, scheduler, dask_local, stop_at_optimum), ``[ga]``, ``[tabu]``, ``[ils]`` and
 ``[migration]`` (the fields of GAParams, TabuParams, ILSParams and MigrationParams). Unknown
 sections or keys are errors, so that a typo never silently changes nothing.
 """
@@ -30,7 +31,7 @@ _NUMBER = (int, float)
 SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "no_improvement": int, "seed": int,
               "strategy": str, "devices": list, "islands": int, "walk_islands": int,
               "sync": bool, "epoch_seconds": _NUMBER,
-              "epoch_generations": int, "scheduler": str, "dask_local": int}
+              "epoch_generations": int, "scheduler": str, "dask_local": int, "stop_at_optimum": bool}
 SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "migration": MigrationParams}
 _ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}
 

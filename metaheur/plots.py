@@ -15,7 +15,7 @@ from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
 from metaheur.problems import QAP, TSP
-from metaheur.result import Result
+from metaheur.result import DeviceRow, Result
 
 FIGURE_SIZE = (12.0, 8.0)
 DPI = 100
@@ -35,13 +35,13 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
     ax = _axes(ax)
     curves = _island_curves(result)
     end = max([result.time_s] + [t for times, _ in curves.values() for t in times])
-    devices = {d.get("island", i): d.get("device", "?") for i, d in enumerate(result.islands)}
+    devices = {d.island: d.device for d in result.islands}
     for isl, (times, costs) in sorted(curves.items()):
         device = devices.get(isl, "?")
         line, = ax.step([*times, end], [*costs, costs[-1]], where="post", linewidth=1.0,
                         label=f"island {isl} ({device})")
-        arrived = [(r["time_s"], r["best_cost"]) for r in result.history
-                   if r["island"] == isl and r.get("migrants_in") and r["best_cost"] is not None]
+        arrived = [(r.time_s, r.best_cost) for r in result.history
+                   if r.island == isl and r.migrants_in and r.best_cost is not None]
         if arrived:
             ax.plot(*zip(*arrived, strict=True), "v", color=line.get_color(), markersize=5)
     if curves:
@@ -73,9 +73,9 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
 def _island_curves(result: Result) -> dict[int, tuple[list[float], list[int]]]:
     """Per island, the times and costs of its successive bests: the trace when the result has one,
     else the best at the end of each epoch."""
-    points = [(p["island"], p["time_s"], p["cost"]) for p in result.trace]
+    points = [(p.island, p.time_s, p.cost) for p in result.trace]
     if not points:
-        points = [(r["island"], r["time_s"], r["best_cost"]) for r in result.history if r["best_cost"] is not None]
+        points = [(r.island, r.time_s, r.best_cost) for r in result.history if r.best_cost is not None]
     curves: dict[int, tuple[list[float], list[int]]] = {}
     for isl, t, cost in sorted(points, key=lambda p: (p[0], p[1])):
         times, costs = curves.setdefault(isl, ([], []))
@@ -135,24 +135,19 @@ def plot_devices(result: Result, ax=None):
     ax = _axes(ax)
     loads = result.device_loads or _loads_from_history(result)
     y = np.arange(len(loads))
-    busy = [100.0 * _utilisation(d) for d in loads]
+    busy = [100.0 * d.utilisation for d in loads]
     ax.barh(y, busy, color="tab:green", height=0.6, label="busy")
     ax.barh(y, [100.0 - b for b in busy], left=busy, color="lightgray", height=0.6, label="idle")
     for i, d in enumerate(loads):
-        islands = f"{d['islands']} island{'s' if d['islands'] != 1 else ''}, " if "islands" in d else ""
-        ax.text(2, i, f"{islands}{_rate(d['ls_iterations_per_s'])} ls it/s, {busy[i]:.0f} % busy, "
-                f"idle {d['idle_s']:.1f} s", va="center", fontsize=9)
-    ax.set_yticks(y, [d["device"] for d in loads])
+        islands = f"{d.islands} island{'s' if d.islands != 1 else ''}, "
+        ax.text(2, i, f"{islands}{_rate(d.ls_iterations_per_s)} ls it/s, {busy[i]:.0f} % busy, "
+                f"idle {d.idle_s:.1f} s", va="center", fontsize=9)
+    ax.set_yticks(y, [d.device for d in loads])
     ax.set_ylim(max(len(loads), 2) - 0.5, -0.5)  # bars of one thickness, the first device on top
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of the run (%)")
     ax.set_title("devices: busy and idle")
     return ax
-
-
-def _utilisation(load: dict) -> float:
-    total = load["busy_s"] + load["idle_s"]
-    return load.get("utilisation", load["busy_s"] / total if total else 0.0)
 
 
 def _rate(per_s: float) -> str:
@@ -162,19 +157,23 @@ def _rate(per_s: float) -> str:
     return f"{per_s:.3g}"
 
 
-def _loads_from_history(result: Result) -> list[dict]:
+def _loads_from_history(result: Result) -> list[DeviceRow]:
     """Per-device loads computed from the epoch rows (results of runs without a balancer)."""
-    out: dict[str, dict] = {}
+    out: dict[str, DeviceRow] = {}
+    islands: dict[str, set[int]] = {}
     epochs: dict[int, float] = {}
     for r in result.history:
-        epochs[r["epoch"]] = max(epochs.get(r["epoch"], 0.0), r["busy_s"])
+        epochs[r.epoch] = max(epochs.get(r.epoch, 0.0), r.busy_s)
     for r in result.history:
-        d = out.setdefault(r["device"], {"device": r["device"], "busy_s": 0.0, "idle_s": 0.0, "ls_iterations": 0})
-        d["busy_s"] += r["busy_s"]
-        d["idle_s"] += max(0.0, epochs[r["epoch"]] - r["busy_s"])
-        d["ls_iterations"] += r["ls_iterations"]
+        d = out.setdefault(r.device, DeviceRow(r.device, 0, 0.0, 0.0, 0.0, 0, 0.0))
+        islands.setdefault(r.device, set()).add(r.island)
+        d.busy_s += r.busy_s
+        d.idle_s += max(0.0, epochs[r.epoch] - r.busy_s)
+        d.ls_iterations += r.ls_iterations
     for d in out.values():
-        d["ls_iterations_per_s"] = d["ls_iterations"] / d["busy_s"] if d["busy_s"] else 0.0
+        d.islands = len(islands[d.device])
+        d.ls_iterations_per_s = d.ls_iterations / d.busy_s if d.busy_s else 0.0
+        d.utilisation = d.busy_s / (d.busy_s + d.idle_s) if d.busy_s + d.idle_s else 0.0
     return list(out.values())
 
 
@@ -186,10 +185,10 @@ def result_figure(result: Result, problem: QAP | TSP | None = None, *, log_time:
     plot_convergence(result, fig.add_subplot(grid[0, 0]), log_time=log_time)
     plot_devices(result, fig.add_subplot(grid[1, 0]))
     if isinstance(problem, TSP):
-        plot_tour(problem, result.solution, fig.add_subplot(grid[:, 1]))
+        plot_tour(problem, result.permutation, fig.add_subplot(grid[:, 1]))
     else:
         if isinstance(problem, QAP):
-            plot_assignment(problem, result.solution, fig.add_subplot(grid[0, 1]))
+            plot_assignment(problem, result.permutation, fig.add_subplot(grid[0, 1]))
         caption = fig.add_subplot(grid[1, 1] if isinstance(problem, QAP) else grid[:, 1])
         caption.set_axis_off()
         caption.text(0.0, 0.5, _caption(result), va="center", family="monospace", fontsize=9)

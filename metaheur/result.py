@@ -1,6 +1,6 @@
 """The result of a solve (in the manner of scipy.optimize's OptimizeResult and PyVRP's Result):
-best solution and its exact cost, gap, stop reason, timings, per-island and per-device
-statistics, seeds, parameters and versions; JSON and CSV in and out."""
+best solution and its exact cost, gap, stop reason, timings, typed per-island, per-epoch and
+per-device rows, seeds, parameters and versions; JSON and CSV in and out (round trips)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,101 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from metaheur.errors import InputFormatError
 from metaheur.outputs import write_text_atomically
 
 RESULT_FORMAT = 1
-STATS_FIELDS = ("epoch", "island", "device", "time_s", "generations", "walk_steps", "ls_iterations", "busy_s",
-                "best_cost", "global_best", "migrants_in")
+
+
+def _rows(cls, items, src) -> list:
+    """Rows of ``cls`` from JSON objects (unknown keys ignored, so that newer files still load)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    try:
+        return [item if isinstance(item, cls) else cls(**{k: v for k, v in item.items() if k in names})
+                for item in items]
+    except (AttributeError, TypeError) as exc:
+        raise InputFormatError(src, f"not a metaheur result: bad {cls.__name__} row ({exc})") from None
+
+
+@dataclass
+class IslandRow:
+    """One island at the end of the run."""
+
+    island: int
+    device: str  # "cpu" or "cuda:k"
+    generations: int  # GA generations (0 on a local-search-only island)
+    ls_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP)
+    best_cost: int | None
+    restarts: int
+    population: int
+    offspring: int
+    algorithm: str  # "GA (ux)", "tabu walk", "ILS chains", ...
+    walk_steps: int = 0  # steps of a local-search-only island (tabu walk, ILS chains); 0 on a GA island
+
+
+@dataclass
+class EpochRow:
+    """One island in one epoch: a row of the statistics (``--stats`` CSV)."""
+
+    epoch: int
+    island: int
+    device: str
+    time_s: float  # run time at the end of the epoch
+    generations: int  # GA generations (0 on a local-search-only island)
+    ls_iterations: int
+    busy_s: float
+    best_cost: int | None
+    global_best: int | None
+    migrants_in: int
+    walk_steps: int = 0  # steps of a local-search-only island (tabu walk, ILS chains); 0 on a GA island
+
+
+@dataclass
+class DeviceRow:
+    """One device's load over the run."""
+
+    device: str
+    islands: int
+    busy_s: float
+    idle_s: float
+    utilisation: float
+    ls_iterations: int
+    ls_iterations_per_s: float
+
+
+@dataclass
+class MigrationRow:
+    """A migrant: in which epoch, from which island to which, at which cost."""
+
+    epoch: int
+    source: int
+    target: int
+    cost: int
+
+
+@dataclass
+class TracePoint:
+    """A new island best: when, where, how good."""
+
+    time_s: float
+    island: int
+    cost: int
+
+
+STATS_FIELDS = tuple(f.name for f in dataclasses.fields(EpochRow))
+_ROWS = {"islands": IslandRow, "device_loads": DeviceRow, "history": EpochRow, "migrations": MigrationRow,
+         "trace": TracePoint}
 
 
 @dataclass
 class Result:
+    """What a solve returns. ``permutation`` is the solution (0-based; QAP: unit -> location,
+    TSP: the city order); ``problem`` is the problem's kind as every output spells it (``"QAP"``,
+    ``"TSP"``: the result JSON, ``metaheur info`` and ``evaluate``). ``str(result)`` is
+    :meth:`summary`, what the CLI prints."""
+
     instance: str
-    problem: str  # "QAP" or "TSP"
+    problem: str  # "QAP" or "TSP" (the problem's ``kind`` in upper case)
     n: int
     permutation: list[int]  # 0-based (QAP: unit -> location; TSP: city order)
     cost: int  # recomputed from scratch on the host
@@ -40,11 +121,11 @@ class Result:
     search_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP), all islands
     generations: int  # GA generations per island (the most of any GA island)
     walk_steps: int = 0  # steps per local-search-only island (tabu walk, ILS chains; the most of any)
-    islands: list[dict] = field(default_factory=list)  # per island: device, generations, best, ...
-    device_loads: list[dict] = field(default_factory=list)  # per device: busy, idle, utilisation
-    history: list[dict] = field(default_factory=list)  # per epoch and island: the statistics rows
-    migrations: list[dict] = field(default_factory=list)  # epoch, source, target, cost
-    trace: list[dict] = field(default_factory=list)  # time_s, island, cost: every new island best
+    islands: list[IslandRow] = field(default_factory=list)
+    device_loads: list[DeviceRow] = field(default_factory=list)
+    history: list[EpochRow] = field(default_factory=list)  # per epoch and island
+    migrations: list[MigrationRow] = field(default_factory=list)
+    trace: list[TracePoint] = field(default_factory=list)  # every new island best
     setup_s: float = 0.0  # starting worker processes (not search time)
     parameters: dict = field(default_factory=dict)
     versions: dict = field(default_factory=dict)
@@ -63,7 +144,7 @@ class Result:
 
     @classmethod
     def from_json(cls, text_or_path: str | os.PathLike) -> Result:
-        """A result from a JSON string or file (as written by :meth:`to_json`)."""
+        """A result from a JSON string or file (as written by :meth:`to_json`): equal to the one written."""
         src = None
         text = str(text_or_path)
         if not text.lstrip().startswith("{"):
@@ -79,7 +160,14 @@ class Result:
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(data, dict) or not {"instance", "permutation", "cost"} <= data.keys():
             raise InputFormatError(src, "not a metaheur result (keys instance, permutation, cost expected)")
-        return cls(**{k: v for k, v in data.items() if k in names})
+        values = {k: v for k, v in data.items() if k in names}
+        for key, row in _ROWS.items():
+            if key in values:
+                values[key] = _rows(row, values[key], src)
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise InputFormatError(src, f"not a metaheur result ({exc})") from None
 
     def stats_csv(self, path: str | os.PathLike | None = None) -> str:
         """The per-epoch, per-island statistics as CSV; also written to ``path`` when given."""
@@ -87,23 +175,42 @@ class Result:
         writer = csv.DictWriter(out, fieldnames=STATS_FIELDS, lineterminator="\n")
         writer.writeheader()
         for row in self.history:
-            writer.writerow({k: row.get(k) for k in STATS_FIELDS})
+            writer.writerow(dataclasses.asdict(row))
         if path is not None:
             write_text_atomically(path, out.getvalue())
         return out.getvalue()
 
     @staticmethod
-    def read_stats_csv(path: str | os.PathLike) -> list[dict]:
+    def read_stats_csv(path: str | os.PathLike) -> list[EpochRow]:
         """Statistics rows back from :meth:`stats_csv` (numbers as int/float, empty as None)."""
-        rows = []
         with open(path, newline="") as handle:
-            for row in csv.DictReader(handle):
-                rows.append({k: _number(v) for k, v in row.items()})
-        return rows
+            return _rows(EpochRow, [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(handle)], path)
 
-    @property
-    def solution(self) -> np.ndarray:
-        return np.asarray(self.permutation, dtype=np.int64)
+    def summary(self) -> str:
+        """The lines the CLI prints after a solve: instance, cost, gap, time, strategy, stop reason."""
+        from metaheur.describe import format_evaluation
+        from metaheur.problems import best_known
+
+        entry = best_known(self.instance, self.n)
+        lines = format_evaluation({
+            "instance": self.instance, "problem": self.problem, "n": self.n, "cost": self.cost,
+            "best_known": self.best_known, "best_known_optimal": entry.optimal if entry else None,
+            "gap_percent": self.gap_percent, "stated_cost": None, "note": None}).splitlines()
+        islands = len(self.islands)
+        lines.append(f"time        {self.time_s:.2f} s search + {self.compile_s:.2f} s kernel build, "
+                     f"{self.search_iterations:,} local-search iterations")
+        walks = [isl.algorithm for isl in self.islands if not isl.algorithm.startswith("GA")]
+        counts = [f"{self.generations} GA generations per island"] if len(walks) < islands else []
+        if walks:
+            counts.append(f"{self.walk_steps} {walks[0]} steps per {walks[0]} island")
+        lines.append(f"generations {', '.join(counts)}")
+        lines.append(f"strategy    {self.strategy} on {', '.join(self.devices)} "
+                     f"({islands} island{'s' if islands != 1 else ''})")
+        lines.append(f"stopped     {self.stop_reason}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
 
 
 def _number(text: str):

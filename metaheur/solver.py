@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import platform
+from collections.abc import Iterable
 from dataclasses import replace
+
+import numpy as np
 
 from metaheur.checkpoint import Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
@@ -27,10 +31,12 @@ from metaheur.islands.params import GAParams, IslandParams, default_ga, default_
 from metaheur.ops import qap_data, tsp_data
 from metaheur.problems import QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
-from metaheur.result import Result
+from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
-from metaheur.stopping import MaxGenerations, NoImprovement, StopRules, Target, TimeLimit, stop_rules
+from metaheur.solve_params import SolveParams
+from metaheur.stopping import ProvenOptimum, StopRule, StopRules, as_rule_list, built_in_rules
+from metaheur.warm_start import initial_solutions
 
 STRATEGIES = ("auto", "cpu-serial", "cpu-islands", "gpu", "hybrid")
 MAX_ISLANDS_PER_CORE = 8
@@ -195,68 +201,100 @@ def _versions() -> dict:
         "platform": platform.platform()}
 
 
-def solve(problem_or_path=None, *, strategy: str = "auto", stop: StopRules | None = None,
+def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, seed: int = 0,
+          params: SolveParams | None = None, initial=None, callbacks: Callbacks | None = None,
+          checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0, *,
           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
-          no_improvement: int | None = None, seed: int = 0, devices: list[str] | None = None,
-          islands: int | None = None, walk_islands: int | None = None,
-          ga: GAParams | None = None, tabu: TabuParams | None = None,
-          ils: ILSParams | None = None, migration: MigrationParams | None = None, sync: bool = False,
-          epoch_seconds: float = 1.0, epoch_generations: int = 5, scheduler: str | None = None,
-          dask_local: int | None = None, callbacks: Callbacks | None = None, checkpoint: str | None = None,
-          checkpoint_every: float = 60.0, resume: str | None = None) -> Result:
+          no_improvement: int | None = None) -> Result:
     """Solve a QAP or TSP instance with memetic islands on the available processors.
 
-    ``problem_or_path``: an instance, a path, a library name or a ``gen:`` name. Stop when any
-    rule fires: ``time_limit`` seconds, ``generations`` (per island), ``target`` (a number or
-    ``"bks"``: the best-known value), ``no_improvement`` epochs; or give ``stop`` directly.
-    ``walk_islands``: QAP CPU islands that run one continued robust tabu search each instead of
-    the GA (default: half the CPU islands, rounded down; 0 for GA islands only).
-    ``migration``: default ring, best replaces worst, every epoch, but none between the islands
-    on uniformly random QAP instances (:func:`default_migration`). ``ga`` and ``tabu``: by default
-    those of :func:`default_ga` and :func:`default_tabu`, which restart converged populations in
-    full and draw shorter tenures on uniformly random QAP instances. ``sync=True`` runs epochs of
-    ``epoch_generations`` generations: the result is then the same for a given seed wherever it
-    runs. The returned cost is recomputed from scratch.
-
+    ``problem``: an instance, a path, a library name or a ``gen:`` name. ``stop``: a stop rule
+    (any callable ``rule(progress) -> bool``, :mod:`metaheur.stopping`) or a list of them; the run
+    stops when any fires. The shortcuts add built-in rules: ``time_limit`` seconds,
+    ``generations`` (per island), ``target`` (a number or ``"bks"``: the best-known value),
+    ``no_improvement`` epochs. Among all rules there must be a time limit or a generation budget;
+    with no rule at all the run takes 10 s. ``params``: how the run goes (:class:`SolveParams`;
+    its ``stop_at_optimum`` ends the run at a proven optimum of the built-in table).
+    ``initial``: warm starts (a permutation, a list of them, or ``.sln`` / ``.tour`` paths) that
+    seed every island's first population; the result is never worse than the best of them.
     ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
-    at the end; ``resume``: continue the run saved in that checkpoint with its own settings (the
-    instance may be omitted; stop rules given here replace the saved ones).
+    at the end (continue it with :func:`resume`). The returned cost is recomputed from scratch.
     """
-    if resume is not None:
-        return _resume(problem_or_path, resume, time_limit, generations, target, no_improvement, stop, callbacks,
-                       checkpoint, checkpoint_every, scheduler, dask_local)
-    if problem_or_path is None:
-        raise MetaheurError("give an instance to solve (or a checkpoint to resume)")
-    problem = load_instance(problem_or_path)
-    stop = stop or _stop_rules(problem, time_limit, generations, target, no_improvement)
+    params = params or SolveParams()
+    if problem is None:
+        raise MetaheurError("give an instance to solve (or resume a checkpoint with metaheur.resume)")
+    problem = load_instance(problem)
     if seed < 0:
         raise MetaheurError(f"seed must be >= 0, got {seed}")
-    device_list = [parse_device(d) for d in devices] if devices else None
+    stop_rules_ = _stop_rules(problem, stop, time_limit, generations, target, no_improvement, params.stop_at_optimum)
+    seeds = initial_solutions(problem, initial)
+    device_list = [parse_device(d) for d in params.devices] if params.devices else None
     if device_list is not None and len({d.name for d in device_list}) != len(device_list):
         raise MetaheurError("a device is listed twice")
-    strategy, island_devices = plan_devices(strategy, device_list, islands)
-    if scheduler is None and dask_local is None and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count():
+    strategy, island_devices = plan_devices(params.strategy, device_list, params.islands)
+    if (params.scheduler is None and params.dask_local is None
+            and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count()):
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
     kind = problem.kind
-    ga = (ga or default_ga(problem)).check_for(kind)
-    tabu, ils = tabu or default_tabu(problem), ils or ILSParams()
-    migration = migration or default_migration(problem)
-    params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
-    params = _with_walk_islands(problem, params, island_devices, walk_islands)
+    ga = (params.ga or default_ga(problem)).check_for(kind)
+    tabu, ils = params.tabu or default_tabu(problem), params.ils or ILSParams()
+    migration = params.migration or default_migration(problem)
+    island_params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    island_params = _with_walk_islands(problem, island_params, island_devices, params.walk_islands)
     check_memory(problem, island_devices)
     settings = {
         "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
                     "source": problem.source},
         "strategy": strategy, "seed": seed, "devices": [d.name for d in island_devices],
-        "migration": dataclasses.asdict(migration), "sync": sync, "epoch_seconds": epoch_seconds,
-        "epoch_generations": epoch_generations, "stop": _stop_dict(stop),
+        "migration": dataclasses.asdict(migration), "sync": params.sync, "epoch_seconds": params.epoch_seconds,
+        "epoch_generations": params.epoch_generations, "stop": stop_rules_.built_in(),
+        "stop_at_optimum": params.stop_at_optimum,
         "in_process": strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1),
     }
-    return _run(problem, settings, params, stop, callbacks, checkpoint, checkpoint_every, scheduler, dask_local, None)
+    return _run(problem, settings, island_params, stop_rules_, callbacks, checkpoint, checkpoint_every,
+                params.scheduler, params.dask_local, None, seeds)
 
 
-def _stop_rules(problem, time_limit, generations, target, no_improvement) -> StopRules:
+def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, *,
+           problem: QAP | TSP | str | os.PathLike | None = None, callbacks: Callbacks | None = None,
+           checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0,
+           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
+           no_improvement: int | None = None, scheduler: str | None = None,
+           dask_local: int | None = None) -> Result:
+    """Continue the run saved in the checkpoint at ``path`` with its own settings, writing the
+    checkpoint there again (or to ``checkpoint``). ``problem``: the instance, when the checkpoint's
+    record of where it came from does not reach it. Stop rules given here (``stop`` and the
+    shortcuts, as in :func:`solve`) replace the saved ones; without any, the saved built-in rules
+    apply (a user's callable cannot be saved: a run whose budget was one must be given rules)."""
+    saved = load_checkpoint(path)
+    info = saved.settings["problem"]
+    if problem is None:
+        if not info.get("source"):
+            raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
+        problem = info["source"]
+    problem = load_instance(problem)
+    if problem_key(problem) != info["key"]:
+        raise MetaheurError(f"{path}: checkpoint of instance {info['name']} (n = {info['n']}), not of "
+                            f"{problem.name} (n = {problem.n})")
+    shortcuts = {"time_limit": time_limit, "generations": generations, "target": target,
+                 "no_improvement": no_improvement}
+    if stop is None and all(v is None for v in shortcuts.values()):
+        shortcuts = dict.fromkeys(shortcuts) | saved.settings["stop"]
+        if shortcuts["time_limit"] is None and shortcuts["generations"] is None:
+            raise MetaheurError(f"{path}: the run's time or generation budget was a stop rule of your own, which "
+                                "a checkpoint cannot hold: give stop rules to resume it")
+    stop_at_optimum = saved.settings.get("stop_at_optimum", True)
+    rules = _stop_rules(problem, stop, stop_at_optimum=stop_at_optimum, **shortcuts)
+    settings = dict(saved.settings, stop=rules.built_in())
+    return _run(problem, settings, saved.island_params, rules, callbacks, checkpoint or path, checkpoint_every,
+                scheduler, dask_local, saved, None)
+
+
+def _stop_rules(problem, stop, time_limit, generations, target, no_improvement, stop_at_optimum: bool) -> StopRules:
+    """The run's rules: ``stop``, then the shortcuts' built-in rules (10 s when there is no rule at
+    all), then the proven optimum of the built-in table when ``stop_at_optimum``."""
+    rules = as_rule_list(stop)
     entry = best_known(problem.name, problem.n)
     if isinstance(target, str):
         if target.lower() != "bks":
@@ -267,9 +305,13 @@ def _stop_rules(problem, time_limit, generations, target, no_improvement) -> Sto
     if target is not None and entry is not None and entry.optimal and target < entry.value:
         raise MetaheurError(f"target {target} is below the proven optimum {entry.value} of {problem.name}: "
                             "it can never be reached")
-    if time_limit is None and generations is None:
+    if not rules and time_limit is None and generations is None:
         time_limit = 10.0
-    return stop_rules(time_limit=time_limit, generations=generations, target=target, no_improvement=no_improvement)
+    rules += built_in_rules(time_limit=time_limit, generations=generations, target=target,
+                            no_improvement=no_improvement)
+    if stop_at_optimum and entry is not None and entry.optimal:
+        rules.append(ProvenOptimum(entry.value))
+    return StopRules(tuple(rules))
 
 
 def tabu_bytes(n: int) -> int:
@@ -296,13 +338,8 @@ def check_memory(problem: QAP | TSP, devices: list[Device]) -> None:
                                 "cpu-islands)")
 
 
-def _stop_dict(stop: StopRules) -> dict:
-    names = {TimeLimit: "time_limit", MaxGenerations: "generations", Target: "target", NoImprovement: "no_improvement"}
-    return {names[type(r)]: next(iter(dataclasses.asdict(r).values())) for r in stop.rules}
-
-
 def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
-         checkpoint_every: float, scheduler, dask_local, saved) -> Result:
+         checkpoint_every: float, scheduler, dask_local, saved, seeds: np.ndarray | None) -> Result:
     island_devices = [parse_device(d) for d in settings["devices"]]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
@@ -313,7 +350,7 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
                             migration=MigrationParams(**settings["migration"]), sync=settings["sync"],
                             epoch_seconds=settings["epoch_seconds"], epoch_generations=settings["epoch_generations"],
                             in_process=settings["in_process"], backend="dask" if client is not None else None,
-                            callbacks=callbacks, balance=settings["strategy"] == "hybrid")
+                            callbacks=callbacks, balance=settings["strategy"] == "hybrid", initial=seeds)
         resume = None
         if saved is not None:
             model.migrator.restore(saved.migrator_state, saved.archive)
@@ -327,31 +364,10 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
                        "ils": dataclasses.asdict(params[0].ils), "migration": settings["migration"],
                        "sync": settings["sync"], "epoch_seconds": settings["epoch_seconds"],
                        "epoch_generations": settings["epoch_generations"], "islands": len(island_devices),
-                       "stop": _stop_dict(stop), "dask": scheduler or (f"local:{dask_local}" if dask_local else None),
+                       "stop": stop.built_in(), "stop_at_optimum": settings.get("stop_at_optimum", True),
+                       "initial": 0 if seeds is None else len(seeds),
+                       "dask": scheduler or (f"local:{dask_local}" if dask_local else None),
                        "checkpoint": checkpoint, "resumed": saved is not None})
-
-
-def _resume(problem_or_path, path, time_limit, generations, target, no_improvement, stop, callbacks, checkpoint,
-            checkpoint_every, scheduler, dask_local) -> Result:
-    saved = load_checkpoint(path)
-    info = saved.settings["problem"]
-    if problem_or_path is None:
-        if not info.get("source"):
-            raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
-        problem_or_path = info["source"]
-    problem = load_instance(problem_or_path)
-    if problem_key(problem) != info["key"]:
-        raise MetaheurError(f"{path}: checkpoint of instance {info['name']} (n = {info['n']}), not of "
-                            f"{problem.name} (n = {problem.n})")
-    if stop is None:
-        given = {"time_limit": time_limit, "generations": generations, "target": target,
-                 "no_improvement": no_improvement}
-        rules = {k: v for k, v in given.items() if v is not None} or saved.settings["stop"]
-        stop = _stop_rules(problem, rules.get("time_limit"), rules.get("generations"), rules.get("target"),
-                           rules.get("no_improvement"))
-    settings = dict(saved.settings, stop=_stop_dict(stop))
-    return _run(problem, settings, saved.island_params, stop, callbacks, checkpoint or path, checkpoint_every,
-                scheduler, dask_local, saved)
 
 
 def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
@@ -360,13 +376,12 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")
     bks = entry.value if entry else None
-    islands = [{"island": spec.index, "device": spec.device, "generations": 0 if ls_only(spec) else st.generation,
-                "walk_steps": st.generation if ls_only(spec) else 0, "ls_iterations": st.ls_iterations,
-                "best_cost": st.best_cost, "restarts": st.restarts,
-                "population": 0 if st.population is None else int(st.population.shape[0]),
-                "offspring": spec.params.ga.offspring,
-                "algorithm": "tabu walk" if walks_in(spec) else "ILS chains" if ls_only(spec)
-                else f"GA ({spec.params.ga.crossover})"}
+    islands = [IslandRow(island=spec.index, device=spec.device, generations=0 if ls_only(spec) else st.generation,
+                         ls_iterations=st.ls_iterations, best_cost=st.best_cost, restarts=st.restarts,
+                         population=0 if st.population is None else int(st.population.shape[0]),
+                         offspring=spec.params.ga.offspring,
+                         algorithm="tabu walk" if walks_in(spec) else "ILS chains" if ls_only(spec)
+                         else f"GA ({spec.params.ga.crossover})", walk_steps=st.generation if ls_only(spec) else 0)
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],
@@ -374,9 +389,9 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
         strategy=strategy, seed=seed, devices=sorted({s.device for s in record.specs}),
         time_s=round(record.seconds, 4), compile_s=round(compile_s, 4),
         **run_counters(record.specs, record.states), islands=islands,
-        device_loads=record.loads, history=[r.__dict__ for r in record.epochs],
-        migrations=[{"epoch": e, "source": m.source, "target": m.target, "cost": m.cost} for e, m in record.migrations],
-        trace=[{"time_s": t, "island": i, "cost": c} for t, i, c in record.trace],
+        device_loads=[DeviceRow(**load) for load in record.loads], history=list(record.epochs),
+        migrations=[MigrationRow(e, m.source, m.target, m.cost) for e, m in record.migrations],
+        trace=[TracePoint(t, i, c) for t, i, c in record.trace],
         setup_s=round(record.setup_seconds, 4),
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.arrays import exact_integers
 from metaheur.problems.textio import parse_ints, read_text, token_line
 
 INT32_MAX = 2**31 - 1
@@ -46,13 +47,14 @@ class QAP:
     kind: str = field(default="qap", init=False)
 
     def __post_init__(self) -> None:
-        a, b = np.asarray(self.flow), np.asarray(self.distance)
+        a = exact_integers(self.flow, f"{self.name}: flow matrix")
+        b = exact_integers(self.distance, f"{self.name}: distance matrix")
         if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape != b.shape:
             raise MetaheurError(f"{self.name}: flow and distance must be square matrices of one size")
         if a.shape[0] < 1:
             raise MetaheurError(f"{self.name}: a QAP needs n >= 1")
-        object.__setattr__(self, "flow", np.ascontiguousarray(a, dtype=np.int64))
-        object.__setattr__(self, "distance", np.ascontiguousarray(b, dtype=np.int64))
+        object.__setattr__(self, "flow", a)
+        object.__setattr__(self, "distance", b)
         self.flow.setflags(write=False)
         self.distance.setflags(write=False)
 

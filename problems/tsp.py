@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.arrays import exact_integers
 from metaheur.problems.qap import check_permutation, numbered_permutation
 from metaheur.problems.textio import parse_floats, parse_ints, read_text, token_line
 from metaheur.problems.tsp_distances import COORD_TYPES, UNSUPPORTED_TYPES, geo_radians, pair_distances
@@ -46,6 +47,20 @@ _SECTIONS = {
 _HEADER = re.compile(r"^\s*([A-Za-z_]+)\s*(?::\s*(.*?))?\s*$")
 
 
+def _check_tsp_matrix(name: str, m: np.ndarray) -> None:
+    """A symmetric TSP's distances: non-negative, and d[i, j] = d[j, i] (the two directions of a
+    tour have one length)."""
+    if m.size and m.min() < 0:
+        i, j = (int(x) for x in np.argwhere(m < 0)[0])
+        raise MetaheurError(f"{name}: negative distance d({i + 1},{j + 1}) = {m[i, j]}: distances must be >= 0")
+    asym = m != m.T
+    if asym.any():
+        i, j = (int(x) for x in np.argwhere(asym)[0])
+        raise MetaheurError(f"{name}: the matrix is not symmetric (d({i + 1},{j + 1}) = {m[i, j]}, "
+                            f"d({j + 1},{i + 1}) = {m[j, i]}): the TSP here is symmetric; the asymmetric TSP "
+                            "is not supported")
+
+
 @dataclass(frozen=True, eq=False)
 class TSP:
     """A symmetric TSP instance.
@@ -69,15 +84,22 @@ class TSP:
         if self.weight_type == "EXPLICIT":
             if self.matrix is None:
                 raise MetaheurError(f"{self.name}: EXPLICIT instance without a matrix")
-            m = np.ascontiguousarray(self.matrix, dtype=np.int64)
+            m = exact_integers(self.matrix, f"{self.name}: distance matrix")
             if m.ndim != 2 or m.shape[0] != m.shape[1]:
                 raise MetaheurError(f"{self.name}: distance matrix must be square")
+            _check_tsp_matrix(self.name, m)
             m.setflags(write=False)
             object.__setattr__(self, "matrix", m)
         elif self.weight_type in COORD_TYPES:
-            c = np.ascontiguousarray(self.coords, dtype=np.float64)
+            try:
+                c = np.ascontiguousarray(self.coords, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise MetaheurError(f"{self.name}: coordinates are not an array of numbers") from None
             if c.ndim != 2 or c.shape[1] != 2:
                 raise MetaheurError(f"{self.name}: coordinates must be an n x 2 array")
+            if not np.isfinite(c).all():
+                raise MetaheurError(f"{self.name}: coordinates have NaN or infinite entries "
+                                    f"(first at city {int(np.argwhere(~np.isfinite(c))[0][0]) + 1})")
             if c.size and not np.abs(c).max() <= COORD_LIMIT:
                 raise MetaheurError(f"{self.name}: coordinates beyond +-{COORD_LIMIT:.0e} are not supported "
                                     "(distances must fit 32-bit integers)")

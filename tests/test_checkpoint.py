@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testutil import solve_with
 
 from metaheur import solver as solver_module
 from metaheur.checkpoint import load_checkpoint
@@ -21,7 +22,7 @@ from metaheur.islands.model import Callbacks
 from metaheur.islands.params import GAParams
 from metaheur.problems import random_qap, uniform_tsp
 from metaheur.result import Result
-from metaheur.solver import solve
+from metaheur.solver import resume
 
 QAP_GA = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80)
 TSP_GA = GAParams(population=8, crossover="eax")
@@ -37,7 +38,7 @@ def cpu_only(monkeypatch):
 def sync_run(problem, **kwargs) -> Result:
     ga = QAP_GA if problem.kind == "qap" else TSP_GA
     options = {"strategy": "cpu-serial", "sync": True, "epoch_generations": 2, "seed": 7, "ga": ga} | kwargs
-    return solve(problem, **options)
+    return solve_with(problem, **options)
 
 
 class EpochCounter(Callbacks):
@@ -49,7 +50,7 @@ class EpochCounter(Callbacks):
 
 
 def history(result: Result) -> list[list]:
-    return [[row[k] for k in HISTORY_KEYS] for row in result.history]
+    return [[getattr(row, k) for k in HISTORY_KEYS] for row in result.history]
 
 
 @pytest.mark.parametrize(("kind", "strategy", "islands", "walks", "ga"), [
@@ -70,7 +71,7 @@ def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strat
     assert path.is_file() and first.stop_reason == "generations"
     assert len(first.history) < len(whole.history)
     counter = EpochCounter()
-    rest = solve(problem, resume=str(path), generations=8, callbacks=counter)
+    rest = resume(str(path), problem=problem, generations=8, callbacks=counter)
     assert counter.epochs == [2, 3]  # it continued from the saved epochs, not from scratch
     assert rest.permutation == whole.permutation and rest.cost == whole.cost
     exact = problem.cost if kind == "qap" else problem.tour_length
@@ -102,7 +103,7 @@ def test_a_checkpoint_of_another_instance_is_refused(tmp_path):
     path = tmp_path / "run.npz"
     sync_run(random_qap(12, seed=1), generations=2, checkpoint=str(path))
     with pytest.raises(MetaheurError, match=r"checkpoint of instance .* \(n = 12\), not of"):
-        solve(random_qap(12, seed=2), resume=str(path), generations=4)
+        resume(str(path), problem=random_qap(12, seed=2), generations=4)
 
 
 def rewrite_header(path: Path, **changes) -> None:
@@ -123,7 +124,7 @@ def test_a_checkpoint_without_a_cycle_best_resumes(tmp_path):
         islands = json.loads(str(data["header"]))["islands"]
     rewrite_header(path, islands=[{k: v for k, v in isl.items() if k != "cycle_best"} for isl in islands])
     assert load_checkpoint(path).states[0].cycle_best is None
-    result = solve(random_qap(12, seed=1), resume=str(path), generations=4)
+    result = resume(str(path), problem=random_qap(12, seed=1), generations=4)
     assert result.cost == random_qap(12, seed=1).cost(np.array(result.permutation))
 
 
@@ -137,7 +138,7 @@ def test_a_foreign_or_damaged_checkpoint_is_refused(tmp_path, changes, message):
     sync_run(random_qap(12, seed=1), generations=2, checkpoint=str(path))
     rewrite_header(path, **changes)
     with pytest.raises(InputFormatError, match=message):
-        solve(random_qap(12, seed=1), resume=str(path), generations=4)
+        resume(str(path), problem=random_qap(12, seed=1), generations=4)
 
 
 def test_a_damaged_array_header_is_refused(tmp_path):

@@ -92,8 +92,9 @@ def test_stats_csv(runner, tmp_path):
     rows = Result.read_stats_csv(tmp_path / "s.csv")
     result = Result.from_json(tmp_path / "r.json")
     assert len(rows) == len(result.history) == 2  # 2 epochs of 1 island
-    assert [r["epoch"] for r in rows] == [0, 1]
-    assert rows[-1]["global_best"] == result.cost
+    assert [r.epoch for r in rows] == [0, 1]
+    assert rows[-1].global_best == result.cost
+    assert rows == result.history
 
 
 @pytest.mark.parametrize("instance", ["gen:qap:12", "gen:tsp:30"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from metaheur.config import SOLVE_KEYS, read_config
@@ -10,6 +12,7 @@ from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
+from metaheur.solve_params import RUN_KEYS, SolveParams
 
 FULL = """\
 # every section and every [solve] key
@@ -28,6 +31,7 @@ epoch_seconds = 0.5
 epoch_generations = 4
 scheduler = "tcp://127.0.0.1:8786"
 dask_local = 2
+stop_at_optimum = false
 
 [ga]
 population = 12
@@ -79,7 +83,8 @@ def test_full_config(write):
     assert cfg["solve"] == {
         "time_limit": 12.5, "generations": 40, "target": "bks", "no_improvement": 7, "seed": 3,
         "strategy": "cpu-islands", "devices": ["cpu"], "islands": 2, "walk_islands": 1, "sync": True,
-        "epoch_seconds": 0.5, "epoch_generations": 4, "scheduler": "tcp://127.0.0.1:8786", "dask_local": 2}
+        "epoch_seconds": 0.5, "epoch_generations": 4, "scheduler": "tcp://127.0.0.1:8786", "dask_local": 2,
+        "stop_at_optimum": False}
     assert set(cfg["solve"]) == set(SOLVE_KEYS)
     assert cfg["ga"] == GAParams(population=12, offspring=6, crossover="pmx", mutation=2, ls_budget=300,
                                  restart_after=9, restart="full")
@@ -245,3 +250,27 @@ def test_the_first_error_is_reported_once(write):
     with pytest.raises(InputFormatError) as info:
         read_config(path)
     assert str(info.value).count("must be at least 1") == 1
+
+
+def test_solve_params_from_the_cli_config_file(write):
+    """SolveParams.from_file reads the file the CLI reads; solve()'s own keys are named in a warning."""
+    with pytest.warns(UserWarning, match="time_limit, generations, target, no_improvement, seed are arguments"):
+        params = SolveParams.from_file(write(FULL))
+    assert params == SolveParams(
+        strategy="cpu-islands", devices=("cpu",), islands=2, walk_islands=1, sync=True, epoch_seconds=0.5,
+        epoch_generations=4, scheduler="tcp://127.0.0.1:8786", dask_local=2, stop_at_optimum=False,
+        ga=GAParams(population=12, offspring=6, crossover="pmx", mutation=2, ls_budget=300, restart_after=9,
+                    restart="full"),
+        tabu=TabuParams(tenure="uniform", aspiration=5000, scale=3),
+        ils=ILSParams(neighbours=8, window=30, kick="double-bridge", temperature=0),
+        migration=MigrationParams(topology="complete", policy="elite", interval=3, archive=5))
+    assert {f.name for f in dataclasses.fields(SolveParams)} - {"ga", "tabu", "ils", "migration"} \
+        == set(SOLVE_KEYS) - set(RUN_KEYS)
+
+
+def test_solve_params_from_file_validates_as_the_cli_does(write):
+    with pytest.raises(MetaheurError, match=r"\[solve\] stop_at_optimum must be bool"):
+        SolveParams.from_file(write('[solve]\nstop_at_optimum = "no"\n'))
+    with pytest.raises(MetaheurError, match="unknown key"):
+        SolveParams.from_file(write("[ga]\npopulaton = 3\n"))
+    assert SolveParams.from_file(write("[solve]\nislands = 3\n")) == SolveParams(islands=3)

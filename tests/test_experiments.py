@@ -113,7 +113,7 @@ def test_strategy_comparison_takes_the_steady_workload_for_the_tsp(runlib):
     serial = [c for c in runlib.strategy_configs(cores=1, gpus=0) if c.strategy == "cpu-serial"]
     _, runs = runlib.compare_strategies(["gen:tsp:200", "gen:qap:12"], 1, lambda prob: 0.3, configs=serial,
                                         warm=False, ga_for=runlib.steady_workload)
-    population = {run.problem: run.result.islands[0]["population"] for run in runs}
+    population = {run.problem: run.result.islands[0].population for run in runs}
     assert population == {"TSP": 100, "QAP": 20}
 
 

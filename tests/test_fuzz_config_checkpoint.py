@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from metaheur.checkpoint import load_checkpoint
 from metaheur.config import read_config
 from metaheur.errors import MetaheurError
+from metaheur.solve_params import SolveParams
 from metaheur.solver import solve
 
 VALID_TOML = b"""
@@ -71,8 +72,8 @@ def test_corrupted_config_gives_a_clean_error(tmp_path, data):
 @pytest.fixture(scope="module")
 def checkpoint_bytes(tmp_path_factory):
     path = tmp_path_factory.mktemp("ckpt") / "run.npz"
-    solve("gen:qap:12", strategy="cpu-serial", sync=True, generations=2, epoch_generations=1, seed=1,
-          checkpoint=str(path))
+    solve("gen:qap:12", seed=1, params=SolveParams(strategy="cpu-serial", sync=True, epoch_generations=1),
+          checkpoint=str(path), generations=2)
     return path.read_bytes()
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from metaheur.cli import cli
 from metaheur.plots import plot_convergence, plot_devices, plot_tour, result_figure
 from metaheur.problems import TSP, random_qap
-from metaheur.result import Result
+from metaheur.result import DeviceRow, EpochRow, IslandRow, Result, TracePoint
 
 BEST_KNOWN = 900
 
@@ -24,16 +24,15 @@ def make_result(**changes) -> Result:
         instance="toy", problem="QAP", n=5, permutation=[0, 1, 2, 3, 4], cost=950, best_known=BEST_KNOWN,
         gap_percent=5.56, stop_reason="time_limit", strategy="cpu-islands", seed=0, devices=["cpu"], time_s=4.0,
         compile_s=0.0, search_iterations=1000, generations=20,
-        islands=[{"island": 0, "device": "cpu"}, {"island": 1, "device": "cpu"}],
-        device_loads=[{"device": "cpu", "islands": 2, "busy_s": 6.0, "idle_s": 2.0, "utilisation": 0.75,
-                       "ls_iterations": 1000, "ls_iterations_per_s": 125.0}],
-        history=[{"epoch": e, "island": i, "device": "cpu", "time_s": float(e + 1), "generations": 5,
-                  "ls_iterations": 100, "busy_s": 0.8 - 0.4 * i, "best_cost": 950 + 10 * i, "global_best": 950,
-                  "migrants_in": 1 if (e, i) == (2, 1) else 0}
+        islands=[IslandRow(i, "cpu", 10, 500, 950 + 10 * i, 0, 6, 3, "GA (ux)") for i in range(2)],
+        device_loads=[DeviceRow("cpu", islands=2, busy_s=6.0, idle_s=2.0, utilisation=0.75, ls_iterations=1000,
+                                ls_iterations_per_s=125.0)],
+        history=[EpochRow(epoch=e, island=i, device="cpu", time_s=float(e + 1), generations=5, ls_iterations=100,
+                          busy_s=0.8 - 0.4 * i, best_cost=950 + 10 * i, global_best=950,
+                          migrants_in=1 if (e, i) == (2, 1) else 0)
                  for e in range(4) for i in range(2)],
-        trace=[{"time_s": 0.05, "island": 0, "cost": 1400}, {"time_s": 0.3, "island": 0, "cost": 1000},
-               {"time_s": 2.5, "island": 0, "cost": 950}, {"time_s": 0.08, "island": 1, "cost": 1300},
-               {"time_s": 0.6, "island": 1, "cost": 960}],
+        trace=[TracePoint(0.05, 0, 1400), TracePoint(0.3, 0, 1000), TracePoint(2.5, 0, 950), TracePoint(0.08, 1, 1300),
+               TracePoint(0.6, 1, 960)],
     )
     return Result(**(fields | changes))
 

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from testutil import sparse_qap
+from testutil import solve_with, sparse_qap
 
 from metaheur import solver as solver_module
 from metaheur.devices import Device, cpu_device
@@ -55,7 +55,7 @@ def quick(problem, **kwargs) -> Result:
     ga = TSP_GA if isinstance(problem, TSP) else QAP_GA
     options = {"strategy": "cpu-serial", "generations": 2, "sync": True, "epoch_generations": 1, "seed": 1,
                "ga": ga} | kwargs
-    return solve(problem, **options)
+    return solve_with(problem, **options)
 
 
 # ------------------------------------------------------------------------ strategies, exact cost
@@ -73,14 +73,14 @@ def test_each_cpu_strategy_reports_the_exact_cost(strategy, problem):
     assert len(r.islands) == (1 if strategy == "cpu-serial" else 2)
     assert r.stop_reason == "generations"
     # counters per island, each meaning one thing: GA generations apart from tabu-walk steps
-    walks = [isl for isl in r.islands if isl["algorithm"] == "tabu walk"]
+    walks = [isl for isl in r.islands if isl.algorithm == "tabu walk"]
     assert r.generations == 2 and r.walk_steps == (2 if walks else 0)
-    assert all(isl["generations"] == 0 and isl["walk_steps"] == 2 for isl in walks)
-    assert r.search_iterations == sum(i["ls_iterations"] for i in r.islands) > 0
+    assert all(isl.generations == 0 and isl.walk_steps == 2 for isl in walks)
+    assert r.search_iterations == sum(i.ls_iterations for i in r.islands) > 0
     assert r.best_known is None and r.gap_percent is None
-    assert r.cost == min(i["best_cost"] for i in r.islands)
+    assert r.cost == min(i.best_cost for i in r.islands)
     assert r.time_s > 0 and r.compile_s >= 0
-    assert r.history and {row["island"] for row in r.history} == set(range(len(r.islands)))
+    assert r.history and {row.island for row in r.history} == set(range(len(r.islands)))
     assert r.source == problem.source
 
 
@@ -100,7 +100,8 @@ def test_sync_solve_is_reproducible():
     b = quick(qap, strategy="cpu-islands", islands=2, generations=4, epoch_generations=2, seed=3)
     assert a.permutation == b.permutation and a.cost == b.cost
     keys = ("epoch", "island", "generations", "ls_iterations", "best_cost", "global_best", "migrants_in")
-    assert [[row[k] for k in keys] for row in a.history] == [[row[k] for k in keys] for row in b.history]
+    rows = [[[getattr(row, k) for k in keys] for row in r.history] for r in (a, b)]
+    assert rows[0] == rows[1]
     assert a.migrations == b.migrations
     assert a.islands == b.islands
 
@@ -148,10 +149,10 @@ def test_stats_csv_round_trip(tmp_path):
     assert len(rows) == len(r.history) == 3 * 2
     for got, want in zip(rows, r.history, strict=True):
         for k in STATS_FIELDS:
-            if isinstance(want[k], float):
-                assert got[k] == pytest.approx(want[k])
+            if isinstance(getattr(want, k), float):
+                assert getattr(got, k) == pytest.approx(getattr(want, k))
             else:
-                assert got[k] == want[k], k
+                assert getattr(got, k) == getattr(want, k), k
 
 
 # ---------------------------------------------------------------------------------- errors
@@ -184,7 +185,8 @@ def test_gpu_strategy_with_only_the_cpu_listed():
     ({"generations": 0}, "generations must be at least 1"),
     ({"generations": None, "time_limit": -1}, "time limit must be positive"),
     ({"no_improvement": 0}, "no-improvement limit must be at least 1"),
-    ({"epoch_generations": 0}, "epochs need a positive length"),
+    ({"epoch_generations": 0}, "epoch_generations must be at least 1"),
+    ({"epoch_seconds": 0.0}, "epoch_seconds must be positive"),
     ({"ga": GAParams(crossover="eax")}, "crossover 'eax' is not for the QAP"),
 ])
 def test_bad_arguments(kwargs, message):
@@ -254,7 +256,7 @@ def test_two_instances_differing_only_in_weight_type_in_one_session():
 def test_tiny_qap_reaches_the_brute_force_optimum(n, seed):
     qap = random_qap(n, seed=seed, symmetric=seed != 2, zero_diagonal=seed != 3)
     optimum = qap_optimum(qap)
-    r = solve(qap, strategy="cpu-serial", time_limit=5, target=optimum, seed=seed)
+    r = solve_with(qap, strategy="cpu-serial", time_limit=5, target=optimum, seed=seed)
     assert r.cost == optimum == qap.cost(r.permutation)
     assert r.stop_reason == "target"
 
@@ -263,7 +265,7 @@ def test_tiny_qap_reaches_the_brute_force_optimum(n, seed):
 def test_tiny_tsp_reaches_the_brute_force_optimum(n, seed):
     tsp = uniform_tsp(n, seed=seed)
     optimum = tsp_optimum(tsp)
-    r = solve(tsp, strategy="cpu-serial", time_limit=5, target=optimum, seed=seed)
+    r = solve_with(tsp, strategy="cpu-serial", time_limit=5, target=optimum, seed=seed)
     assert r.cost == optimum == tsp.tour_length(r.permutation)
     assert r.stop_reason == "target"
 
@@ -280,7 +282,7 @@ def test_tiny_qap_without_a_target_finds_the_optimum_too():
 @pytest.mark.parametrize("name", ["nug12", "tai12a"])
 def test_target_bks_stops_at_the_best_known_value(instances_dir, monkeypatch, name):
     monkeypatch.setenv("METAHEUR_INSTANCES", str(instances_dir))
-    r = solve(name, strategy="cpu-islands", islands=2, time_limit=30, target="bks", seed=1)
+    r = solve_with(name, strategy="cpu-islands", islands=2, time_limit=30, target="bks", seed=1)
     assert r.stop_reason == "target"
     assert r.best_known is not None and r.cost == r.best_known
     assert r.gap_percent == 0.0
@@ -307,7 +309,7 @@ def test_dask_local_cluster_gives_the_loky_result():
     assert dask.cost == qap.cost(dask.permutation)
     assert dask.permutation == loky.permutation
     assert dask.islands == loky.islands
-    assert [h["best_cost"] for h in dask.history] == [h["best_cost"] for h in loky.history]
+    assert [h.best_cost for h in dask.history] == [h.best_cost for h in loky.history]
     assert dask.parameters["dask"] == "local:2"
 
 
@@ -351,18 +353,18 @@ def test_dask_local_needs_a_worker():
 @pytest.mark.parametrize("qap", [sparse_qap(12, seed=1), random_qap(12, seed=1)], ids=["structured", "uniform"])
 def test_half_the_cpu_islands_walk_by_default_on_every_qap(qap):
     r = quick(qap, strategy="cpu-islands", islands=3, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu walk"]
+    assert [i.algorithm for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu walk"]
     r = quick(qap, strategy="cpu-islands", islands=4, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "tabu walk", "GA (ux)", "tabu walk"]  # each feeds a GA
+    assert [i.algorithm for i in r.islands] == ["GA (ux)", "tabu walk", "GA (ux)", "tabu walk"]  # each feeds a GA
     r = quick(qap, strategy="cpu-islands", islands=2, walk_islands=0, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"]
+    assert [i.algorithm for i in r.islands] == ["GA (ux)", "GA (ux)"]
     r = quick(qap, strategy="cpu-serial", generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)"]
+    assert [i.algorithm for i in r.islands] == ["GA (ux)"]
 
 
 def test_no_walk_islands_on_the_tsp():
     r = quick(uniform_tsp(30, seed=1), strategy="cpu-islands", islands=2, generations=1)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ox)", "GA (ox)"]
+    assert [i.algorithm for i in r.islands] == ["GA (ox)", "GA (ox)"]
 
 
 def test_every_walk_island_sends_to_a_ga_island_while_at_most_half_walk():
@@ -392,13 +394,13 @@ def test_no_migration_by_default_on_a_uniform_random_qap():
 ])
 def test_walk_islands_out_of_range(problem, walks, message):
     with pytest.raises(MetaheurError, match=message):
-        solve(problem, strategy="cpu-islands", islands=2, walk_islands=walks, generations=1)
+        solve_with(problem, strategy="cpu-islands", islands=2, walk_islands=walks, generations=1)
 
 
 def test_no_walk_islands_by_default_without_local_search():
     ga_only = dataclasses.replace(QAP_GA, ls_budget=0)
     r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, generations=2)
-    assert [i["algorithm"] for i in r.islands] == ["GA (ux)", "GA (ux)"] and r.search_iterations == 0
+    assert [i.algorithm for i in r.islands] == ["GA (ux)", "GA (ux)"] and r.search_iterations == 0
     r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, walk_islands=1, generations=2)
     # 50n iterations improve its first member, then 50n per generation
-    assert r.islands[1]["algorithm"] == "tabu walk" and r.islands[1]["ls_iterations"] == 3 * 50 * 12
+    assert r.islands[1].algorithm == "tabu walk" and r.islands[1].ls_iterations == 3 * 50 * 12

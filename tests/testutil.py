@@ -37,3 +37,15 @@ def sparse_qap(n: int, seed: int = 1, density: float = 0.2) -> QAP:
     keep = np.random.default_rng(seed).random((n, n)) < density
     keep = np.triu(keep, 1) | np.triu(keep, 1).T
     return QAP(f"sparse-qap-{n}-s{seed}", np.where(keep, base.flow, 0), base.distance)
+
+
+def solve_with(problem, **options):
+    """:func:`metaheur.solve` with the fields of :class:`SolveParams` given as keywords beside
+    solve()'s own arguments (the tests' shorthand)."""
+    from dataclasses import fields
+
+    from metaheur import SolveParams, solve
+
+    names = {f.name for f in fields(SolveParams)}
+    params = SolveParams(**{k: options.pop(k) for k in list(options) if k in names})
+    return solve(problem, params=params, **options)

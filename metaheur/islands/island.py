@@ -49,6 +49,7 @@ class IslandSpec:
     target: int | None = None
     cpu_threads: int = 1
     owner_pid: int = 0  # the process running the model (a "worker" that is that process keeps Ctrl-C)
+    initial: np.ndarray | None = field(default=None, compare=False)  # k x n warm starts, best first
 
 
 @dataclass
@@ -139,12 +140,23 @@ def _seconds_to(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.perf_counter())
 
 
-def _new_members(ops, spec: IslandSpec, state: IslandState, count: int, deadline: float | None):
+def _new_members(ops, spec: IslandSpec, state: IslandState, count: int, deadline: float | None,
+                 seeds: np.ndarray | None = None):
+    """``count`` new members, each improved by the local search from a random start, or from one
+    of ``seeds`` (warm starts, which take the first places). A seeded member is never worse
+    than its seed: should the search return worse, the seed itself is kept."""
     starts = ops.random_solutions(count, _rng(spec, state, 1))
+    seeded = 0 if seeds is None else min(count, len(seeds))
+    if seeded:
+        starts[:seeded] = seeds[:seeded]
     keys = _keys(spec, state, count)
     state.streams += count
     sols, costs, iters = ops.improve(ops.device.asarray(starts, np.int32), keys, time_limit=_seconds_to(deadline))
     state.ls_iterations += int(np.sum(iters))
+    for j in range(seeded):
+        seed_cost = ops.cost(seeds[j])
+        if costs[j] > seed_cost:
+            sols[j], costs[j] = seeds[j], seed_cost
     return sols, costs
 
 
@@ -167,11 +179,13 @@ def _replace(ops, state: IslandState, children: np.ndarray, costs: np.ndarray) -
 def _first_population(ops, spec: IslandSpec, state: IslandState, deadline: float | None,
                       time_left: float | None):
     """The island's first members: ``population`` of them, or for an automatic (EAX) size a first
-    few, timed, then as many more as the time budget affords (metaheur/islands/eax.py)."""
+    few, timed, then as many more as the time budget affords (metaheur/islands/eax.py). The
+    warm starts (``spec.initial``, best first) seed the first members."""
     size = spec.params.ga.population
     if size:
-        return _new_members(ops, spec, state, size, deadline)
-    (pop, costs), per = eax.timed(lambda k: _new_members(ops, spec, state, k, deadline), eax.MIN_POPULATION)
+        return _new_members(ops, spec, state, size, deadline, spec.initial)
+    (pop, costs), per = eax.timed(lambda k: _new_members(ops, spec, state, k, deadline, spec.initial),
+                                  eax.MIN_POPULATION)
     more = eax.population_size(per, time_left, eax.MIN_POPULATION) - eax.MIN_POPULATION
     if more > 0 and (deadline is None or time.perf_counter() < deadline):
         extra, extra_costs = _new_members(ops, spec, state, more, deadline)

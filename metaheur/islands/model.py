@@ -41,6 +41,7 @@ from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
 from metaheur.problems import QAP, TSP
+from metaheur.result import EpochRow
 from metaheur.stopping import Progress, StopRules
 
 MAX_RETRIES = 3
@@ -92,30 +93,13 @@ class Callbacks:
 
 
 @dataclass
-class EpochRecord:
-    """One row of the statistics: one island in one epoch."""
-
-    epoch: int
-    island: int
-    device: str
-    time_s: float  # run time at the end of the epoch
-    generations: int  # GA generations (0 on a local-search-only island)
-    ls_iterations: int
-    busy_s: float
-    best_cost: int | None
-    global_best: int | None
-    migrants_in: int
-    walk_steps: int = 0  # steps of a local-search-only island (tabu walk, ILS chains); 0 on a GA island
-
-
-@dataclass
 class RunRecord:
     """The run so far: island states, statistics rows, loads; what a checkpoint holds and what
     the model hands back at the end."""
 
     states: list[IslandState]
     specs: list[IslandSpec]
-    epochs: list[EpochRecord] = field(default_factory=list)
+    epochs: list[EpochRow] = field(default_factory=list)
     migrations: list[tuple[int, Migration]] = field(default_factory=list)
     stop_reason: str = ""
     seconds: float = 0.0  # search time, over every session of a resumed run
@@ -157,14 +141,15 @@ class IslandModel:
     ``sync``: epochs of ``epoch_generations`` generations (reproducible for a seed) instead of
     ``epoch_seconds`` of work. ``epoch``: the island algorithm, a picklable function with the
     signature of :func:`~metaheur.islands.island.run_epoch` (a user's own hybrid can replace the
-    memetic island here).
+    memetic island here). ``initial``: warm starts (k x n, best first) that seed every island's
+    first population (:mod:`metaheur.warm_start`).
     """
 
     def __init__(self, problem: QAP | TSP, devices: list[Device], params: list[IslandParams], *, seed: int,
                  migration: MigrationParams | None = None, sync: bool = False, epoch_seconds: float = 1.0,
                  epoch_generations: int = 5, in_process: bool = False, backend: str | None = None,
                  n_jobs: int | None = None, callbacks: Callbacks | None = None, balance: bool = True,
-                 epoch=run_epoch):
+                 epoch=run_epoch, initial: np.ndarray | None = None):
         if len(devices) != len(params) or not devices:
             raise MetaheurError("give one device and one parameter set per island")
         if epoch_seconds <= 0 or epoch_generations < 1:
@@ -173,7 +158,7 @@ class IslandModel:
         self.seed = seed
         key = problem_key(problem)
         seeds = np.random.SeedSequence(seed).spawn(len(devices))
-        self.specs = [IslandSpec(i, problem, key, d.name, p, int(ss.generate_state(1, np.uint64)[0]))
+        self.specs = [IslandSpec(i, problem, key, d.name, p, int(ss.generate_state(1, np.uint64)[0]), initial=initial)
                       for i, (d, p, ss) in enumerate(zip(devices, params, seeds, strict=True))]
         self.main = {i for i, d in enumerate(devices) if d.is_gpu or in_process}
         self.migrator = Migrator(migration or MigrationParams(), seed)
@@ -367,15 +352,16 @@ class IslandModel:
                     elapsed = time.perf_counter() - self.start_time
                     for st, e in zip(states, stats, strict=True):
                         ga = not ls_only(self.specs[st.index])
-                        record.epochs.append(EpochRecord(epoch, st.index, e.device, elapsed,
-                                                         e.generations if ga else 0, e.ls_iterations, e.seconds,
-                                                         st.best_cost, record.best, incoming.get(st.index, 0),
-                                                         0 if ga else e.generations))
+                        record.epochs.append(EpochRow(epoch, st.index, e.device, elapsed, e.generations if ga else 0,
+                                                      e.ls_iterations, e.seconds, st.best_cost, record.best,
+                                                      incoming.get(st.index, 0), 0 if ga else e.generations))
                     record.migrations.extend((epoch, m) for m in migrations)
                     self.balancer.record(stats, wall)
                     self.epoch_span = epoch_span(self.epoch_seconds, stats)
                     if self.balance:
                         self.specs = self.balancer.rebalance(self.specs, stats)
+                    if self.specs[0].initial is not None:  # the warm starts are in the first populations now
+                        self.specs = [replace(spec, initial=None) for spec in self.specs]
                     for e in stats:
                         offset = t0 - self.start_time
                         record.trace.extend((round(offset + dt, 4), e.index, c) for dt, c in e.improvements)
@@ -386,7 +372,9 @@ class IslandModel:
                     if migrations:
                         self.callbacks.on_migration(self, epoch, migrations)
                     generations = min(s.generation for s in states)
-                    reason = stop.fired(Progress(elapsed, generations, record.best, record.stale, self.interrupted))
+                    reason = stop.fired(Progress(elapsed=elapsed, best_cost=record.best, generations=generations,
+                                                 epochs=record.next_epoch, epochs_without_improvement=record.stale,
+                                                 interrupted=self.interrupted))
                     if checkpoint is not None:
                         checkpoint(record, self.migrator, False)
         finally:

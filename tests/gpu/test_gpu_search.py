@@ -62,11 +62,11 @@ def test_ils_batch_gpu_equals_cpu(gpu):
 
 @pytest.mark.parametrize("strategy", ["gpu", "hybrid"])
 def test_solve_on_gpu(gpu, strategy):
-    from metaheur.solver import solve
+    from metaheur import SolveParams, solve
 
-    result = solve("gen:qap:40", strategy=strategy, time_limit=5, seed=1)
+    result = solve("gen:qap:40", seed=1, params=SolveParams(strategy=strategy), time_limit=5)
     assert result.strategy == strategy
     assert gpu.name in result.devices
-    assert result.cost == random_qap(40, seed=1).cost(result.solution)
+    assert result.cost == random_qap(40, seed=1).cost(result.permutation)
     if strategy == "hybrid":
-        assert {d["device"] for d in result.device_loads} >= {"cpu", gpu.name}
+        assert {d.device for d in result.device_loads} >= {"cpu", gpu.name}

@@ -9,6 +9,7 @@ import signal
 
 import numpy as np
 import pytest
+from testutil import solve_with
 
 from metaheur import solver
 from metaheur.devices import cpu_device, parse_device
@@ -23,7 +24,8 @@ from metaheur.islands.params import GAParams, IslandParams
 from metaheur.ops import tsp_data
 from metaheur.problems import TSP, clustered_tsp, random_qap
 from metaheur.search.tsp_descent import TSPDescentBatch
-from metaheur.solver import solve
+from metaheur.solve_params import SolveParams
+from metaheur.solver import resume, solve
 from metaheur.stopping import stop_rules
 
 pytestmark = pytest.mark.gpusim
@@ -37,7 +39,11 @@ HISTORY = ("epoch", "island", "generations", "ls_iterations", "best_cost", "glob
 
 def sync_solve(problem, **options):
     base = {"sync": True, "epoch_generations": 1, "seed": 3, "ga": QAP_GA if problem.kind == "qap" else TSP_OX}
-    return solve(problem, **(base | options))
+    return solve_with(problem, **(base | options))
+
+
+def history(result) -> list[list]:
+    return [[getattr(row, k) for k in HISTORY] for row in result.history]
 
 
 def qap_params(count: int) -> list[IslandParams]:
@@ -57,10 +63,10 @@ def test_hybrid_qap_runs_islands_on_both_simulated_gpus_and_the_cpu(simulated):
     result = sync_solve(QAP12, strategy="hybrid", generations=2)
     assert set(result.devices) == {"cpu", "cuda:0", "cuda:1"}
     assert result.cost == QAP12.cost(np.array(result.permutation))
-    gpu = [i for i in result.islands if i["device"].startswith("cuda")]
-    assert len(gpu) == 2 and all(i["generations"] == 2 and i["ls_iterations"] > 0 for i in gpu)
-    assert all(i["offspring"] % gpu_wave(QAP12, "cuda:0") == 0 for i in gpu)  # whole waves
-    assert {d["device"] for d in result.device_loads} == {"cpu", "cuda:0", "cuda:1"}
+    gpu = [i for i in result.islands if i.device.startswith("cuda")]
+    assert len(gpu) == 2 and all(i.generations == 2 and i.ls_iterations > 0 for i in gpu)
+    assert all(i.offspring % gpu_wave(QAP12, "cuda:0") == 0 for i in gpu)  # whole waves
+    assert {d.device for d in result.device_loads} == {"cpu", "cuda:0", "cuda:1"}
     assert result.versions["simulated_gpus"] == 2
 
 
@@ -69,13 +75,13 @@ def test_gpu_strategy_solves_a_tsp_reproducibly(simulated):
     assert runs[0].devices == ["cuda:0", "cuda:1"]
     assert runs[0].cost == TSP40.tour_length(np.array(runs[0].permutation))
     assert runs[0].permutation == runs[1].permutation
-    assert [[r[k] for k in HISTORY] for r in runs[0].history] == [[r[k] for k in HISTORY] for r in runs[1].history]
+    assert history(runs[0]) == history(runs[1])
 
 
 def test_gpu_strategy_runs_eax_islands(simulated):
     result = sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax", tries=4))
     assert result.cost == TSP40.tour_length(np.array(result.permutation))
-    assert all(i["algorithm"] == "GA (eax)" and i["generations"] == 1 for i in result.islands)
+    assert all(i.algorithm == "GA (eax)" and i.generations == 1 for i in result.islands)
 
 
 def test_a_resumed_gpu_run_ends_like_an_uninterrupted_one(simulated, tmp_path):
@@ -83,9 +89,19 @@ def test_a_resumed_gpu_run_ends_like_an_uninterrupted_one(simulated, tmp_path):
     path = tmp_path / "gpu.npz"
     first = sync_solve(QAP12, strategy="gpu", generations=2, checkpoint=str(path))
     assert first.stop_reason == "generations" and path.is_file()
-    rest = solve(QAP12, resume=str(path), generations=4)
+    rest = resume(str(path), problem=QAP12, generations=4)
     assert rest.permutation == whole.permutation and rest.cost == whole.cost
-    assert [[r[k] for k in HISTORY] for r in rest.history] == [[r[k] for k in HISTORY] for r in whole.history]
+    assert history(rest) == history(whole)
+
+
+def test_gpu_islands_start_from_the_warm_starts(simulated):
+    good = sync_solve(QAP12, strategy="cpu-serial", generations=3)
+    weak = GAParams(population=4, offspring=2, crossover="ux", ls_budget=1)
+    result = sync_solve(QAP12, strategy="gpu", generations=1, ga=weak, initial=good.permutation)
+    first = [row for row in result.history if row.epoch == 0]
+    assert {row.device for row in first} == {"cuda:0", "cuda:1"}
+    assert all(row.best_cost <= good.cost for row in first)
+    assert result.parameters["initial"] == 1 and result.cost <= good.cost
 
 
 def test_ctrl_c_during_a_gpu_epoch_stops_at_its_end_with_the_best(simulated):
@@ -230,7 +246,7 @@ def test_tsp_gpu_islands_send_and_take_migrants(simulated):
 def test_a_qap_whose_one_search_exceeds_the_gpu_memory_is_refused_up_front(simulated):
     simulated(1, memory="64K")
     with pytest.raises(MetaheurError, match=r"one tabu search of n = 60 needs .* more than cuda:0's"):
-        solve(random_qap(60, seed=1), strategy="gpu", time_limit=1)
+        solve(random_qap(60, seed=1), params=SolveParams(strategy="gpu"), time_limit=1)
 
 
 def test_geo_instances_use_the_matrix_on_a_gpu_and_solve_exactly(simulated):

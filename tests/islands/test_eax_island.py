@@ -76,10 +76,10 @@ def test_an_automatic_population_is_sized_from_the_time_left():
 
 @pytest.mark.slow
 def test_solve_with_eax_beats_the_multistart_at_equal_time():
-    from metaheur.solver import solve
+    from metaheur import SolveParams, solve
 
     tsp = uniform_tsp(400, seed=5)
     ga = solve(tsp, time_limit=4, seed=1)
-    ls = solve(tsp, time_limit=4, seed=1, ga=with_crossover(default_ga(tsp), "none"))
-    assert ga.cost == tsp.tour_length(ga.solution) and ls.cost == tsp.tour_length(ls.solution)
+    ls = solve(tsp, seed=1, params=SolveParams(ga=with_crossover(default_ga(tsp), "none")), time_limit=4)
+    assert ga.cost == tsp.tour_length(ga.permutation) and ls.cost == tsp.tour_length(ls.permutation)
     assert ga.cost <= ls.cost

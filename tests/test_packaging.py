@@ -1,0 +1,39 @@
+"""The wheel carries every package and every kernel source, in the design card's layout:
+metaheur/ as metaheur, problems/ as metaheur.problems, kernels/ as metaheur.kernels."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYOUT = {"metaheur": "metaheur", "problems": "metaheur/problems", "kernels": "metaheur/kernels"}
+
+
+def _expected_files() -> set[str]:
+    """Every tracked source file of the three package directories, under its installed name."""
+    out = set()
+    for folder, installed in LAYOUT.items():
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                out.add(f"{installed}/{path.relative_to(ROOT / folder).as_posix()}")
+    return out
+
+
+@pytest.mark.slow
+def test_wheel_holds_every_package_and_kernel_source(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+                   check=True, capture_output=True)
+    [wheel] = tmp_path.glob("metaheur-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = _expected_files()
+    assert {"metaheur/py.typed", "metaheur/kernels/qap_tabu.cu", "metaheur/kernels/mh_cpu_shim.h",
+            "metaheur/islands/island.py", "metaheur/problems/qap.py"} <= expected
+    assert expected - names == set()
+    packages = {p.parent.as_posix() for p in map(Path, names) if p.name == "__init__.py"}
+    assert packages >= {"metaheur/engine", "metaheur/islands", "metaheur/search", "metaheur/ops", "metaheur/ga"}
+    assert not any(n.startswith(("tests/", "experiments/", "problems/", "kernels/")) for n in names)
