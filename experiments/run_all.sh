@@ -17,7 +17,7 @@ failed=0
 run() { echo "== $(date -Is) $*"; "$PY" "$@"; local rc=$?; echo "== exit $rc"; [ $rc -eq 0 ] || failed=1; }
 
 if [ "${1:-}" = "--quick" ]; then
-  for script in bench_kernels bench_search bench_tsp_ils bench_eax strategies quality peers ablation bench_hybrid soak; do
+  for script in bench_kernels bench_search bench_tsp_ils bench_eax bench_atsp strategies quality peers ablation bench_hybrid soak; do
     run "experiments/$script.py" --quick
   done
   run experiments/fuzz.py --examples 50
@@ -31,6 +31,7 @@ run experiments/bench_search.py --seeds 3 --seconds 60 --qap-speed tai50a,tai100
 run experiments/bench_tsp_ils.py --seconds 10 30 --seeds 2 --elkai --elkai-max-n 2400
 run experiments/bench_eax.py
 run experiments/bench_eax.py --instances brd14051 d18512 --name bench_eax_large
+run experiments/bench_atsp.py
 run experiments/strategies.py --seeds 1 --base-seconds 3
 run experiments/quality.py --library qaplib --max-n 40 --seeds 1
 run experiments/quality.py --library tsplib --max-n 20000 --seeds 1 --base-seconds 2

@@ -11,6 +11,7 @@ from metaheur.islands.migration import MigrationParams
 from metaheur.islands.model import Callbacks
 from metaheur.islands.params import GAParams
 from metaheur.problems import (
+    ATSP,
     QAP,
     TSP,
     best_known,
@@ -40,6 +41,7 @@ from metaheur.stopping import (
 )
 
 __all__ = [
+    "ATSP",
     "QAP",
     "TSP",
     "Callbacks",

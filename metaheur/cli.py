@@ -42,11 +42,11 @@ def _print_json(data: dict) -> None:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="metaheur")
 def cli() -> None:
-    """Hybrid metaheuristics for QAP and TSP on CPU cores, GPUs and Dask clusters.
+    """Hybrid metaheuristics for QAP and TSP (symmetric and asymmetric) on CPU cores, GPUs and Dask clusters.
 
-    INSTANCE arguments are a file path (QAPLIB .dat, TSPLIB .tsp), a library name looked up under
-    $METAHEUR_INSTANCES (tai30a, pr2392), or a built-in generated instance (gen:qap:50,
-    gen:tsp:1000, gen:tsp-clustered:1000, with an optional :SEED).
+    INSTANCE arguments are a file path (QAPLIB .dat, TSPLIB .tsp or .atsp), a library name looked up
+    under $METAHEUR_INSTANCES (tai30a, pr2392, ftv64), or a built-in generated instance (gen:qap:50,
+    gen:tsp:1000, gen:tsp-clustered:1000, gen:atsp:1000, with an optional :SEED).
     """
 
 
@@ -172,7 +172,7 @@ def _table(results) -> str:
 @click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances; - for standard "
               "output, the summary then goes to standard error).")
 @click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV (- for standard output).")
-@click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP).")
+@click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP and ATSP).")
 @click.option("--plot", "plot_path", help="Write a figure of the run (convergence, and the tour for a TSP): "
               "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")

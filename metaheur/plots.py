@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
-from metaheur.problems import QAP, TSP
+from metaheur.problems import ATSP, QAP, TSP
 from metaheur.result import DeviceRow, Result
 
 FIGURE_SIZE = (12.0, 8.0)
@@ -95,8 +95,9 @@ def _run_best(curves: dict[int, tuple[list[float], list[int]]]) -> tuple[list[fl
     return times, costs
 
 
-def plot_tour(tsp: TSP, tour, ax=None, title: str | None = None):
-    """The tour drawn on the instance's (display) coordinates."""
+def plot_tour(tsp: TSP | ATSP, tour, ax=None, title: str | None = None):
+    """The tour drawn on the instance's (display) coordinates; an ATSP tour with arrows in its
+    direction (up to 2000 cities)."""
     ax = _axes(ax)
     if tsp.display is None:
         ax.text(0.5, 0.5, "no coordinates to draw", ha="center", va="center", transform=ax.transAxes)
@@ -104,6 +105,10 @@ def plot_tour(tsp: TSP, tour, ax=None, title: str | None = None):
         return ax
     xy = tsp.display[np.append(tour, tour[0])]
     ax.plot(xy[:, 0], xy[:, 1], "-", linewidth=0.6 if tsp.n > 1000 else 1.0, color="tab:blue")
+    if isinstance(tsp, ATSP) and tsp.n <= 2000:
+        mid, step = (xy[:-1] + xy[1:]) / 2, xy[1:] - xy[:-1]
+        ax.quiver(mid[:, 0], mid[:, 1], step[:, 0], step[:, 1], angles="xy", pivot="mid", color="tab:blue",
+                  scale=None, width=0.002, headwidth=6, headlength=6, minlength=0)
     if tsp.n <= 2000:
         ax.plot(tsp.display[:, 0], tsp.display[:, 1], ".", markersize=2, color="tab:red")
     ax.set_aspect("equal", adjustable="box")  # the box takes the cities' shape, so the tour fills it
@@ -177,14 +182,14 @@ def _loads_from_history(result: Result) -> list[DeviceRow]:
     return list(out.values())
 
 
-def result_figure(result: Result, problem: QAP | TSP | None = None, *, log_time: bool = False):
+def result_figure(result: Result, problem: QAP | TSP | ATSP | None = None, *, log_time: bool = False):
     """The combined figure: convergence and devices on the left; the tour (TSP) on the right, or
     the assignment (QAP) above a caption, or the caption alone without the problem."""
     fig = plt.figure(figsize=FIGURE_SIZE, dpi=DPI)
     grid = fig.add_gridspec(2, 2, height_ratios=(5, 2))
     plot_convergence(result, fig.add_subplot(grid[0, 0]), log_time=log_time)
     plot_devices(result, fig.add_subplot(grid[1, 0]))
-    if isinstance(problem, TSP):
+    if isinstance(problem, (TSP, ATSP)):
         plot_tour(problem, result.permutation, fig.add_subplot(grid[:, 1]))
     else:
         if isinstance(problem, QAP):
@@ -203,7 +208,7 @@ def _caption(result: Result) -> str:
             f"{result.time_s:.1f} s, {result.search_iterations:,} ls iterations")
 
 
-def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | None = None,
+def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | ATSP | None = None,
                        fmt: str | None = None, *, log_time: bool = False) -> None:
     """Write the combined figure (1200 x 800 pixels) in format ``fmt``, by default the one the
     path's extension names (PNG, SVG, PDF, JPEG: :func:`metaheur.outputs.figure_format`)."""

@@ -27,9 +27,10 @@ from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import ls_only, run_counters, walks_in
 from metaheur.islands.migration import MigrationParams, default_migration
 from metaheur.islands.model import Callbacks, IslandModel, RunRecord, problem_key
+from metaheur.islands.operators import canonical_tours
 from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_walk_islands, walk_island
 from metaheur.ops import qap_data, tsp_data
-from metaheur.problems import QAP, TSP, best_known, load_instance
+from metaheur.problems import ATSP, QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.search.qap_tabu import TabuParams
@@ -70,6 +71,22 @@ def plan_devices(strategy: str, devices: list[Device] | None, islands: int | Non
         return strategy, [gpus[i % len(gpus)] for i in range(count)]
     cpu_islands = max(1, cores - len(gpus)) if islands is None else max(1, islands - len(gpus))
     return strategy, list(gpus) + [cpu_device()] * cpu_islands
+
+
+def search_instance(problem: QAP | TSP | ATSP) -> QAP | TSP:
+    """The instance the islands search: an ATSP's symmetric transformation (Jonker and Volgenant
+    1983, :class:`~metaheur.problems.atsp.JVTransform`, whose tours have the directed lengths),
+    otherwise the instance itself."""
+    return problem.transformed().tsp if isinstance(problem, ATSP) else problem
+
+
+def search_seeds(problem: QAP | TSP | ATSP, seeds: np.ndarray | None) -> np.ndarray | None:
+    """Warm starts as solutions of :func:`search_instance`: an ATSP's directed tours become the
+    tours of its transformation that keep every twin edge (same lengths), in canonical form."""
+    if seeds is None or not isinstance(problem, ATSP):
+        return seeds
+    jv = problem.transformed()
+    return canonical_tours(np.stack([jv.to_symmetric(t) for t in seeds]))
 
 
 def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
@@ -236,15 +253,16 @@ def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[Stop
             and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count()):
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
-    kind = problem.kind
-    ga = (params.ga or default_ga(problem)).check_for(kind)
-    tabu, ils = params.tabu or default_tabu(problem), params.ils or ILSParams()
-    migration = params.migration or default_migration(problem)
-    island_params = [_island_params(problem, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
-    island_params = _with_walk_islands(problem, island_params, island_devices, params.walk_islands)
-    check_memory(problem, island_devices)
+    search = search_instance(problem)
+    kind = search.kind
+    ga = (params.ga or default_ga(search)).check_for(kind)
+    tabu, ils = params.tabu or default_tabu(search), params.ils or ILSParams()
+    migration = params.migration or default_migration(search)
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    island_params = _with_walk_islands(search, island_params, island_devices, params.walk_islands)
+    check_memory(search, island_devices)
     settings = {
-        "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": kind,
+        "problem": {"key": problem_key(problem), "name": problem.name, "n": problem.n, "kind": problem.kind,
                     "source": problem.source},
         "strategy": strategy, "seed": seed, "devices": [d.name for d in island_devices],
         "migration": dataclasses.asdict(migration), "sync": params.sync, "epoch_seconds": params.epoch_seconds,
@@ -343,14 +361,16 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
     island_devices = [parse_device(d) for d in settings["devices"]]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
-    _precompile(problem, island_devices)
+    search = search_instance(problem)
+    _precompile(search, island_devices)
     compile_s = compile_seconds_total() - compile_before
     with _dask(scheduler, dask_local) as client:
-        model = IslandModel(problem, island_devices, params, seed=settings["seed"],
+        model = IslandModel(search, island_devices, params, seed=settings["seed"],
                             migration=MigrationParams(**settings["migration"]), sync=settings["sync"],
                             epoch_seconds=settings["epoch_seconds"], epoch_generations=settings["epoch_generations"],
                             in_process=settings["in_process"], backend="dask" if client is not None else None,
-                            callbacks=callbacks, balance=settings["strategy"] == "hybrid", initial=seeds)
+                            callbacks=callbacks, balance=settings["strategy"] == "hybrid",
+                            initial=search_seeds(problem, seeds))
         resume = None
         if saved is not None:
             model.migrator.restore(saved.migrator_state, saved.archive)
@@ -372,6 +392,8 @@ def _run(problem, settings: dict, params: list[IslandParams], stop: StopRules, c
 
 def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
     best, tracked, _ = record.best_solution()
+    if isinstance(problem, ATSP):  # the transformation keeps lengths: the tracked one must be the directed one
+        best = problem.transformed().to_directed(best)
     cost = problem.cost(best) if isinstance(problem, QAP) else problem.tour_length(best)
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")

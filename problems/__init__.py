@@ -3,23 +3,27 @@
 Installed as ``metaheur.problems``. Every cost here is an exact integer computed from scratch.
 """
 
+from metaheur.problems.atsp import ATSP, read_atsp
 from metaheur.problems.best_known import BestKnown, best_known
-from metaheur.problems.generators import clustered_tsp, parse_generated, random_qap, uniform_tsp
+from metaheur.problems.generators import asymmetric_tsp, clustered_tsp, parse_generated, random_qap, uniform_tsp
 from metaheur.problems.instances import load_instance, load_solution, resolve_instance
 from metaheur.problems.qap import QAP, QAPSolution, read_qaplib, read_sln, write_sln
 from metaheur.problems.tsp import TSP, read_tour, read_tsplib, write_tour
 
 __all__ = [
+    "ATSP",
     "QAP",
     "TSP",
     "BestKnown",
     "QAPSolution",
+    "asymmetric_tsp",
     "best_known",
     "clustered_tsp",
     "load_instance",
     "load_solution",
     "parse_generated",
     "random_qap",
+    "read_atsp",
     "read_qaplib",
     "read_sln",
     "read_tour",

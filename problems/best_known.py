@@ -1,7 +1,7 @@
 """Best-known objective values of QAPLIB and TSPLIB instances (minimisation).
 
 Figures from the libraries' published tables (QAPLIB: Burkard, Karisch and Rendl, with later
-updates; TSPLIB: Reinelt's STSP page; every TSPLIB value is a proven optimum). ``optimal`` says
+updates; TSPLIB: Reinelt's STSP and ATSP pages; every TSPLIB value is a proven optimum). ``optimal`` says
 whether the value is proven optimal. Caveats kept from the sources: ``tai100a``'s published
 ``.sln`` holds an older 21052466, the table 21044752; ``dsj1000`` is the CEIL_2D value.
 """
@@ -250,6 +250,25 @@ _TABLE = (
     ("ulysses22", "TSPLIB", 22, 7013, True),
     ("vm1084", "TSPLIB", 1084, 239297, True),
     ("vm1748", "TSPLIB", 1748, 336556, True),
+    ("br17", "TSPLIB-ATSP", 17, 39, True),
+    ("ft53", "TSPLIB-ATSP", 53, 6905, True),
+    ("ft70", "TSPLIB-ATSP", 70, 38673, True),
+    ("ftv33", "TSPLIB-ATSP", 34, 1286, True),
+    ("ftv35", "TSPLIB-ATSP", 36, 1473, True),
+    ("ftv38", "TSPLIB-ATSP", 39, 1530, True),
+    ("ftv44", "TSPLIB-ATSP", 45, 1613, True),
+    ("ftv47", "TSPLIB-ATSP", 48, 1776, True),
+    ("ftv55", "TSPLIB-ATSP", 56, 1608, True),
+    ("ftv64", "TSPLIB-ATSP", 65, 1839, True),
+    ("ftv70", "TSPLIB-ATSP", 71, 1950, True),
+    ("ftv170", "TSPLIB-ATSP", 171, 2755, True),
+    ("kro124p", "TSPLIB-ATSP", 100, 36230, True),
+    ("p43", "TSPLIB-ATSP", 43, 5620, True),
+    ("rbg323", "TSPLIB-ATSP", 323, 1326, True),
+    ("rbg358", "TSPLIB-ATSP", 358, 1163, True),
+    ("rbg403", "TSPLIB-ATSP", 403, 2465, True),
+    ("rbg443", "TSPLIB-ATSP", 443, 2720, True),
+    ("ry48p", "TSPLIB-ATSP", 48, 14422, True),
 )
 
 BEST_KNOWN: dict[str, BestKnown] = {row[0].lower(): BestKnown(*row) for row in _TABLE}

@@ -8,8 +8,12 @@
 * :func:`clustered_tsp` — the DIMACS "C" instances: n/10 centres uniform in the square, cities
   normally distributed around a random centre with sigma 10^6 / sqrt(n), EUC_2D.
 
+* :func:`asymmetric_tsp` — an ATSP: cities uniform in the same square, the arc ``i -> j`` costs
+  the Euclidean distance times a factor drawn for that direction alone, uniform in [1, 1.5),
+  rounded to the nearest integer (so ``i -> j`` and ``j -> i`` differ).
+
 Built-in names, accepted wherever an instance is: ``gen:qap:N[:SEED]``, ``gen:tsp:N[:SEED]``
-(uniform) and ``gen:tsp-clustered:N[:SEED]``; the seed defaults to 1.
+(uniform), ``gen:tsp-clustered:N[:SEED]`` and ``gen:atsp:N[:SEED]``; the seed defaults to 1.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.errors import MetaheurError
+from metaheur.problems.atsp import ATSP
 from metaheur.problems.qap import QAP
 from metaheur.problems.tsp import TSP
 
@@ -61,15 +66,30 @@ def clustered_tsp(n: int, seed: int = 1, *, name: str | None = None) -> TSP:
                source=f"gen:tsp-clustered:{n}:{seed}")
 
 
-_GENERATORS = {"qap": random_qap, "tsp": uniform_tsp, "tsp-uniform": uniform_tsp, "tsp-clustered": clustered_tsp}
+def asymmetric_tsp(n: int, seed: int = 1, *, name: str | None = None) -> ATSP:
+    """``n`` cities uniform in the 10^6 square; arc ``i -> j`` costs ``nint(e(i, j) * f_ij)`` with
+    ``f_ij`` uniform in [1, 1.5) for each direction apart. The cities are kept for drawing."""
+    if n < 3:
+        raise MetaheurError(f"an ATSP needs at least 3 cities, got {n}")
+    rng = np.random.default_rng(seed)
+    coords = rng.integers(0, SQUARE, size=(n, 2)).astype(np.float64)
+    factor = rng.uniform(1.0, 1.5, size=(n, n))
+    euclid = np.hypot(coords[:, None, 0] - coords[None, :, 0], coords[:, None, 1] - coords[None, :, 1])
+    matrix = np.floor(euclid * factor + 0.5).astype(np.int64)
+    np.fill_diagonal(matrix, 0)
+    return ATSP(name or f"gen-atsp-{n}-s{seed}", matrix, display=coords, source=f"gen:atsp:{n}:{seed}")
 
 
-def parse_generated(spec: str) -> QAP | TSP | None:
+_GENERATORS = {"qap": random_qap, "tsp": uniform_tsp, "tsp-uniform": uniform_tsp, "tsp-clustered": clustered_tsp,
+               "atsp": asymmetric_tsp}
+
+
+def parse_generated(spec: str) -> QAP | TSP | ATSP | None:
     """The instance named by ``gen:KIND:N[:SEED]``, or ``None`` when ``spec`` is not such a name."""
     if not spec.startswith("gen:"):
         return None
     parts = spec.split(":")
-    usage = "built-in instances are gen:qap:N, gen:tsp:N or gen:tsp-clustered:N, with an optional :SEED"
+    usage = "built-in instances are gen:qap:N, gen:tsp:N, gen:tsp-clustered:N or gen:atsp:N, with an optional :SEED"
     if len(parts) not in (3, 4) or parts[1] not in _GENERATORS:
         raise MetaheurError(f"unknown built-in instance {spec!r}: {usage}")
     try:
@@ -79,7 +99,7 @@ def parse_generated(spec: str) -> QAP | TSP | None:
         raise MetaheurError(f"bad built-in instance {spec!r}: {usage}") from None
     if seed < 0:
         raise MetaheurError(f"bad built-in instance {spec!r}: the seed must be >= 0")
-    if n > 1_000_000 or (parts[1] == "qap" and n > 5000):
+    if n > 1_000_000 or (parts[1] in ("qap", "atsp") and n > 5000):
         raise MetaheurError(f"built-in instance {spec!r} is too large")
     kind = "qap" if parts[1] == "qap" else parts[1]
     return _GENERATORS[parts[1]](n, seed, name=f"gen-{kind}-{n}-s{seed}")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problems.atsp import ATSP, is_atsp_file, read_atsp
 from metaheur.problems.best_known import best_known
 from metaheur.problems.generators import parse_generated
 from metaheur.problems.qap import QAP, check_permutation, read_assignment, read_qaplib, read_sln
@@ -25,7 +26,7 @@ from metaheur.problems.tsp import TSP, is_number_list, read_city_list, read_tour
 from metaheur.suggest import did_you_mean
 
 ENV_VAR = "METAHEUR_INSTANCES"
-_SUFFIXES = (".dat", ".tsp")
+_SUFFIXES = (".dat", ".tsp", ".atsp")
 _FOLDERS = ("qaplib", "tsplib", "atsp")
 _PATTERN_CHARS = "*?["
 
@@ -115,9 +116,10 @@ def _looks_like_qaplib(path: Path) -> bool:
     return bool(first) and first[0].lstrip("+-").isdigit()
 
 
-def load_instance(spec: str | os.PathLike | QAP | TSP) -> QAP | TSP:
-    """A QAP or TSP from a path, a library name, a built-in ``gen:`` name or an instance object."""
-    if isinstance(spec, (QAP, TSP)):
+def load_instance(spec: str | os.PathLike | QAP | TSP | ATSP) -> QAP | TSP | ATSP:
+    """A QAP, TSP or ATSP from a path, a library name, a built-in ``gen:`` name or an instance
+    object (a TSPLIB file is an ATSP when it says ``TYPE: ATSP``)."""
+    if isinstance(spec, (QAP, TSP, ATSP)):
         return spec
     generated = parse_generated(os.fspath(spec))
     if generated is not None:
@@ -126,6 +128,8 @@ def load_instance(spec: str | os.PathLike | QAP | TSP) -> QAP | TSP:
     suffix = path.suffix.lower()
     if suffix == ".dat":
         return read_qaplib(path)
+    if suffix == ".atsp" or (suffix != ".dat" and not _looks_like_qaplib(path) and is_atsp_file(path)):
+        return read_atsp(path)
     if suffix == ".tsp":
         return read_tsplib(path)
     return read_qaplib(path) if _looks_like_qaplib(path) else read_tsplib(path)
@@ -140,9 +144,9 @@ class LoadedSolution:
     note: str | None
 
 
-def load_solution(instance: QAP | TSP, path: str | os.PathLike) -> LoadedSolution:
+def load_solution(instance: QAP | TSP | ATSP, path: str | os.PathLike) -> LoadedSolution:
     """Read a solution for ``instance``: QAPLIB ``.sln``, a plain assignment list (QAP), TSPLIB
-    ``.tour``, a plain city list (TSP) or a metaheur result JSON. A file of the other problem,
+    ``.tour``, a plain city list (TSP, ATSP) or a metaheur result JSON. A file of the other problem,
     or one that names another instance, is refused with both named."""
     path = Path(path)
     text = read_text(path)
@@ -184,7 +188,7 @@ def _tour_name(text: str) -> str | None:
     return None
 
 
-def _load_result_json(instance: QAP | TSP, path: Path, text: str) -> LoadedSolution:
+def _load_result_json(instance: QAP | TSP | ATSP, path: Path, text: str) -> LoadedSolution:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

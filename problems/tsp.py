@@ -258,8 +258,9 @@ def _triangle_count(fmt: str, n: int) -> int:
     return n * (n + 1) // 2 if diag else n * (n - 1) // 2
 
 
-def _explicit_matrix(path, fmt: str, first: int, lines: list[str], n: int) -> np.ndarray:
-    """Expand an EDGE_WEIGHT_SECTION in any TSPLIB format into a symmetric n x n matrix."""
+def _explicit_matrix(path, fmt: str, first: int, lines: list[str], n: int, *, symmetric: bool = True) -> np.ndarray:
+    """Expand an EDGE_WEIGHT_SECTION in any TSPLIB format into an n x n matrix: a triangle is
+    mirrored; a FULL_MATRIX is kept as written, and must be symmetric when ``symmetric``."""
     weights = parse_ints(path, lines, first)
     need = _triangle_count(fmt, n)
     if weights.size < need:
@@ -272,11 +273,11 @@ def _explicit_matrix(path, fmt: str, first: int, lines: list[str], n: int) -> np
             token_line(lines, need, first))
     if fmt == "FULL_MATRIX":
         m = weights.reshape(n, n)
-        if not np.array_equal(m, m.T):
+        if symmetric and not np.array_equal(m, m.T):
             i, j = np.argwhere(m != m.T)[0]
             raise InputFormatError(
                 path, f"FULL_MATRIX is not symmetric (d({i + 1},{j + 1}) = {m[i, j]}, d({j + 1},{i + 1}) = "
-                f"{m[j, i]}); asymmetric TSP is not supported", first)
+                f"{m[j, i]}); an asymmetric instance needs TYPE: ATSP", first)
         return m.copy()
     row_fmt = _COLUMN_AS_ROW.get(fmt, fmt)
     m = np.zeros((n, n), dtype=np.int64)

@@ -20,7 +20,7 @@ from metaheur.devices import cpu_device
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.model import Callbacks
 from metaheur.islands.params import GAParams
-from metaheur.problems import random_qap, uniform_tsp
+from metaheur.problems import asymmetric_tsp, random_qap, uniform_tsp
 from metaheur.result import Result
 from metaheur.solver import resume
 
@@ -59,9 +59,13 @@ def history(result: Result) -> list[list]:
     ("qap", "cpu-islands", 2, 0, QAP_GA),
     ("qap", "cpu-islands", 2, 1, QAP_GA),  # a GA island and a tabu walk
     ("tsp", "cpu-islands", 2, None, TSP_GA),
-], ids=["qap-serial", "qap-full-restarts", "qap-islands", "qap-walk", "tsp-islands"])
+    pytest.param("atsp", "cpu-islands", 2, None, TSP_GA, marks=pytest.mark.xfail(
+        strict=True, reason="not a resume defect: EAX islands choose children greedily from 70% of the "
+        "generation limit on (metaheur/islands/eax.py), so the first leg (limit 4) already differs from the "
+        "uninterrupted run (limit 8) at the checkpoint; the other cases agree by chance")),
+], ids=["qap-serial", "qap-full-restarts", "qap-islands", "qap-walk", "tsp-islands", "atsp-islands"])
 def test_a_resumed_sync_run_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, walks, ga):
-    problem = random_qap(16, seed=9) if kind == "qap" else uniform_tsp(80, seed=9)
+    problem = {"qap": random_qap(16, seed=9), "tsp": uniform_tsp(80, seed=9), "atsp": asymmetric_tsp(40, seed=9)}[kind]
     whole = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=8, ga=ga)
     path = tmp_path / "run.npz"
     first = sync_run(problem, strategy=strategy, islands=islands, walk_islands=walks, generations=4,

@@ -46,7 +46,7 @@ def table(tmp_path: Path, stem: str, columns: set[str]) -> list[dict]:
 
 
 def test_scripts_have_help():
-    for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py"):
+    for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py", "bench_atsp.py"):
         proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--help"], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout, script
@@ -153,3 +153,14 @@ def test_peers_quick(tmp_path, instances_dir):
     assert [r["solver"] for r in tsp] == ["metaheur", "fast_tsp", "elkai", "ortools"]
     for r in tsp[1:]:  # a peer either ran or says why not
         assert r["status"] == "ok" or r["status"].startswith(("absent", "skipped")), r
+
+
+def test_bench_atsp_quick(tmp_path, instances_dir):
+    run("bench_atsp.py", tmp_path)
+    rows = table(tmp_path, "bench_atsp_quick", {"instance", "n", "optimum", "median_length", "optimal_runs",
+                                                "median_time_s"})
+    assert [r["instance"] for r in rows] == ["br17", "ftv33"]
+    versus = table(tmp_path, "bench_atsp_elkai_quick", {"instance", "n", "seconds", "elkai", "metaheur",
+                                                        "metaheur_wall_s", "note"})
+    assert versus[0]["instance"] == "gen:atsp:200:1"
+    assert versus[0]["metaheur"] or versus[0]["note"].startswith("absent"), versus[0]  # it ran or says why not

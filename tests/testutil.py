@@ -39,6 +39,27 @@ def sparse_qap(n: int, seed: int = 1, density: float = 0.2) -> QAP:
     return QAP(f"sparse-qap-{n}-s{seed}", np.where(keep, base.flow, 0), base.distance)
 
 
+def explicit_tokens(m: np.ndarray, fmt: str) -> list[int]:
+    """The EDGE_WEIGHT_SECTION numbers of matrix ``m`` in TSPLIB order ``fmt`` (a triangle format
+    writes one triangle: ``m`` must then be symmetric)."""
+    n = m.shape[0]
+    out: list[int] = []
+    if fmt == "FULL_MATRIX":
+        return [int(m[i, j]) for i in range(n) for j in range(n)]
+    for outer in range(n):
+        for inner in range(n):
+            if fmt.endswith("_ROW"):
+                i, j = outer, inner
+            else:  # *_COL: the outer index runs over columns
+                i, j = inner, outer
+            upper = fmt.startswith("UPPER")
+            diag = "_DIAG_" in fmt
+            keep = (i < j if upper else i > j) or (diag and i == j)
+            if keep:
+                out.append(int(m[i, j]))
+    return out
+
+
 def solve_with(problem, **options):
     """:func:`metaheur.solve` with the fields of :class:`SolveParams` given as keywords beside
     solve()'s own arguments (the tests' shorthand)."""

@@ -40,7 +40,7 @@ from metaheur.islands.island import (
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
-from metaheur.problems import QAP, TSP
+from metaheur.problems import ATSP, QAP, TSP
 from metaheur.result import EpochRow
 from metaheur.stopping import Progress, StopRules
 
@@ -48,9 +48,9 @@ MAX_RETRIES = 3
 PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an epoch runs
 
 
-def problem_key(problem: QAP | TSP) -> str:
+def problem_key(problem: QAP | TSP | ATSP) -> str:
     """A fingerprint of the instance data (what worker caches are keyed by)."""
-    extra = f":{problem.weight_type}:{problem.weight_format}" if isinstance(problem, TSP) else ""
+    extra = f":{problem.weight_type}:{problem.weight_format}" if isinstance(problem, (TSP, ATSP)) else ""
     h = hashlib.sha1(f"{problem.kind}:{problem.name}:{problem.n}{extra}".encode())
     arrays = (problem.flow, problem.distance) if isinstance(problem, QAP) else (problem.coords, problem.matrix)
     for a in arrays:

@@ -14,6 +14,7 @@ from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.islands.params import IslandParams, ls_budget
 from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import QAP, TSP
+from metaheur.problems.atsp import TwinTSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
@@ -170,6 +171,8 @@ class TSPOperators(_Operators):
         """Random tours for EAX (whose population needs diversity); otherwise greedy-edge tours
         perturbed by random segment reversals (cheaper for the local search on large instances)."""
         if self.params.ga.crossover == "eax":
+            if isinstance(self.problem, TwinTSP):
+                return canonical_tours(self.problem.random_tours(count, rng))
             return canonical_tours(np.array([rng.permutation(self.n) for _ in range(count)]))
         if self._greedy is None:
             self._greedy = greedy_tour(self.problem, self.neigh, self.device)

@@ -15,6 +15,7 @@ import numpy as np
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.errors import MetaheurError
 from metaheur.problems import TSP
+from metaheur.problems.atsp import TwinTSP
 from metaheur.problems.tsp import MATRIX_BUDGET
 
 WEIGHT_CODES = {"MATRIX": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5, "MAX_2D": 6}
@@ -87,7 +88,8 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
                quadrant: int = 0) -> np.ndarray:
     """The ``k`` nearest cities of every city (n x k int32), ordered by exact TSPLIB distance, ties
     by index. Coordinate instances use a grid kernel (Euclidean candidates, then re-ranked by the
-    instance's distance); others the distance matrix.
+    instance's distance); others the distance matrix; the transformation of an ATSP its own lists
+    (:meth:`~metaheur.problems.atsp.TwinTSP.candidates`).
 
     ``quadrant`` > 0 (coordinate instances only): the list holds the ``quadrant`` nearest cities of
     each of the four quadrants around the city, then the nearest others up to ``k`` (Helsgaun's
@@ -96,6 +98,8 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
     k = int(min(k, n - 1))
     if k < 1:
         raise MetaheurError("neighbour lists need k >= 1 and at least 2 cities")
+    if isinstance(tsp, TwinTSP):
+        return tsp.candidates(k)
     if tsp.weight_type in ("EXPLICIT", "GEO"):
         mat = tsp.distance_matrix(matrix_budget)
         if mat is None:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from testutil import explicit_tokens
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.generators import uniform_tsp
@@ -189,26 +190,6 @@ def test_canonical_tour_of_small_euc_instance(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- EXPLICIT formats
-
-
-def explicit_tokens(m: np.ndarray, fmt: str) -> list[int]:
-    """The EDGE_WEIGHT_SECTION numbers of symmetric matrix ``m`` in TSPLIB order ``fmt``."""
-    n = m.shape[0]
-    out: list[int] = []
-    if fmt == "FULL_MATRIX":
-        return [int(m[i, j]) for i in range(n) for j in range(n)]
-    for outer in range(n):
-        for inner in range(n):
-            if fmt.endswith("_ROW"):
-                i, j = outer, inner
-            else:  # *_COL: the outer index runs over columns
-                i, j = inner, outer
-            upper = fmt.startswith("UPPER")
-            diag = "_DIAG_" in fmt
-            keep = (i < j if upper else i > j) or (diag and i == j)
-            if keep:
-                out.append(int(m[i, j]))
-    return out
 
 
 def test_explicit_tokens_helper_orders():
