@@ -27,8 +27,9 @@ Kernels and sizes (moves counted):
   n = 1000 and 10000 (n(n-3)/2 moves); and ``neighbours()`` (the KNN grid kernel plus the host's
   re-ranking; "moves" = cities).
 
-Byte model (minimal bytes each move must read or write from memory; the GPU rows' GB/s is
-moves/s x bytes/move, and the fraction is of --bandwidth-gbs):
+Byte model (minimal bytes each move must read or write from memory, from experiments/gpu_model.py,
+which also gives each kernel's arithmetic bound; the GPU rows' GB/s is moves/s x bytes/move, and
+the fraction is of --bandwidth-gbs):
 
 * qap_delta_full: 8 B a move (the long long delta written; the O(n) rows of A and B it reads are
   shared by the whole block and served from cache);
@@ -72,6 +73,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from benchlib import out_folder
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_model import BYTES_PER_MOVE
+
 from metaheur.devices import cpu_device, gpu_devices, to_host
 from metaheur.engine import load_module, set_cpu_threads
 from metaheur.engine.cpu_build import find_compiler
@@ -80,10 +84,6 @@ from metaheur.problems import load_instance, random_qap, uniform_tsp
 from metaheur.reference import qap as RQ
 from metaheur.reference import tsp as RT
 
-BYTES_PER_MOVE = {
-    "qap_delta_full": 8, "qap_delta_update": 16, "qap_best_move": 16,
-    "tsp_2opt_cand": 32, "tsp_oropt_cand": 42, "tsp_2opt_full": 20,
-}
 COLUMNS = ["kernel", "instance", "n", "k", "batch", "backend", "threads", "block", "moves_per_launch",
            "seconds_per_launch", "moves_per_s", "bytes_per_move", "gb_per_s", "bandwidth_fraction", "note"]
 

@@ -17,7 +17,8 @@ failed=0
 run() { echo "== $(date -Is) $*"; "$PY" "$@"; local rc=$?; echo "== exit $rc"; [ $rc -eq 0 ] || failed=1; }
 
 if [ "${1:-}" = "--quick" ]; then
-  for script in bench_kernels bench_search bench_tsp_ils bench_eax bench_atsp strategies quality peers ablation bench_hybrid soak; do
+  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_atsp strategies \
+      quality peers ablation bench_hybrid soak; do
     run "experiments/$script.py" --quick
   done
   run experiments/fuzz.py --examples 50
@@ -26,6 +27,8 @@ fi
 
 run experiments/bench_io.py
 run experiments/bench_kernels.py --label cpu2
+run experiments/kernel_resources.py
+run experiments/gpu_model.py
 run experiments/bench_search.py --seeds 3 --seconds 60 --qap-speed tai50a,tai100a,tai256c,tai60b,sko100a \
   --qap-quality tai50a,tai80a,tai100a,sko100a,tai150b --tsp fl1577,pr2392,rl5915,rl11849 "${peers[@]}"
 run experiments/bench_tsp_ils.py --seconds 10 30 --seeds 2 --elkai --elkai-max-n 2400

@@ -8,7 +8,8 @@
  *  - block-stride loops (`for (k = threadIdx.x; k < m; k += blockDim.x)`) and shared-memory
  *    reductions through the helpers below, so that one thread per block (the CPU build) and
  *    hundreds (a GPU) give the same result;
- *  - no C++ standard headers, no dynamic shared memory, no warp intrinsics.
+ *  - no C++ standard headers, no dynamic shared memory, no warp intrinsics but __shfl_down_sync
+ *    in block-uniform code (the CPU simulation exchanges through a block barrier).
  */
 #ifndef MH_COMMON_CUH
 #define MH_COMMON_CUH
@@ -38,22 +39,25 @@ __device__ __forceinline__ void mh_argmin_step(ll *key, ll *idx, ll k2, ll i2) {
 }
 
 /* Block-wide lexicographic argmin of each thread's (key, idx); every thread gets the result.
- * Uses two shared arrays; contains barriers, so every thread of the block must call it. */
+ * Each warp combines its lanes with shuffles (the last warp may be partial: `width` lanes), lane
+ * 0 of each warp publishes its warp's result, every thread combines those: two barriers, where a
+ * shared-memory tree needs log2(threads) + 2. The minimum is unique, so the result is the same
+ * for any split. Contains barriers, so every thread of the block must call it. */
 __device__ __forceinline__ void mh_block_argmin(ll *key, ll *idx) {
-  __shared__ ll s_key[MH_MAX_BLOCK];
-  __shared__ ll s_idx[MH_MAX_BLOCK];
+  __shared__ ll s_key[MH_MAX_BLOCK / 32];
+  __shared__ ll s_idx[MH_MAX_BLOCK / 32];
   const int t = mh_tid(), nt = mh_nthreads();
   if (nt == 1) return;
-  s_key[t] = *key; s_idx[t] = *idx;
-  __syncthreads();
-  for (int half = 1; half < nt; half <<= 1) {
-    if ((t & (2 * half - 1)) == 0 && t + half < nt) {
-      ll k2 = s_key[t + half], i2 = s_idx[t + half];
-      if (k2 < s_key[t] || (k2 == s_key[t] && i2 < s_idx[t])) { s_key[t] = k2; s_idx[t] = i2; }
-    }
-    __syncthreads();
+  const int lane = t & 31, warp = t >> 5, width = mh_imin(32, nt - 32 * warp);
+  const unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1u;
+  for (int off = 16; off > 0; off >>= 1) {
+    const ll k2 = __shfl_down_sync(mask, *key, off), i2 = __shfl_down_sync(mask, *idx, off);
+    if (lane + off < width) mh_argmin_step(key, idx, k2, i2);
   }
+  if (lane == 0) { s_key[warp] = *key; s_idx[warp] = *idx; }
+  __syncthreads();
   *key = s_key[0]; *idx = s_idx[0];
+  for (int w = 1; w < (nt + 31) / 32; ++w) mh_argmin_step(key, idx, s_key[w], s_idx[w]);
   __syncthreads();
 }
 

@@ -12,13 +12,19 @@
  *    The `block` of a launch is accepted and ignored: kernels must give the same result for any
  *    blockDim, which the simulation mode below lets the tests check without a GPU.
  *  - MH_SIM_THREADS ("sim"): each CUDA thread of a block is a fiber (ucontext) on one OS thread
- *    and __syncthreads() switches fibers round-robin, so kernels that meet at barriers run with
- *    the block shape a GPU would use. Slow; for tests only. Blocks run one after another.
+ *    and __syncthreads() returns to a scheduler, so kernels that meet at barriers run with the
+ *    block shape a GPU would use. Between two barriers the threads run one after another in the
+ *    launch's `order` (forward, reverse or a seeded random permutation per phase), so a race
+ *    between threads shows as results that differ between orders. Slow; for tests only. Blocks
+ *    run one after another.
  *
  * __shared__ variables become static thread-local storage: one copy per OS thread, which is per
  * block because an OS thread runs one block at a time (and all fibers of a block share it).
- * Not supported (no kernel may use them): dynamic `extern __shared__` memory, warp shuffles and
- * votes, __device__ global variables, textures.
+ * Warp shuffles: __shfl_down_sync only, called by every thread of the block the same number of
+ * times (the simulation exchanges values through a block barrier; a lane outside `mask` or the
+ * block reads a poison value, where CUDA's result is undefined). Not supported (no kernel may use
+ * them): dynamic `extern __shared__` memory, other shuffles and votes, __device__ global
+ * variables, textures.
  */
 #ifndef MH_CPU_SHIM_H
 #define MH_CPU_SHIM_H
@@ -53,6 +59,7 @@ struct mh_launch_t {
   unsigned int block[3];
   int threads;       /* OpenMP threads for the block loop (1 = sequential) */
   int error;         /* out: non-zero when a simulated block diverged at a barrier */
+  int order;         /* sim mode: thread order between barriers (0 forward, 1 reverse, >= 2 random) */
 };
 
 static __thread mh_uint3 blockIdx;
@@ -102,6 +109,8 @@ static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, _
 static const mh_uint3 threadIdx = {0u, 0u, 0u};
 static const mh_uint3 blockDim = {1u, 1u, 1u};
 #define __syncthreads() ((void)0)
+/* one lane: every source lane is past the warp's width, which returns the caller's own value */
+template <typename T> static inline T __shfl_down_sync(unsigned, T v, unsigned) { return v; }
 
 #ifdef _OPENMP
 #define MH_RUN_GRID(L, CALL)                                                                   \
@@ -132,11 +141,10 @@ struct mh_fiber_t {
   ucontext_t ctx;
   char *stack;
   int done;
-  long long barriers; /* barriers passed, to detect divergence */
 };
 
 static __thread mh_fiber_t *mh_fib;
-static __thread int mh_nfib, mh_cur, mh_diverged;
+static __thread int mh_nfib, mh_cur;
 static __thread ucontext_t mh_home;
 static __thread void (*mh_body)(void *);
 static __thread void *mh_body_arg;
@@ -148,51 +156,66 @@ static inline void mh_use_fiber(int k) {
   threadIdx.z = (unsigned int)(k / (blockDim.x * blockDim.y));
 }
 
-/* Switch from the current fiber to the next one that has not finished (round-robin). */
-static inline void mh_yield(void) {
-  int from = mh_cur;
-  for (int step = 1; step <= mh_nfib; ++step) {
-    int k = (from + step) % mh_nfib;
-    if (!mh_fib[k].done) {
-      if (k == from) return;
-      mh_use_fiber(k);
-      swapcontext(&mh_fib[from].ctx, &mh_fib[k].ctx);
-      mh_use_fiber(from);
-      return;
-    }
-  }
-}
+/* A barrier: the fiber hands control back to the block's scheduler (mh_sim_block). */
+static inline void __syncthreads(void) { swapcontext(&mh_fib[mh_cur].ctx, &mh_home); }
 
-static inline void __syncthreads(void) {
-  mh_fib[mh_cur].barriers++;
-  /* A barrier some threads of the block never reach is a divergence bug. */
-  for (int k = 0; k < mh_nfib; ++k)
-    if (mh_fib[k].done) mh_diverged = 1;
-  mh_yield();
+#define MH_SHFL_POISON 0x5a5a5a5a5a5a5a5aULL
+static __thread unsigned long long mh_shfl_slot[1024];
+
+/* The lane `off` above the caller in its warp gives its `v`: every thread publishes, a barrier,
+ * every thread reads, a barrier (so the slots are free for the next exchange). */
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned off) {
+  static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffle of a type wider than 64 bits");
+  memcpy(&mh_shfl_slot[mh_cur], &v, sizeof(T));
+  __syncthreads();
+  const unsigned lane = (unsigned)mh_cur % 32u, src = lane + off;
+  T out = v;
+  if (src < 32u) {
+    const unsigned long long poison = MH_SHFL_POISON;
+    const bool present = (mask >> src) & 1u && mh_cur + (int)off < mh_nfib;
+    memcpy(&out, present ? &mh_shfl_slot[mh_cur + off] : &poison, sizeof(T));
+  }
+  __syncthreads();
+  return out;
 }
 
 static void mh_fiber_entry(void) {
   mh_body(mh_body_arg);
-  mh_fib[mh_cur].done = 1;
-  for (int k = 0; k < mh_nfib; ++k)
-    if (!mh_fib[k].done && mh_fib[k].barriers != mh_fib[mh_cur].barriers) mh_diverged = 1;
-  int next = -1;
-  for (int step = 1; step <= mh_nfib; ++step) {
-    int k = (mh_cur + step) % mh_nfib;
-    if (!mh_fib[k].done) { next = k; break; }
-  }
-  if (next < 0) { setcontext(&mh_home); }
-  int from = mh_cur;
-  mh_use_fiber(next);
-  swapcontext(&mh_fib[from].ctx, &mh_fib[next].ctx);
+  mh_fib[mh_cur].done = 1; /* uc_link returns to the scheduler */
 }
 
-/* Run one block: every thread of blockDim as a fiber, starting with thread 0. */
-static int mh_sim_block(const mh_launch_t *L, void (*body)(void *), void *arg) {
+/* SplitMix64 finaliser: the random thread orders of the simulation. */
+static inline unsigned long long mh_sim_mix(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* The order in which the threads of a block run the code between two barriers (phase `phase` of
+ * block `block`): order 0 = 0, 1, ..., nt-1; order 1 = the reverse; order >= 2 = a random
+ * permutation drawn from (order, block, phase). A kernel whose threads race (one reads or writes
+ * shared or global memory another writes between the same two barriers) gives results that
+ * depend on this order. */
+static void mh_sim_order(int *order_out, int nt, int order, long long block, long long phase) {
+  for (int k = 0; k < nt; ++k) order_out[k] = order == 1 ? nt - 1 - k : k;
+  if (order < 2) return;
+  const unsigned long long seed = mh_sim_mix(mh_sim_mix((unsigned long long)order) ^ (unsigned long long)block) ^
+                                  mh_sim_mix((unsigned long long)phase + 0x9e3779b97f4a7c15ULL);
+  for (int k = nt - 1; k > 0; --k) {
+    const int j = (int)(mh_sim_mix(seed + (unsigned long long)k) % (unsigned long long)(k + 1));
+    const int t = order_out[k]; order_out[k] = order_out[j]; order_out[j] = t;
+  }
+}
+
+/* Run one block: every thread of blockDim as a fiber. Each phase runs every live thread, in the
+ * launch's order, up to its next barrier or its end. A phase after which some threads have
+ * finished while others wait at a barrier is a divergence bug (returns 1). */
+static int mh_sim_block(const mh_launch_t *L, long long block, void (*body)(void *), void *arg) {
   blockDim.x = L->block[0]; blockDim.y = L->block[1]; blockDim.z = L->block[2];
   mh_nfib = (int)(L->block[0] * L->block[1] * L->block[2]);
   mh_fib = (mh_fiber_t *)calloc((size_t)mh_nfib, sizeof(mh_fiber_t));
-  mh_body = body; mh_body_arg = arg; mh_diverged = 0;
+  int *order = (int *)malloc(sizeof(int) * (size_t)mh_nfib);
+  mh_body = body; mh_body_arg = arg;
   for (int k = 0; k < mh_nfib; ++k) {
     mh_fib[k].stack = (char *)malloc(MH_SIM_STACK);
     getcontext(&mh_fib[k].ctx);
@@ -201,11 +224,23 @@ static int mh_sim_block(const mh_launch_t *L, void (*body)(void *), void *arg) {
     mh_fib[k].ctx.uc_link = &mh_home;
     makecontext(&mh_fib[k].ctx, mh_fiber_entry, 0);
   }
-  mh_use_fiber(0);
-  swapcontext(&mh_home, &mh_fib[0].ctx);
+  int diverged = 0, live = mh_nfib;
+  for (long long phase = 0; live > 0; ++phase) {
+    mh_sim_order(order, mh_nfib, L->order, block, phase);
+    for (int q = 0; q < mh_nfib; ++q) {
+      const int k = order[q];
+      if (mh_fib[k].done) continue;
+      mh_use_fiber(k);
+      swapcontext(&mh_home, &mh_fib[k].ctx);
+    }
+    live = 0;
+    for (int k = 0; k < mh_nfib; ++k) live += !mh_fib[k].done;
+    if (live > 0 && live < mh_nfib) diverged = 1;
+  }
   for (int k = 0; k < mh_nfib; ++k) free(mh_fib[k].stack);
+  free(order);
   free(mh_fib);
-  return mh_diverged;
+  return diverged;
 }
 
 template <typename F> static void mh_sim_call(void *f) { (*(F *)f)(); }
@@ -214,7 +249,7 @@ template <typename F> static void mh_run_grid_sim(mh_launch_t *L, F f) {
   const long long nb = (long long)L->grid[0] * L->grid[1] * L->grid[2];
   for (long long b = 0; b < nb; ++b) {
     mh_set_block(L, b);
-    if (mh_sim_block(L, mh_sim_call<F>, (void *)&f)) L->error = 1;
+    if (mh_sim_block(L, b, mh_sim_call<F>, (void *)&f)) L->error = 1;
   }
 }
 

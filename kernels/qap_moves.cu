@@ -7,8 +7,11 @@
 #include "mh_common.cuh"
 #include "qap_delta.cuh"
 
+#define MH_QAP_CATEGORY (1LL << 61) /* rank offset of a move category (aspired < allowed < tabu) */
+
 /* Full delta matrix of every solution: n(n-1)/2 O(n) evaluations per block. */
-extern "C" __global__ void qap_delta_full(const int *a, const int *b, const int *perm, long long *delta, int n) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+qap_delta_full(const int *a, const int *b, const int *perm, long long *delta, int n) {
   const ll sol = mh_block();
   const int *p = perm + sol * n;
   ll *d = delta + sol * n * n;
@@ -19,8 +22,9 @@ extern "C" __global__ void qap_delta_full(const int *a, const int *b, const int 
 /* O(1) update of every solution's delta matrix after its move (move[2 sol], move[2 sol + 1])
  * was applied to perm (perm already holds the permutation after the move; r == s: no move).
  * work: nsol x 4n int scratch. */
-extern "C" __global__ void qap_delta_update(const int *a, const int *b, const int *perm, const int *move,
-                                            long long *delta, int *work, int n) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+qap_delta_update(const int *a, const int *b, const int *perm, const int *move,
+                 long long *delta, int *work, int n) {
   const ll sol = mh_block();
   const int *p = perm + sol * n;
   ll *d = delta + sol * n * n;
@@ -65,15 +69,16 @@ extern "C" __global__ void qap_delta_update(const int *a, const int *b, const in
  * location); a move is aspired when it gives a new best, cost + delta < best. Preference: aspired,
  * then non-tabu, then tabu (all tabu: the least bad); ties go to the smallest i * n + j.
  * Out: move_out[2 sol], move_out[2 sol + 1] = (i, j), delta_out[sol]. */
-extern "C" __global__ void qap_best_move(const long long *delta, const int *perm, const int *tabu,
-                                         const long long *iter, const long long *cost, const long long *best,
-                                         int n, int *move_out, long long *delta_out) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+qap_best_move(const long long *delta, const int *perm, const int *tabu,
+              const long long *iter, const long long *cost, const long long *best,
+              int n, int *move_out, long long *delta_out) {
   const ll sol = mh_block();
   const int *p = perm + sol * n;
   const ll *d = delta + sol * n * n;
   const int *t = tabu + sol * n * n;
   const ll now = iter[sol], threshold = best[sol] - cost[sol];
-  const ll BIG = 1LL << 61;
+  const ll BIG = MH_QAP_CATEGORY;
   ll key = MH_LL_MAX, idx = MH_LL_MAX;
   for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
     const int pi = p[i];

@@ -49,7 +49,10 @@
 #define MH_TS_TENURE 5    /* current tenure (rule 1) */
 #define MH_TS_BEST_ITER 6 /* iteration of the last improvement of the best */
 #define MH_TS_NSTATS 7
+#define MH_TS_MAX_BLOCK 256 /* launch bounds: blocks of up to 256 threads, 2 resident per SM */
 #define MH_TS_REBASE (1 << 30)
+#define MH_TS_ENTRY_LIMIT (1 << 29)   /* |matrix entries| below this (checked on the host) */
+#define MH_TS_DELTA32_LIMIT (1 << 28) /* the host's delta bound below which MH_QAP_DELTA32 is used */
 
 #ifdef MH_QAP_DELTA32
 typedef int mh_dt;
@@ -96,52 +99,183 @@ __device__ __forceinline__ void mh_ts_swap_cols(int *m, int n, int r, int s, int
   }
 }
 
-extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm,
-                                        long long *stats, const unsigned long long *keys, void *delta, int *tabu,
-                                        int *left, int *tmin, int *lpick, int *bp, int *bpt, int *work, int tenure_rule,
-                                        int tenure_scale, long long aspiration, long long iters, long long target, int init) {
+/* One search's arrays (block `sol`) and the block's thread numbering. */
+struct mh_ts_t {
+  const int *a, *at, *b;
+  int n;
+  ll nn;
+  int *p, *bestp;
+  mh_dt *d;
+  int *tb, *lf, *tm, *lp, *P, *PT;
+  int *u, *v, *u2, *v2;
+  int tid, nt;
+};
+
+/* Rebuild the tables derived from perm, tabu and left (bp, bpt, delta, tmin, lpick) and return
+ * the cost; init == 1 also empties the tabu memory first. */
+__device__ __forceinline__ ll mh_ts_init(const mh_ts_t *T, int init) {
+  const int n = T->n, tid = T->tid, nt = T->nt;
+  const int *p = T->p;
+  for (ll k = tid; k < T->nn; k += nt) {
+    const int x = (int)(k / n), y = (int)(k % n);
+    T->P[k] = T->b[(ll)p[x] * n + p[y]];
+#ifndef MH_QAP_SYMMETRIC
+    T->PT[(ll)y * n + x] = T->P[k];
+#endif
+    if (init == 1) {
+      T->tb[k] = 0;
+      T->lf[k] = 0;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < n - 1; i += blockDim.y)
+    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
+      mh_ts_store_pair(p, T->tb, T->lf, T->d, T->tm, T->lp, n, i, j,
+                       mh_qap_delta_rows(T->a, T->at, T->P, T->PT, n, i, j));
+  ll c = 0;
+  for (ll k = tid; k < T->nn; k += nt) c += (ll)T->a[k] * T->P[k];
+  return mh_block_sum(c);
+}
+
+/* Shift every relative time back by `shift` (clamping very old times changes no comparison,
+ * since every threshold is within 2^29 of the present). */
+__device__ __forceinline__ void mh_ts_rebase(const mh_ts_t *T, ll shift) {
+  for (ll k = T->tid; k < T->nn; k += T->nt) {
+    T->tb[k] = mh_ts_shift(T->tb[k], shift);
+    T->lf[k] = mh_ts_shift(T->lf[k], shift);
+    T->tm[k] = mh_ts_shift(T->tm[k], shift);
+    T->lp[k] = mh_ts_shift(T->lp[k], shift);
+  }
+  __syncthreads();
+}
+
+/* The best move, as the pair index i * n + j: aspired (a new best, or both units long away:
+ * lpick < lim) < allowed < tabu (tmin > now); per row a vectorisable min pass, then locate it. */
+__device__ __forceinline__ ll mh_ts_scan(const mh_ts_t *T, int now, int lim, mh_dt thr) {
+  const int n = T->n;
+  const mh_dt BIG = MH_TS_BIG;
+  ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
+  for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
+    const mh_dt *di = T->d + (ll)i * n;
+    const int *ti = T->tm + (ll)i * n, *li = T->lp + (ll)i * n;
+    mh_dt rowmin = MH_TS_DT_MAX;
+    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
+      const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+      rowmin = x < rowmin ? x : rowmin;
+    }
+    if (rowmin < bkey) {
+      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
+        const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+        if (x == rowmin) { bkey = rowmin; bidx = (ll)i * n + j; break; }
+      }
+    }
+  }
+  mh_block_argmin(&bkey, &bidx);
+  return bidx;
+}
+
+/* Swap units r and s: the permutation, tabu and departure times of the locations they leave
+ * (thread 0), rows and columns of bp (and bpt), and the best permutation when `improved`. */
+__device__ __forceinline__ void mh_ts_apply(const mh_ts_t *T, int r, int s, int now, int t1, int t2, bool improved) {
+  const int n = T->n, tid = T->tid, nt = T->nt;
+  const int pr = T->p[r], ps = T->p[s];
+  __syncthreads();
+  if (tid == 0) {
+    T->p[r] = ps; T->p[s] = pr;
+    T->tb[(ll)r * n + pr] = now + t1;
+    T->tb[(ll)s * n + ps] = now + t2;
+    T->lf[(ll)r * n + pr] = now;
+    T->lf[(ll)s * n + ps] = now;
+  }
+  mh_ts_swap_rows(T->P, n, r, s, tid, nt);
+#ifndef MH_QAP_SYMMETRIC
+  mh_ts_swap_rows(T->PT, n, r, s, tid, nt);
+#endif
+  __syncthreads();
+  mh_ts_swap_cols(T->P, n, r, s, tid, nt);
+#ifndef MH_QAP_SYMMETRIC
+  mh_ts_swap_cols(T->PT, n, r, s, tid, nt);
+#endif
+  if (improved)
+    for (int k = tid; k < n; k += nt) T->bestp[k] = T->p[k];
+  __syncthreads();
+}
+
+/* The deltas after the move (r, s): the O(1) update of the pairs disjoint from {r, s} (rots.c's
+ * u, v vectors), then the O(n) formula for the pairs touching r or s (overwriting the
+ * meaningless O(1) updates), its sums for all k at once (mh_qap_delta_sums2). */
+__device__ __forceinline__ void mh_ts_update(const mh_ts_t *T, int r, int s) {
+  const int n = T->n, tid = T->tid, nt = T->nt;
+  const int *a = T->a, *at = T->at, *P = T->P, *PT = T->PT;
+  int *u = T->u, *v = T->v, *u2 = T->u2, *v2 = T->v2;
+  const int *ar = a + (ll)r * n, *as = a + (ll)s * n, *tr = at + (ll)r * n, *ts = at + (ll)s * n;
+  const int *Pr = P + (ll)r * n, *Ps = P + (ll)s * n, *Qr = PT + (ll)r * n, *Qs = PT + (ll)s * n;
+  for (int k = tid; k < n; k += nt) {
+    u[k] = ar[k] - as[k];
+    v[k] = Ps[k] - Pr[k];
+    u2[k] = tr[k] - ts[k];
+    v2[k] = Qs[k] - Qr[k];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
+    mh_dt *di = T->d + (ll)i * n;
+    const int ui = u[i], vi = v[i];
+#ifdef MH_QAP_SYMMETRIC
+    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) di[j] += 2 * (mh_dt)(ui - u[j]) * (vi - v[j]);
+#else
+    const int u2i = u2[i], v2i = v2[i];
+    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
+      di[j] += (mh_dt)(ui - u[j]) * (vi - v[j]) + (mh_dt)(u2i - u2[j]) * (v2i - v2[j]);
+#endif
+  }
+  __syncthreads();
+  mh_qacc *sr = (mh_qacc *)u, *ss = sr + n; /* u, v, u2, v2 are free again: 4n ints */
+  mh_qap_delta_sums2(a, at, P, PT, n, r, s, sr, ss, tid, nt);
+  const int *p = T->p;
+  for (int k = tid; k < n; k += nt)
+    if (k != r && k != s) {
+      mh_ts_store_pair(p, T->tb, T->lf, T->d, T->tm, T->lp, n, k, r,
+                       MH_QAP_SUM_SCALE * (ll)sr[k] + mh_qap_delta_ends(a, at, P, PT, n, k, r));
+      mh_ts_store_pair(p, T->tb, T->lf, T->d, T->tm, T->lp, n, k, s,
+                       MH_QAP_SUM_SCALE * (ll)ss[k] + mh_qap_delta_ends(a, at, P, PT, n, k, s));
+    }
+  if (tid == 0)
+    mh_ts_store_pair(p, T->tb, T->lf, T->d, T->tm, T->lp, n, r, s, mh_qap_delta_rows(a, at, P, PT, n, r, s));
+  __syncthreads();
+}
+
+extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
+qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
+             const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp,
+             int *bpt, int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters,
+             long long target, int init) {
   const ll sol = mh_block();
   const ll nn = (ll)n * n;
-  int *p = perm + sol * n, *bestp = best_perm + sol * n;
-  ll *st = stats + sol * MH_TS_NSTATS;
-  mh_dt *d = (mh_dt *)delta + sol * nn;
-  int *tb = tabu + sol * nn, *lf = left + sol * nn, *tm = tmin + sol * nn, *lp = lpick + sol * nn;
-  int *P = bp + sol * nn;
+  mh_ts_t T;
+  T.a = a; T.at = at; T.b = b; T.n = n; T.nn = nn;
+  T.p = perm + sol * n; T.bestp = best_perm + sol * n;
+  T.d = (mh_dt *)delta + sol * nn;
+  T.tb = tabu + sol * nn; T.lf = left + sol * nn; T.tm = tmin + sol * nn; T.lp = lpick + sol * nn;
+  T.P = bp + sol * nn;
 #ifdef MH_QAP_SYMMETRIC
-  int *PT = P; /* symmetric: bp is its own transpose, bpt is not used */
+  T.PT = T.P; /* symmetric: bp is its own transpose, bpt is not used */
 #else
-  int *PT = bpt + sol * nn;
+  T.PT = bpt + sol * nn;
 #endif
-  int *u = work + sol * 4 * n, *v = u + n, *u2 = u + 2 * n, *v2 = u + 3 * n;
-  const int tid = mh_tid(), nt = mh_nthreads();
+  T.u = work + sol * 4 * n; T.v = T.u + n; T.u2 = T.u + 2 * n; T.v2 = T.u + 3 * n;
+  T.tid = mh_tid(); T.nt = mh_nthreads();
+  ll *st = stats + sol * MH_TS_NSTATS;
   const unsigned long long key = keys[sol];
 
   if (init) {
-    for (ll k = tid; k < nn; k += nt) {
-      const int x = (int)(k / n), y = (int)(k % n);
-      P[k] = b[(ll)p[x] * n + p[y]];
-#ifndef MH_QAP_SYMMETRIC
-      PT[(ll)y * n + x] = P[k];
-#endif
-      if (init == 1) {
-        tb[k] = 0;
-        lf[k] = 0;
-      }
-    }
-    __syncthreads();
-    for (int i = threadIdx.y; i < n - 1; i += blockDim.y)
-      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
-        mh_ts_store_pair(p, tb, lf, d, tm, lp, n, i, j, mh_qap_delta_rows(a, at, P, PT, n, i, j));
-    ll c = 0;
-    for (ll k = tid; k < nn; k += nt) c += (ll)a[k] * P[k];
-    c = mh_block_sum(c);
+    const ll c = mh_ts_init(&T, init);
     if (init == 1) {
-      for (int k = tid; k < n; k += nt) bestp[k] = p[k];
-      if (tid == 0) {
+      for (int k = T.tid; k < n; k += T.nt) T.bestp[k] = T.p[k];
+      if (T.tid == 0) {
         st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0; st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
       }
     }
-    if (tid == 0) st[MH_TS_COST] = c;
+    if (T.tid == 0) st[MH_TS_COST] = c;
     __syncthreads();
   }
 
@@ -152,51 +286,24 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
   const int tlo = (int)(0.9 * n), thi = (int)ceil(1.1 * n);
   __syncthreads();
 
-  /* keep relative times in int32: shift them all back when they grow large (clamping very old
-   * times changes no comparison, since every threshold is within 2^29 of the present) */
+  /* keep relative times in int32: shift them all back when they grow large */
   if (iter - base + 1 >= MH_TS_REBASE) {
     const ll shift = iter - base - (1 << 20);
-    for (ll k = tid; k < nn; k += nt) {
-      tb[k] = mh_ts_shift(tb[k], shift);
-      lf[k] = mh_ts_shift(lf[k], shift);
-      tm[k] = mh_ts_shift(tm[k], shift);
-      lp[k] = mh_ts_shift(lp[k], shift);
-    }
+    mh_ts_rebase(&T, shift);
     base += shift;
-    __syncthreads();
   }
 
-  const mh_dt BIG = MH_TS_BIG;
   for (ll it = 0; it < iters && best > target; ++it) {
     const int now = (int)(iter - base + 1);
     const ll lim_ll = (ll)now - asp;
     const int lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);
     /* aspiration by new best: d < best - cost (clamped where no delta can be below) */
     const mh_dt thr = (mh_dt)(best - cost < MH_TS_THR_MIN ? MH_TS_THR_MIN : best - cost);
-
-    /* 1. best move: aspired < allowed < tabu; per row a vectorisable min pass, then locate it */
-    ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
-    for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
-      const mh_dt *di = d + (ll)i * n;
-      const int *ti = tm + (ll)i * n, *li = lp + (ll)i * n;
-      mh_dt rowmin = MH_TS_DT_MAX;
-      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-        const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
-        rowmin = x < rowmin ? x : rowmin;
-      }
-      if (rowmin < bkey) {
-        for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-          const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
-          if (x == rowmin) { bkey = rowmin; bidx = (ll)i * n + j; break; }
-        }
-      }
-    }
-    mh_block_argmin(&bkey, &bidx);
+    const ll bidx = mh_ts_scan(&T, now, lim, thr);
     const int r = (int)(bidx / n), s = (int)(bidx % n);
 
-    /* 2. apply it (every thread keeps the same scalars; thread 0 writes the shared memory) */
-    const int pr = p[r], ps = p[s];
-    cost += d[bidx];
+    /* every thread keeps the same scalars */
+    cost += T.d[bidx];
     int t1, t2;
     if (tenure_rule == 0) {
       const double u1 = mh_uniform(key, ctr++), w2 = mh_uniform(key, ctr++);
@@ -208,65 +315,12 @@ extern "C" __global__ void qap_tabu_run(const int *a, const int *at, const int *
     }
     const bool improved = cost < best;
     if (improved) { best = cost; best_iter = iter + 1; }
-    __syncthreads();
-    if (tid == 0) {
-      p[r] = ps; p[s] = pr;
-      tb[(ll)r * n + pr] = now + t1;
-      tb[(ll)s * n + ps] = now + t2;
-      lf[(ll)r * n + pr] = now;
-      lf[(ll)s * n + ps] = now;
-    }
-    mh_ts_swap_rows(P, n, r, s, tid, nt);
-#ifndef MH_QAP_SYMMETRIC
-    mh_ts_swap_rows(PT, n, r, s, tid, nt);
-#endif
-    __syncthreads();
-    mh_ts_swap_cols(P, n, r, s, tid, nt);
-#ifndef MH_QAP_SYMMETRIC
-    mh_ts_swap_cols(PT, n, r, s, tid, nt);
-#endif
-    if (improved)
-      for (int k = tid; k < n; k += nt) bestp[k] = p[k];
-    __syncthreads();
-
-    /* 3. O(1) update of the pairs disjoint from {r, s} (rots.c's u, v vectors) */
-    const int *ar = a + (ll)r * n, *as = a + (ll)s * n, *tr = at + (ll)r * n, *ts = at + (ll)s * n;
-    const int *Pr = P + (ll)r * n, *Ps = P + (ll)s * n, *Qr = PT + (ll)r * n, *Qs = PT + (ll)s * n;
-    for (int k = tid; k < n; k += nt) {
-      u[k] = ar[k] - as[k];
-      v[k] = Ps[k] - Pr[k];
-      u2[k] = tr[k] - ts[k];
-      v2[k] = Qs[k] - Qr[k];
-    }
-    __syncthreads();
-    for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
-      mh_dt *di = d + (ll)i * n;
-      const int ui = u[i], vi = v[i];
-#ifdef MH_QAP_SYMMETRIC
-      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) di[j] += 2 * (mh_dt)(ui - u[j]) * (vi - v[j]);
-#else
-      const int u2i = u2[i], v2i = v2[i];
-      for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
-        di[j] += (mh_dt)(ui - u[j]) * (vi - v[j]) + (mh_dt)(u2i - u2[j]) * (v2i - v2[j]);
-#endif
-    }
-    __syncthreads();
-
-    /* 4. pairs touching r or s: the O(n) formula (overwrites the meaningless O(1) updates), its
-     * sums for all k at once (mh_qap_delta_sums2) */
-    mh_qacc *sr = (mh_qacc *)u, *ss = sr + n; /* u, v, u2, v2 are free again: 4n ints */
-    mh_qap_delta_sums2(a, at, P, PT, n, r, s, sr, ss, tid, nt);
-    for (int k = tid; k < n; k += nt)
-      if (k != r && k != s) {
-        mh_ts_store_pair(p, tb, lf, d, tm, lp, n, k, r, MH_QAP_SUM_SCALE * (ll)sr[k] + mh_qap_delta_ends(a, at, P, PT, n, k, r));
-        mh_ts_store_pair(p, tb, lf, d, tm, lp, n, k, s, MH_QAP_SUM_SCALE * (ll)ss[k] + mh_qap_delta_ends(a, at, P, PT, n, k, s));
-      }
-    if (tid == 0) mh_ts_store_pair(p, tb, lf, d, tm, lp, n, r, s, mh_qap_delta_rows(a, at, P, PT, n, r, s));
-    __syncthreads();
+    mh_ts_apply(&T, r, s, now, t1, t2, improved);
+    mh_ts_update(&T, r, s);
     ++iter;
   }
 
-  if (tid == 0) {
+  if (T.tid == 0) {
     st[MH_TS_COST] = cost; st[MH_TS_BEST] = best; st[MH_TS_ITER] = iter; st[MH_TS_BASE] = base;
     st[MH_TS_CTR] = (ll)ctr; st[MH_TS_TENURE] = tenure; st[MH_TS_BEST_ITER] = best_iter;
   }

@@ -64,6 +64,7 @@
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
 #include "tsp_dist.cuh"
+#include "mh_tour.cuh"
 
 #define MH_EAX_WORK(n) (21LL * (n) + 4) /* ints of scratch per block */
 
@@ -94,22 +95,10 @@ struct mh_eax_t {
 
 #define MH_EDIST(E, x, y) ((ll)mh_tsp_dist((E)->xy, (E)->mat, (E)->n, (x), (y)))
 
-__device__ __forceinline__ int mh_eax_succa(const mh_eax_t *E, int c) {
-  const int i = E->posa[c] + 1;
-  return E->ta[i == E->n ? 0 : i];
-}
-__device__ __forceinline__ int mh_eax_preda(const mh_eax_t *E, int c) {
-  const int i = E->posa[c];
-  return E->ta[i == 0 ? E->n - 1 : i - 1];
-}
-__device__ __forceinline__ int mh_eax_succb(const mh_eax_t *E, int c) {
-  const int i = E->posb[c] + 1;
-  return E->tb[i == E->n ? 0 : i];
-}
-__device__ __forceinline__ int mh_eax_predb(const mh_eax_t *E, int c) {
-  const int i = E->posb[c];
-  return E->tb[i == 0 ? E->n - 1 : i - 1];
-}
+__device__ __forceinline__ int mh_eax_succa(const mh_eax_t *E, int c) { return mh_tour_succ(E->ta, E->posa, E->n, c); }
+__device__ __forceinline__ int mh_eax_preda(const mh_eax_t *E, int c) { return mh_tour_pred(E->ta, E->posa, E->n, c); }
+__device__ __forceinline__ int mh_eax_succb(const mh_eax_t *E, int c) { return mh_tour_succ(E->tb, E->posb, E->n, c); }
+__device__ __forceinline__ int mh_eax_predb(const mh_eax_t *E, int c) { return mh_tour_pred(E->tb, E->posb, E->n, c); }
 /* The two neighbours of c in the current (intermediate) solution. */
 __device__ __forceinline__ int mh_eax_nb0(const mh_eax_t *E, int c) {
   return E->lnk_s[c] >= 0 ? E->lnk_s[c] : mh_eax_preda(E, c);
@@ -405,7 +394,7 @@ __device__ void mh_eax_reset(mh_eax_t *E) {
   for (int i = 0; i < E->r; ++i) {
     const int p = E->cut[i];
     E->lnk_e[E->ta[p]] = -1;
-    E->lnk_s[E->ta[p + 1 == n ? 0 : p + 1]] = -1;
+    E->lnk_s[E->ta[mh_pos_next(p, n)]] = -1;
   }
   for (int i = 0; i < E->ntouched; ++i) E->lnk_s[E->touched[i]] = E->lnk_e[E->touched[i]] = -1;
   E->r = 0;

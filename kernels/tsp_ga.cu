@@ -10,6 +10,7 @@
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
+#include "mh_tour.cuh"
 
 extern "C" __global__ void tsp_ox(const int *pop, const int *pairs, int n, const unsigned long long *keys,
                                   long long *counters, int *children, int *work) {
@@ -48,8 +49,8 @@ extern "C" __global__ void tsp_segment_mutation(int *children, int n, int count,
     for (int s = len / 2; s > 0; --s) {
       const int x = t[i];
       t[i] = t[j]; t[j] = x;
-      i = i + 1 == n ? 0 : i + 1;
-      j = j == 0 ? n - 1 : j - 1;
+      i = mh_pos_next(i, n);
+      j = mh_pos_prev(j, n);
     }
   }
   counters[c] = (ll)ctr;

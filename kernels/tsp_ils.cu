@@ -40,6 +40,7 @@
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
 #include "tsp_dist.cuh"
+#include "mh_tour.cuh"
 
 #define MH_ILS_COST 0   /* current tour length */
 #define MH_ILS_KICKS 1  /* kicks done */
@@ -69,14 +70,8 @@ struct mh_ils_t {
 
 #define MH_DIST(S, x, y) ((ll)mh_tsp_dist((S)->xy, (S)->mat, (S)->n, (x), (y)))
 
-__device__ __forceinline__ int mh_succ(const mh_ils_t *S, int c) {
-  const int i = S->pos[c] + 1;
-  return S->t[i == S->n ? 0 : i];
-}
-__device__ __forceinline__ int mh_pred(const mh_ils_t *S, int c) {
-  const int i = S->pos[c];
-  return S->t[i == 0 ? S->n - 1 : i - 1];
-}
+__device__ __forceinline__ int mh_succ(const mh_ils_t *S, int c) { return mh_tour_succ(S->t, S->pos, S->n, c); }
+__device__ __forceinline__ int mh_pred(const mh_ils_t *S, int c) { return mh_tour_pred(S->t, S->pos, S->n, c); }
 
 __device__ __forceinline__ void mh_push(mh_ils_t *S, int c) {
   if (S->inq[c]) return;
@@ -115,8 +110,8 @@ __device__ void mh_reverse_range(mh_ils_t *S, int i, int j) {
     const int ci = S->t[i], cj = S->t[j];
     S->t[i] = cj; S->pos[cj] = i;
     S->t[j] = ci; S->pos[ci] = j;
-    i = i + 1 == n ? 0 : i + 1;
-    j = j == 0 ? n - 1 : j - 1;
+    i = mh_pos_next(i, n);
+    j = mh_pos_prev(j, n);
   }
 }
 
@@ -128,7 +123,7 @@ __device__ void mh_reverse_path(mh_ils_t *S, int x, int y) {
   int len = j - i;
   if (len < 0) len += n;
   len += 1;
-  if (2 * len > n) mh_reverse_range(S, j + 1 == n ? 0 : j + 1, i == 0 ? n - 1 : i - 1);
+  if (2 * len > n) mh_reverse_range(S, mh_pos_next(j, n), mh_pos_prev(i, n));
   else mh_reverse_range(S, i, j);
 }
 
@@ -560,7 +555,7 @@ __device__ ll mh_local_search(mh_ils_t *S) {
       break;
     }
     const int a = S->queue[S->head];
-    S->head = S->head + 1 == S->n ? 0 : S->head + 1;
+    S->head = mh_pos_next(S->head, S->n);
     S->count--;
     S->inq[a] = 0;
     ll delta = mh_try_2opt(S, a);
@@ -576,7 +571,7 @@ __device__ ll mh_local_search(mh_ils_t *S) {
   }
   while (S->overflow && S->count > 0) { /* abandoned: clear the rest */
     S->inq[S->queue[S->head]] = 0;
-    S->head = S->head + 1 == S->n ? 0 : S->head + 1;
+    S->head = mh_pos_next(S->head, S->n);
     S->count--;
   }
   return total;
@@ -623,7 +618,7 @@ __device__ ll mh_walk_kick(mh_ils_t *S, int v, unsigned long long key, unsigned 
   if (!ok) return 0;
   const int n = S->n;
   const int t1 = S->t[p[0]], t2 = S->t[p[0] + 1], t5 = S->t[p[1]], t6 = S->t[p[1] + 1];
-  const int t3 = S->t[p[2]], t4 = S->t[p[2] + 1 == n ? 0 : p[2] + 1];
+  const int t3 = S->t[p[2]], t4 = S->t[mh_pos_next(p[2], n)];
   const ll delta = MH_DIST(S, t1, t6) + MH_DIST(S, t3, t2) + MH_DIST(S, t5, t4) - MH_DIST(S, t1, t2) -
                    MH_DIST(S, t5, t6) - MH_DIST(S, t3, t4);
   mh_two_opt_move(S, t1, t2, t5, t6);
@@ -664,8 +659,8 @@ __device__ ll mh_double_bridge4(mh_ils_t *S, const int *p) {
     if (l > len[a]) a = j;
   }
   const int b = (a + 1) & 3, c = (a + 2) & 3, d = (a + 3) & 3;
-  const int sb = p[b] + 1 == n ? 0 : p[b] + 1, sc = p[c] + 1 == n ? 0 : p[c] + 1;
-  const int sd = p[d] + 1 == n ? 0 : p[d] + 1, sa = p[a] + 1 == n ? 0 : p[a] + 1;
+  const int sb = mh_pos_next(p[b], n), sc = mh_pos_next(p[c], n);
+  const int sd = mh_pos_next(p[d], n), sa = mh_pos_next(p[a], n);
   const int as = S->t[sa], ae = S->t[p[b]], bs = S->t[sb], be = S->t[p[c]];
   const int cs = S->t[sc], ce = S->t[p[d]], ds = S->t[sd], de = S->t[p[a]];
   const ll delta = MH_DIST(S, ae, ds) + MH_DIST(S, de, cs) + MH_DIST(S, ce, bs) + MH_DIST(S, be, as) -
@@ -678,7 +673,7 @@ __device__ ll mh_double_bridge4(mh_ils_t *S, const int *p) {
     int y = x + l3[j] - 1;
     if (y >= n) y -= n;
     if (l3[j] > 1) mh_reverse_range(S, x, y);
-    x = y + 1 == n ? 0 : y + 1;
+    x = mh_pos_next(y, n);
   }
   mh_push4(S, as, ae, bs, be); mh_push4(S, cs, ce, ds, de);
   return delta;
@@ -759,7 +754,7 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
   /* initial descent: init 1 starts it (every city queued, in tour order), init 2 resumes the
    * queue a launch left; at most init_moves improving moves per launch */
   if (!init && queue_store[1] > 0) { /* a descent cut short (time limit): drop the rest of its queue */
-    for (int q = 0, h = queue_store[0]; q < queue_store[1]; ++q, h = h + 1 == n ? 0 : h + 1) S.inq[S.queue[h]] = 0;
+    for (int q = 0, h = queue_store[0]; q < queue_store[1]; ++q, h = mh_pos_next(h, n)) S.inq[S.queue[h]] = 0;
     queue_store[1] = 0;
     st[MH_ILS_PENDING] = 0;
   }
@@ -769,7 +764,7 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
       len = 0;
       for (int i = 0; i < n; ++i) {
         S.inq[i] = 0;
-        len += MH_DIST(&S, S.t[i], S.t[i + 1 == n ? 0 : i + 1]);
+        len += MH_DIST(&S, S.t[i], S.t[mh_pos_next(i, n)]);
       }
       for (int i = 0; i < n; ++i) mh_push(&S, S.t[i]);
       st[MH_ILS_KICKS] = 0; st[MH_ILS_BETTER] = 0; st[MH_ILS_MOVES] = 0;

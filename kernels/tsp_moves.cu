@@ -22,8 +22,9 @@ __device__ __forceinline__ void mh_store_best(ll key, ll idx, int *out, ll *delt
 }
 
 /* Full 2-opt neighbourhood, n(n-3)/2 moves. Move index i * n + j; move_out = (i, j, 0, 0). */
-extern "C" __global__ void tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
-                                         long long *all_out, int *move_out, long long *delta_out) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
+              long long *all_out, int *move_out, long long *delta_out) {
   const ll sol = mh_block();
   const int *t = tours + sol * n;
   ll *all = all_out + sol * n * n;
@@ -45,8 +46,9 @@ extern "C" __global__ void tsp_2opt_full(const double *xy, const int *mat, const
 
 /* Full Or-opt neighbourhood: segments of 1-3 cities, every insertion edge, both orientations
  * (one for single cities). Move index ((i * 3 + L - 1) * n + j) * 2 + rev; move_out = (i, L, j, rev). */
-extern "C" __global__ void tsp_oropt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
-                                          long long *all_out, int *move_out, long long *delta_out) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_oropt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
+               long long *all_out, int *move_out, long long *delta_out) {
   const ll sol = mh_block();
   const int *t = tours + sol * n;
   ll *all = all_out + sol * (ll)n * 3 * n * 2;
@@ -75,9 +77,10 @@ extern "C" __global__ void tsp_oropt_full(const double *xy, const int *mat, cons
 /* Candidate 2-opt: for each position i (city a) and each of a's k neighbours c (at position j),
  * variant 0 joins a-c and succ(a)-succ(c), variant 1 joins a-c and pred(a)-pred(c).
  * Move index (i * k + q) * 2 + v; move_out = the equivalent full 2-opt move (x, y, 0, 0), x < y. */
-extern "C" __global__ void tsp_2opt_cand(const double *xy, const int *mat, const int *tours, const int *pos,
-                                         const int *neigh, int n, int k, int write_all, long long *all_out,
-                                         int *move_out, long long *delta_out) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_2opt_cand(const double *xy, const int *mat, const int *tours, const int *pos,
+              const int *neigh, int n, int k, int write_all, long long *all_out,
+              int *move_out, long long *delta_out) {
   const ll sol = mh_block();
   const int *t = tours + sol * n, *ps = pos + sol * n;
   ll *all = all_out + sol * (ll)n * k * 2;
@@ -127,9 +130,10 @@ __device__ __forceinline__ void mh_oropt_cand_move(const int *t, const int *ps, 
   *prev = (v == 1 || v == 3) ? 1 : 0;
 }
 
-extern "C" __global__ void tsp_oropt_cand(const double *xy, const int *mat, const int *tours, const int *pos,
-                                          const int *neigh, int n, int k, int write_all, long long *all_out,
-                                          int *move_out, long long *delta_out) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_oropt_cand(const double *xy, const int *mat, const int *tours, const int *pos,
+               const int *neigh, int n, int k, int write_all, long long *all_out,
+               int *move_out, long long *delta_out) {
   const ll sol = mh_block();
   const int *t = tours + sol * n, *ps = pos + sol * n;
   ll *all = all_out + sol * (ll)n * 3 * k * 4;
@@ -155,7 +159,8 @@ extern "C" __global__ void tsp_oropt_cand(const double *xy, const int *mat, cons
 }
 
 /* pos[sol][tours[sol][i]] = i. */
-extern "C" __global__ void tsp_positions(const int *tours, int *pos, int n) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_positions(const int *tours, int *pos, int n) {
   const ll sol = mh_block();
   for (int i = mh_tid(); i < n; i += mh_nthreads()) pos[sol * n + tours[sol * n + i]] = i;
 }
@@ -181,9 +186,10 @@ __device__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m) {
  * cyclic position ranges: 2-opt (x, y) reverses t[x+1 .. y] or the other side, whichever is
  * shorter; Or-opt (i, L, j, rev) exchanges the segment t[i .. i+L-1] with the cities between it
  * and the insertion point, on the side (after it up to t[j], or from t[j+1] up to it) with fewer. */
-extern "C" __global__ void tsp_apply_best(int *tours, int *pos, int n, const int *move2, const long long *delta2,
-                                          const int *moveo, const long long *deltao, long long *cost,
-                                          long long *moves) {
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_apply_best(int *tours, int *pos, int n, const int *move2, const long long *delta2,
+               const int *moveo, const long long *deltao, long long *cost,
+               long long *moves) {
   const ll sol = mh_block();
   int *t = tours + sol * n, *ps = pos + sol * n;
   const ll d2 = delta2[sol], dor = deltao[sol];

@@ -329,11 +329,17 @@ def read_tsplib(path: str | os.PathLike, name: str | None = None) -> TSP:
             raise InputFormatError(path, "EXPLICIT weights but no EDGE_WEIGHT_SECTION")
         first, body = sections["EDGE_WEIGHT_SECTION"]
         matrix = _explicit_matrix(path, fmt, first, body, n)
+        weights_line = first
         if display is None and "NODE_COORD_SECTION" in sections:
             first, body = sections["NODE_COORD_SECTION"]
             display = _node_lines(path, "NODE_COORD_SECTION", first, body, n)
-        return TSP(inst_name, "EXPLICIT", matrix=matrix, weight_format=fmt, display=display,
-                   comment=comment, source=os.fspath(path))
+        try:
+            return TSP(inst_name, "EXPLICIT", matrix=matrix, weight_format=fmt, display=display,
+                       comment=comment, source=os.fspath(path))
+        except InputFormatError:
+            raise
+        except MetaheurError as exc:  # distances the TSP refuses (negative, asymmetric): the file's error
+            raise InputFormatError(path, str(exc).removeprefix(f"{inst_name}: "), weights_line) from None
     if "NODE_COORD_SECTION" not in sections:
         raise InputFormatError(path, f"EDGE_WEIGHT_TYPE {wtype} needs a NODE_COORD_SECTION")
     first, body = sections["NODE_COORD_SECTION"]

@@ -47,6 +47,7 @@ class LaunchConfig(ctypes.Structure):
         ("block", ctypes.c_uint * 3),
         ("threads", ctypes.c_int),
         ("error", ctypes.c_int),
+        ("order", ctypes.c_int),
     ]
 
 

@@ -46,6 +46,19 @@ def set_cpu_threads(threads: int) -> None:
     _THREADS.cpu = max(0, int(threads))
 
 
+def sim_order() -> int:
+    """Thread order of the fiber simulation between two barriers, from ``$METAHEUR_SIM_ORDER``:
+    ``forward`` (the default: thread 0 first), ``reverse``, or ``random:SEED`` (a permutation per
+    block and barrier drawn from SEED >= 0). Results that differ between orders reveal a race."""
+    value = os.environ.get("METAHEUR_SIM_ORDER", "").strip().lower() or "forward"
+    if value in ("forward", "reverse"):
+        return 0 if value == "forward" else 1
+    seed = value.removeprefix("random:")
+    if value.startswith("random:") and seed.isdigit() and int(seed) < 2**31 - 2:
+        return 2 + int(seed)
+    raise MetaheurError(f"METAHEUR_SIM_ORDER must be forward, reverse or random:SEED, got {value!r}")
+
+
 def compile_seconds_total() -> float:
     """Time this process has spent compiling (or loading cached) kernel modules."""
     return _COMPILE["seconds"]
@@ -110,7 +123,9 @@ class Kernel:
     params: tuple[Param, ...]
     module: KernelModule
     _fn: object = field(repr=False, default=None)
-    max_threads: int = _BLOCK_LIMITS[0]  # threads per block this kernel can launch with (GPU: the driver's)
+    #: threads per block this kernel can launch with: on a GPU the driver's (registers and launch
+    #: bounds), elsewhere its ``__launch_bounds__`` (else CUDA's 1024)
+    max_threads: int = _BLOCK_LIMITS[0]
 
     def check(self, args) -> list:
         """``args`` validated against the signature (see the module docstring)."""
@@ -129,15 +144,17 @@ class Kernel:
         """
         g, b = _dim3(grid, "grid", _GRID_LIMITS), _dim3(block, "block", _BLOCK_LIMITS)
         if b[0] * b[1] * b[2] > self.max_threads:
+            bounds = self.module.max_threads.get(self.name, _BLOCK_LIMITS[0]) == self.max_threads
+            why = " (its __launch_bounds__)" if bounds and self.max_threads < _BLOCK_LIMITS[0] else ""
             raise MetaheurError(f"kernel {self.name}: a block of {self.module.device.name} has at most "
-                                f"{self.max_threads} threads for this kernel, got {b}")
+                                f"{self.max_threads} threads for this kernel{why}, got {b}")
         checked = self.check(args)
         if self.module.device.is_gpu:
             with self.module.device.context():
                 self._fn(g, b, tuple(checked), stream=stream)
             return
         config = cpu_build.LaunchConfig((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b),
-                                        int(threads or cpu_threads()), 0)
+                                        int(threads or cpu_threads()), 0, sim_order() if self.module.sim else 0)
         raw = [a.ctypes.data if p.pointer else a.item() for p, a in zip(self.params, checked, strict=True)]
         self._fn(ctypes.byref(config), *raw)
         if config.error:
@@ -155,6 +172,7 @@ class KernelModule:
     handle: object = field(repr=False)
     signatures: dict = field(repr=False, default_factory=dict)
     sim: bool = False
+    max_threads: dict = field(repr=False, default_factory=dict)
     _kernels: dict = field(repr=False, default_factory=dict)
 
     def kernel(self, name: str) -> Kernel:
@@ -168,7 +186,8 @@ class KernelModule:
                     limit = _max_threads(self.device, fn)
                 self._kernels[name] = Kernel(name, params, self, fn, limit)
             else:
-                self._kernels[name] = Kernel(name, params, self, cpu_build.bind(self.handle, name, params))
+                self._kernels[name] = Kernel(name, params, self, cpu_build.bind(self.handle, name, params),
+                                             self.max_threads.get(name, _BLOCK_LIMITS[0]))
         return self._kernels[name]
 
     __getitem__ = kernel
@@ -221,6 +240,6 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
                 built = cpu_build.build(source, defs, sim)
                 handle, seconds = built.library, built.compile_seconds
             _COMPILE["seconds"] += seconds
-            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim)
+            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim, source.max_threads)
             _MODULES[key] = module
     return module

@@ -10,16 +10,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from metaheur.errors import MetaheurError
 
+_DEFINE = re.compile(r"^\s*#\s*define\s+(MH_\w+)\s+(.*?)\s*(?:/\*.*)?$")
+_INT_VALUE = re.compile(r"^\(?\s*(-?\d+)(?:LL)?\s*(?:<<\s*(\d+)\s*)?\)?$")
+_BOUNDS = re.compile(r'extern\s+"C"\s+__global__\s+(?:void\s+)?__launch_bounds__\s*\(\s*(\w+)[^)]*\)\s*'
+                     r'(?:void\s+)?(\w+)\s*\(')
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 _KERNEL = re.compile(
     r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+'
     r'(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)', re.S
 )
+
+#: CUDA's largest block (compute capability >= 3.0).
+MAX_THREADS = 1024
 
 #: C parameter types a kernel may take, with their numpy dtype names.
 C_TYPES = {
@@ -62,11 +70,13 @@ class Param:
 
 @dataclass(frozen=True)
 class KernelSource:
-    """A kernel file with its headers inlined, and the signature of every kernel in it."""
+    """A kernel file with its headers inlined, the signature of every kernel in it, and the most
+    threads a block of each kernel may have (its ``__launch_bounds__``, else CUDA's 1024)."""
 
     name: str
     text: str
     signatures: dict[str, tuple[Param, ...]]
+    max_threads: dict[str, int]
 
 
 def _label(path: Path) -> str:
@@ -114,16 +124,63 @@ def parse_signatures(text: str) -> dict[str, tuple[Param, ...]]:
     return out
 
 
-def load_source(name: str) -> KernelSource:
-    """The kernel file ``kernels/<name>`` (or a path to another ``.cu`` file, e.g. a test's) with
-    its headers inlined; headers are looked up next to the file, then in ``kernels/``."""
+def _source_path(name: str) -> Path:
     path = Path(name) if ("/" in name or Path(name).is_absolute()) else kernel_dir() / name
     if not path.is_file():
         raise MetaheurError(f"no kernel source {name!r} in {kernel_dir()}")
+    return path
+
+
+def load_source(name: str) -> KernelSource:
+    """The kernel file ``kernels/<name>`` (or a path to another ``.cu`` file, e.g. a test's) with
+    its headers inlined; headers are looked up next to the file, then in ``kernels/``."""
+    path = _source_path(name)
     text = "\n".join(_inline(path, set())) + "\n"
-    return KernelSource(path.name, text, parse_signatures(text))
+    signatures = parse_signatures(text)
+    bounds = launch_bounds(text)
+    return KernelSource(path.name, text, signatures, {k: bounds.get(k, MAX_THREADS) for k in signatures})
 
 
 def shim_text() -> str:
     """The CPU shim header (kernels/mh_cpu_shim.h) with a ``#line`` directive."""
     return '#line 1 "kernels/mh_cpu_shim.h"\n' + (kernel_dir() / "mh_cpu_shim.h").read_text() + "\n"
+
+
+@cache
+def kernel_constants(name: str) -> dict[str, int]:
+    """The integer ``#define MH_* value`` lines of kernel file ``kernels/<name>`` (or a path; its
+    own text, not its headers; a value is an integer literal or ``(a << b)``), so that Python reads
+    sizes and column indices from the kernel instead of copying them. A name defined twice (under
+    ``#if``) is left out: its value depends on the build's defines."""
+    values: dict[str, list[int]] = {}
+    for name_, value in _int_defines(_source_path(name).read_text()):
+        values.setdefault(name_, []).append(value)
+    return {key: vals[0] for key, vals in values.items() if len(vals) == 1}
+
+
+def _int_defines(text: str):
+    for line in text.splitlines():
+        m = _DEFINE.match(line)
+        v = m and _INT_VALUE.match(m.group(2))
+        if v:
+            yield m.group(1), int(v.group(1)) << int(v.group(2) or 0)
+
+
+def kernel_constant(name: str, constant: str) -> int:
+    """One value of :func:`kernel_constants` (a missing one is a programming error)."""
+    values = kernel_constants(name)
+    if constant not in values:
+        raise KeyError(f"kernels/{name} defines no integer {constant}")
+    return values[constant]
+
+
+def launch_bounds(text: str) -> dict[str, int]:
+    """``{kernel: most threads a block may have}`` of the kernels in ``text`` declared with
+    ``__launch_bounds__(threads[, blocks per SM])``; ``threads`` is a literal or an ``MH_*``
+    define of the text. Kernels without launch bounds are absent (any block up to 1024)."""
+    defines = dict(_int_defines(text))
+    out = {}
+    for m in _BOUNDS.finditer(text):
+        value = m.group(1)
+        out[m.group(2)] = int(value) if value.isdigit() else defines[value]
+    return out

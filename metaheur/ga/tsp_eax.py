@@ -28,15 +28,17 @@ import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module
+from metaheur.engine.source import kernel_constant, kernel_constants
 from metaheur.errors import MetaheurError
 from metaheur.ops.tsp import TSPData
 from metaheur.problems import TSP
 
 STRATEGIES = {"rand": 0, "single": 1}
 SELECTIONS = {"greedy": 0, "entropy": 1}
-N_INFO = 9
-#: Columns of :attr:`EAXBatch.info` (MH_EAX_* in kernels/tsp_eax.cu).
-INFO_FIELDS = ("cycles", "children", "eset", "subtours", "merges", "delta", "wide", "error", "changed")
+#: Columns of :attr:`EAXBatch.info`: the MH_EAX_* column defines of kernels/tsp_eax.cu, in order.
+N_INFO = kernel_constant("tsp_eax.cu", "MH_EAX_NINFO")
+INFO_FIELDS = tuple(name.removeprefix("MH_EAX_").lower() for name, column in sorted(
+    kernel_constants("tsp_eax.cu").items(), key=lambda item: item[1]) if name != "MH_EAX_NINFO")
 
 
 def work_ints(n: int) -> int:

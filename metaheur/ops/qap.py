@@ -7,13 +7,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device
+from metaheur.engine.source import kernel_constant
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP
 
-#: Kernels rank moves with category offsets of 2^61 (kernels/qap_moves.cu): deltas must stay below.
-DELTA_LIMIT = 2**60
+#: Kernels rank moves with category offsets (MH_QAP_CATEGORY, kernels/qap_moves.cu): deltas must
+#: stay below half of one.
+DELTA_LIMIT = kernel_constant("qap_moves.cu", "MH_QAP_CATEGORY") // 2
 #: Below this bound (:func:`delta_bound`) the tabu search keeps int32 deltas (kernels/qap_tabu.cu).
-DELTA32_LIMIT = 2**28
+DELTA32_LIMIT = kernel_constant("qap_tabu.cu", "MH_TS_DELTA32_LIMIT")
 
 
 @dataclass

@@ -13,11 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine.source import kernel_constant
 from metaheur.errors import MetaheurError
 from metaheur.problems import TSP
 from metaheur.problems.atsp import TwinTSP
 from metaheur.problems.tsp import MATRIX_BUDGET
 
+#: Longest neighbour list (MH_KNN_MAX of kernels/tsp_knn.cu).
+MAX_NEIGHBOURS = kernel_constant("tsp_knn.cu", "MH_KNN_MAX")
 WEIGHT_CODES = {"MATRIX": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5, "MAX_2D": 6}
 
 
@@ -109,18 +112,18 @@ def neighbours(tsp: TSP, k: int, device: str | Device = "cpu", *, matrix_budget:
         part = np.argpartition(rows, k - 1, axis=1)[:, :k]
         order = np.take_along_axis(rows, part, axis=1).argsort(axis=1)
         return np.ascontiguousarray(np.take_along_axis(part, order, axis=1), dtype=np.int32)
-    from metaheur.engine import load_module
+    from metaheur.engine import load_module, shapes
 
     dev = parse_device(device)
-    if k > 32:
-        raise MetaheurError("neighbour lists hold at most 32 cities")
+    if k > MAX_NEIGHBOURS:
+        raise MetaheurError(f"neighbour lists hold at most {MAX_NEIGHBOURS} cities")
     quadrant = int(quadrant)
     if quadrant < 0 or 4 * quadrant > k:
         raise MetaheurError(f"quadrant neighbours: need 0 <= 4 * quadrant <= k, got quadrant={quadrant}, k={k}")
     cell_of, cell_start, cell_items, gx, gy, side = _grid(tsp.coords)
     out = dev.zeros((n, k), np.int32)
     module = load_module("tsp_knn.cu", dev)
-    threads = 128 if dev.is_gpu else 1
+    threads = shapes.threads(shapes.KNN) if dev.is_gpu else 1
     args = (dev.asarray(tsp.coords), dev.asarray(cell_of), dev.asarray(cell_start), dev.asarray(cell_items),
             gx, gy, side, n, k)
     if quadrant:

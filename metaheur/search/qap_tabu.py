@@ -8,18 +8,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine import load_module
+from metaheur.engine import load_module, shapes
 from metaheur.engine.rng import rand64, stream_key
+from metaheur.engine.source import kernel_constants
 from metaheur.errors import MetaheurError
 from metaheur.ops import qap_data
 from metaheur.problems import QAP
 from metaheur.search.batch import BatchResult, LaunchPacer
 
 TENURE_RULES = {"cubic": 0, "uniform": 1}
-N_STATS = 7
-COST, BEST, ITER, BASE, CTR, TENURE, BEST_ITER = range(N_STATS)
-ENTRY_LIMIT = 2**29  # kernels/qap_tabu.cu keeps int32 differences of entries
-TENURE_LIMIT = 2**30  # kernels/qap_tabu.cu keeps tabu times below 2^31: at most 2^30 from its base plus a tenure
+_KERNEL = kernel_constants("qap_tabu.cu")
+#: Columns of the statistics (MH_TS_* in kernels/qap_tabu.cu).
+N_STATS = _KERNEL["MH_TS_NSTATS"]
+COST, BEST, ITER, BASE, CTR, TENURE, BEST_ITER = (
+    _KERNEL[f"MH_TS_{c}"] for c in ("COST", "BEST", "ITER", "BASE", "CTR", "TENURE", "BEST_ITER"))
+ENTRY_LIMIT = _KERNEL["MH_TS_ENTRY_LIMIT"]  # the kernel keeps int32 differences of entries
+TENURE_LIMIT = _KERNEL["MH_TS_REBASE"]  # tabu times stay below 2^31: at most this from their base plus a tenure
 SAVED_SEARCH = ("perm", "best", "stats", "tabu", "left", "keys")  # what QAPTabuBatch.snapshot holds
 
 
@@ -82,7 +86,7 @@ def default_block(device: Device, n: int) -> tuple[int, int]:
     """Threads of a block: one on the CPU build; rows x columns of the pair scan on a GPU."""
     if not device.is_gpu:
         return (1, 1)
-    return (32, 4) if n < 128 else (32, 8)
+    return shapes.TABU_SMALL if n < shapes.TABU_WIDE_N else shapes.TABU
 
 
 class QAPTabuBatch:

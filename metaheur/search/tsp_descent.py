@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine import load_module
+from metaheur.engine import load_module, shapes
 from metaheur.errors import MetaheurError
 from metaheur.ops import neighbours, tsp_data
 from metaheur.problems import TSP
@@ -24,7 +24,7 @@ from metaheur.search.batch import BatchResult
 
 FULL_NEIGHBOURHOOD_N = 200  # up to this n a pass evaluates every 2-opt and Or-opt move
 PASSES_PER_CHECK = 8  # passes queued between two looks at the deltas
-GPU_BLOCK = 128
+GPU_BLOCK = shapes.threads(shapes.DESCENT)
 
 
 class TSPDescentBatch:

@@ -12,16 +12,21 @@ import numpy as np
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import cpu_threads, load_module
 from metaheur.engine.rng import stream_key
+from metaheur.engine.source import kernel_constants
 from metaheur.errors import MetaheurError
 from metaheur.ops import neighbours, tsp_data
+from metaheur.ops.tsp import MAX_NEIGHBOURS
 from metaheur.problems import TSP
 from metaheur.search.batch import BatchResult, LaunchPacer
 
-N_STATS = 7
-COST, KICKS, CTR, BETTER, MOVES, BEST, PENDING = range(N_STATS)
-LOG_CAPACITY = 4096  # MH_ILS_LOG in kernels/tsp_ils.cu
-MAX_LK_DEPTH = 64  # MH_LK_DEPTH and MH_LK3_DEPTH in kernels/tsp_ils.cu
-MAX_LK_BREADTH = 10  # MH_LK_BREADTH in kernels/tsp_ils.cu
+_KERNEL = kernel_constants("tsp_ils.cu")
+#: Columns of the statistics (MH_ILS_* in kernels/tsp_ils.cu).
+N_STATS = _KERNEL["MH_ILS_NSTATS"]
+COST, KICKS, CTR, BETTER, MOVES, BEST, PENDING = (
+    _KERNEL[f"MH_ILS_{c}"] for c in ("COST", "KICKS", "CTR", "BETTER", "MOVES", "BEST", "PENDING"))
+LOG_CAPACITY = _KERNEL["MH_ILS_LOG"]
+MAX_LK_DEPTH = min(_KERNEL["MH_LK_DEPTH"], _KERNEL["MH_LK3_DEPTH"])
+MAX_LK_BREADTH = _KERNEL["MH_LK_BREADTH"]
 KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
 LK_MOVES = {"2opt": 0, "3opt": 1}
 INIT_MOVES = 20_000  # improving moves per launch of the initial descent (per search on a GPU, per CPU thread)
@@ -62,8 +67,8 @@ class ILSParams:
     temperature: float = 0.1
 
     def __post_init__(self) -> None:
-        if not 1 <= self.neighbours <= 32:
-            raise MetaheurError(f"neighbour lists hold 1 to 32 cities, got {self.neighbours}")
+        if not 1 <= self.neighbours <= MAX_NEIGHBOURS:
+            raise MetaheurError(f"neighbour lists hold 1 to {MAX_NEIGHBOURS} cities, got {self.neighbours}")
         if self.quadrant < 0 or 4 * self.quadrant > self.neighbours:
             raise MetaheurError(f"quadrant must be in 0..neighbours / 4, got {self.quadrant}")
         if self.window < 1:
@@ -80,6 +85,11 @@ class ILSParams:
             raise MetaheurError(f"kick must be one of {', '.join(KICK_TYPES)}, got {self.kick!r}")
         if not self.temperature >= 0:
             raise MetaheurError(f"temperature must be >= 0, got {self.temperature}")
+
+
+def work_ints(n: int) -> int:
+    """Scratch int32 per search (the `work` layout of tsp_ils_run in kernels/tsp_ils.cu)."""
+    return 3 * int(n) + 2 * LOG_CAPACITY + 3
 
 
 def candidate_edges(tsp: TSP, neigh: np.ndarray) -> np.ndarray:
@@ -144,7 +154,7 @@ class TSPILSBatch:
         self.pos = dev.zeros((S, n), np.int32)
         self.stats = dev.zeros((S, N_STATS), np.int64)
         self.keys = dev.asarray(stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64)))
-        self.work = dev.zeros((S, 3 * n + 2 * LOG_CAPACITY + 3), np.int32)
+        self.work = dev.zeros((S, work_ints(n)), np.int32)
         self.neigh_dev = dev.asarray(self.neigh)
         self.neigh_d = dev.asarray(neigh_d)
         self.initialised = False

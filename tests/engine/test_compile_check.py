@@ -1,16 +1,18 @@
 """Every kernel variant the project can ask for compiles for a GPU (sm_90) with exactly the GPU
-build's options, and for the CPU.
+build's options, and for the CPU; and every block shape the package launches (and the GPU tests
+launch) fits an H200 by the registers, spills and shared memory that ptxas reports.
 
 The GPU compile needs no GPU: NVRTC through CuPy when ``cupy.cuda.nvrtc`` imports, else ``nvcc``
 (on the PATH or in /usr/local/cuda/bin) with the same options, else the test is skipped with the
-reason. Every ``kernels/*.cu`` file must be listed in ``metaheur.ops.COMPILE_VARIANTS``.
+reason (metaheur/engine/sm90.py). Every ``kernels/*.cu`` file must be listed in
+``metaheur.ops.COMPILE_VARIANTS``, every kernel in ``metaheur.engine.shapes``.
 
 Large kernels take tens of seconds each to compile for sm_90, so (1) all compiles of a session
 start at once on a thread pool (one job a core) and each test waits for its own, and (2) a GPU
-compile that succeeded is remembered on disk (``<METAHEUR cache>/compile_check/``), keyed by the
-SHA-256 of the self-contained source, the options and the compiler's version: a variant is
-compiled again only when one of those changed. The CPU builds use the CPU build's own disk
-cache; the fiber simulation is compiled for the first variant of each file.
+compile that succeeded is remembered on disk with its log (``<METAHEUR cache>/compile_check/``):
+a variant is compiled again only when its source, options or compiler changed. The CPU builds
+use the CPU build's own disk cache; the fiber simulation is compiled for the first variant of
+each file.
 
 Which GPU variants (``METAHEUR_COMPILE_CHECK``): ``all`` compiles every variant (the default);
 ``cover`` (a quicker local choice) compiles the first variant of every file
@@ -22,23 +24,26 @@ local run; ``first`` the first variant of each file; ``off`` none.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from test_gpu import GPU_QAP_BLOCKS, GPU_TSP_BLOCKS
 
-from metaheur.engine import cpu_build
+from metaheur.engine import cpu_build, sm90
 from metaheur.engine.gpu_build import nvrtc_options
 from metaheur.engine.module import _normalise_defines
+from metaheur.engine.shapes import GPU_LAUNCHES, NOT_LAUNCHED
 from metaheur.engine.source import kernel_dir, load_source
 from metaheur.ops import COMPILE_VARIANTS
+from metaheur.search.qap_tabu import default_block
+from metaheur.search.tsp_descent import GPU_BLOCK
 
-ARCH = "sm_90"
+ARCH = sm90.ARCH
+gpu_compiler = sm90.gpu_compiler
+#: Block shapes tests/engine/test_gpu.py launches on a GPU, by kernel file.
+GPU_TEST_BLOCKS = {"qap_moves.cu": GPU_QAP_BLOCKS, "tsp_moves.cu": GPU_TSP_BLOCKS}
 VARIANTS = [(source, defines) for source, variants in sorted(COMPILE_VARIANTS.items()) for defines in variants]
 CPU_JOBS = [(source, defines, False) for source, defines in VARIANTS] + [
     (source, variants[0], True) for source, variants in sorted(COMPILE_VARIANTS.items())]
@@ -81,61 +86,8 @@ def _variant_id(variant) -> str:
     return label + ("-sim" if len(variant) > 2 and variant[2] else "")
 
 
-@functools.lru_cache(maxsize=1)
-def gpu_compiler() -> tuple[str, str, str]:
-    """``(kind, path or reason, version)``: kind ``nvrtc``, ``nvcc`` or ``""`` when neither is there."""
-    try:
-        from cupy.cuda import nvrtc
-
-        return "nvrtc", "", "nvrtc " + ".".join(map(str, nvrtc.getVersion()))
-    except Exception as exc:  # no CuPy, or CuPy without a loadable NVRTC
-        why = f"CuPy's NVRTC unavailable ({type(exc).__name__}: {exc})"
-    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK)
-                                    else None)
-    if nvcc:
-        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
-        return "nvcc", nvcc, version.strip().splitlines()[-1] if version.strip() else "nvcc"
-    return "", f"no GPU compiler: {why}, and no nvcc on the PATH or in /usr/local/cuda/bin", ""
-
-
-def _ok_marker(text: str, options: list[str], version: str) -> Path:
-    key = hashlib.sha256("\0".join([text, *options, version]).encode()).hexdigest()[:32]
-    return cpu_build.cache_dir().parent / "compile_check" / f"{key}.ok"
-
-
-def compile_for_gpu(source_name: str, defines) -> tuple[bool, str]:
-    """``(ok, log)`` of compiling one variant for ``ARCH`` (``log`` is ``"cached"`` for a variant
-    already compiled with the same source, options and compiler)."""
-    kind, detail, version = gpu_compiler()
-    source = load_source(source_name)
-    options = [*nvrtc_options(_normalise_defines(defines)), f"-arch={ARCH}"]
-    marker = _ok_marker(source.text, [kind, *options], version)
-    if marker.is_file():
-        return True, "cached"
-    if kind == "nvrtc":
-        from cupy.cuda import nvrtc
-
-        prog = nvrtc.createProgram(source.text, source.name, [], [])
-        try:
-            try:
-                nvrtc.compileProgram(prog, options)
-            except nvrtc.NVRTCError:
-                return False, f"NVRTC {' '.join(options)}:\n{nvrtc.getProgramLog(prog)}"
-            log = nvrtc.getProgramLog(prog)
-        finally:
-            nvrtc.destroyProgram(prog)
-    else:
-        with tempfile.TemporaryDirectory(prefix="metaheur-compile-check-") as tmp:
-            src = Path(tmp) / (Path(source_name).stem + ".cu")
-            src.write_text(source.text)
-            cmd = [detail, "-cubin", "-x", "cu", *options, "-o", str(Path(tmp) / "out.cubin"), str(src)]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            if proc.returncode != 0 or not (Path(tmp) / "out.cubin").is_file():
-                return False, f"{' '.join(cmd)}\n{proc.stderr}{proc.stdout}"
-            log = proc.stderr
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(f"{source_name} {' '.join(options)}\n{version}\n{log}")
-    return True, log
+def _compile_gpu(source_name: str, defines) -> tuple[bool, str]:
+    return sm90.compile_for_gpu(source_name, _normalise_defines(defines))
 
 
 def compile_for_cpu(source_name: str, defines, sim: bool) -> str:
@@ -154,21 +106,27 @@ def compile_jobs():
     if gpu_compiler()[0]:
         for variant in VARIANTS:
             if _gpu_wanted(variant):
-                jobs["gpu", _variant_id(variant)] = pool.submit(compile_for_gpu, *variant)
+                jobs["gpu", _variant_id(variant)] = pool.submit(_compile_gpu, *variant)
     for job in CPU_JOBS:
         jobs["cpu", _variant_id(job)] = pool.submit(compile_for_cpu, *job)
     yield jobs
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=_variant_id)
-def test_gpu_compile(variant, compile_jobs):
+def _gpu_result(variant, compile_jobs) -> tuple[str, bool, str]:
+    """``(compiler kind, ok, log)`` of this session's sm_90 compile of ``variant`` (skips the test
+    without a GPU compiler or when METAHEUR_COMPILE_CHECK leaves the variant out)."""
     kind, detail, _ = gpu_compiler()
     if not kind:
         pytest.skip(detail)
     if not _gpu_wanted(variant):
         pytest.skip(f"METAHEUR_COMPILE_CHECK={_gpu_mode()}")
-    ok, log = compile_jobs["gpu", _variant_id(variant)].result()
+    return kind, *compile_jobs["gpu", _variant_id(variant)].result()
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=_variant_id)
+def test_gpu_compile(variant, compile_jobs):
+    kind, ok, log = _gpu_result(variant, compile_jobs)
     assert ok, f"{variant[0]} {variant[1]} does not compile for {ARCH} ({kind}):\n{log}"
     assert " error" not in log.lower(), log
 
@@ -205,9 +163,76 @@ def test_a_broken_variant_fails_the_check(tmp_path, monkeypatch):
     monkeypatch.setenv("METAHEUR_CACHE_DIR", str(tmp_path / "cache"))
     broken = tmp_path / "broken_check.cu"
     broken.write_text('extern "C" __global__ void k(int *o) { o[0] = not_declared; }\n')
-    ok, log = compile_for_gpu(str(broken), {})
+    ok, log = _compile_gpu(str(broken), {})
     assert not ok and "not_declared" in log
     fine = tmp_path / "fine_check.cu"
     fine.write_text('extern "C" __global__ void k(int *o) { o[0] = 1; }\n')
-    assert compile_for_gpu(str(fine), {})[0]
-    assert compile_for_gpu(str(fine), {}) == (True, "cached")
+    ok, log = _compile_gpu(str(fine), {})
+    assert ok
+    if kind == "nvcc":
+        assert set(sm90.resources(log)) == {"k"}
+    assert _compile_gpu(str(fine), {}) == (True, log)  # the second time from the disk cache, with its log
+
+
+def _launch_shapes(source_name: str, kernel: str) -> list:
+    return [*GPU_LAUNCHES.get((source_name, kernel), ()), *GPU_TEST_BLOCKS.get(source_name, ())]
+
+
+@pytest.mark.gpusim
+@pytest.mark.parametrize("variant", VARIANTS, ids=_variant_id)
+def test_launch_shapes_fit_an_h200(variant, compile_jobs):
+    """Registers x threads within the register file, static shared memory within a block's
+    limit, blocks within the kernel's launch bounds, for every shape the package and the GPU
+    tests launch (ptxas's report of this variant's sm_90 build)."""
+    kind, ok, log = _gpu_result(variant, compile_jobs)
+    assert ok, log
+    found = sm90.resources(log)
+    if not found and kind == "nvrtc":
+        pytest.skip("this NVRTC gives no ptxas report (kernel resources are read from nvcc's)")
+    source = load_source(variant[0])
+    assert set(found) == set(source.signatures), log
+    problems = [p for name, res in found.items()
+                for p in sm90.launch_problems(name, res, source.max_threads[name], _launch_shapes(source.name, name))]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.gpusim
+def test_every_kernel_has_its_launch_shapes():
+    kernels = {(p.name, k) for p in kernel_dir().glob("*.cu") for k in load_source(p.name).signatures}
+    assert kernels == set(GPU_LAUNCHES) | NOT_LAUNCHED
+    assert not set(GPU_LAUNCHES) & NOT_LAUNCHED
+
+
+@pytest.mark.gpusim
+def test_launchers_take_their_shapes_from_the_table():
+    gpu = SimpleNamespace(is_gpu=True)
+    tabu = GPU_LAUNCHES["qap_tabu.cu", "qap_tabu_run"]
+    assert {default_block(gpu, n) for n in (5, 127, 128, 1000)} == set(tabu)
+    assert all((GPU_BLOCK,) in GPU_LAUNCHES["tsp_moves.cu", k] for k in ("tsp_2opt_cand", "tsp_oropt_cand",
+                                                                         "tsp_apply_best", "tsp_positions"))
+    assert default_block(SimpleNamespace(is_gpu=False), 100) == (1, 1)
+
+
+@pytest.mark.gpusim
+def test_launch_limits_of_an_h200():
+    """The check itself: what an H200 runs and what it refuses."""
+    report = "\n".join([
+        "ptxas info    : Compiling entry function 'wide' for 'sm_90'",
+        "ptxas info    : Function properties for wide",
+        "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads",
+        "ptxas info    : Used 72 registers, used 1 barriers, 512 bytes smem",
+        "ptxas info    : Compiling entry function 'lean' for 'sm_90'",
+        "ptxas info    : Function properties for lean",
+        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+        "ptxas info    : Used 32 registers, used 0 barriers",
+    ])
+    res = sm90.resources(report)
+    assert res == {"wide": sm90.KernelResources(72, 4, 4, 8, 512), "lean": sm90.KernelResources(32, 0, 0, 0, 0)}
+    wide, lean = res["wide"], res["lean"]
+    assert sm90.blocks_per_sm(wide, 1024) == 0  # 72 x 1024 > 65,536 registers
+    assert sm90.launch_problems("wide", wide, 1024, [(1024,)]) and not sm90.launch_problems("wide", wide, 1024,
+                                                                                               [(512,)])
+    assert sm90.launch_problems("lean", lean, 256, [(32, 16)])  # beyond its launch bounds
+    assert sm90.blocks_per_sm(lean, 1024) == 2 and sm90.occupancy(lean, 1024) == 1.0
+    assert sm90.blocks_per_sm(sm90.KernelResources(128, 0, 0, 0, 8704), 256) == 2  # the tabu kernel's bounds
+    assert sm90.blocks_per_sm(lean, 1) == 32 and sm90.occupancy(lean, 1) == 0.5  # 32 one-warp blocks of 64 warps

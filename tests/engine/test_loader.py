@@ -138,6 +138,24 @@ def test_block_over_1024_threads(probe, block):
         probe(1, block, _args())
 
 
+@pytest.mark.gpusim
+def test_block_within_launch_bounds(write_kernel):
+    """A kernel's __launch_bounds__ caps its blocks on every device (a GPU refuses a larger block)."""
+    path = write_kernel("bounded.cu", '#define MH_WIDE 96\n'
+                        'extern "C" __global__ void __launch_bounds__(MH_WIDE, 2) bounded(int *out) { out[0] = 1; }\n'
+                        'extern "C" __global__ void free_width(int *out) { out[0] = 2; }\n')
+    out = np.zeros(1, np.int32)
+    for sim in (False, True):
+        module = load_module(path, "cpu", sim=sim)
+        assert module.kernel("bounded").max_threads == 96 and module.kernel("free_width").max_threads == 1024
+        module.kernel("bounded")(1, (32, 3), (out,))
+        too_wide = r"at most 96 threads for this kernel \(its __launch_bounds__\), got \(32, 4, 1\)"
+        with pytest.raises(MetaheurError, match=too_wide):
+            module.kernel("bounded")(1, (32, 4), (out,))
+        module.kernel("free_width")(1, 1024, (out,))
+    assert load_module("qap_tabu.cu", "cpu").kernel("qap_tabu_run").max_threads == 256
+
+
 def test_grid_and_block_shapes_accepted(probe):
     for grid, block in [(2, 1), ((2,), (1024,)), ((1, 2), (32, 32)), ((2, 1, 1), (4, 4, 64)),
                         (np.int64(2), np.int32(3))]:

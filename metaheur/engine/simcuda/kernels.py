@@ -22,14 +22,6 @@ _FUNCTION_IDS = itertools.count(1)
 #: A kernel that numbers its threads across the grid (one thread per item, as kernels/tsp_knn.cu)
 #: depends on the block shape, which the fast CPU build ignores: its module is the thread simulation.
 _GRID_THREADS = re.compile(r"mh_block\(\)\s*\*\s*mh_nthreads\(\)|blockIdx\.[xyz]\s*\*\s*blockDim\.[xyz]")
-_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*(\d+)[^)]*\)\s*(?:void\s+)?(\w+)\s*\(")
-
-
-def _launch_bounds(text: str) -> dict[str, int]:
-    """``{kernel: max threads per block}`` from the ``__launch_bounds__`` of each kernel."""
-    return {m.group(2): int(m.group(1)) for m in _LAUNCH_BOUNDS.finditer(text)}
-
-
 class RawModule:
     """``cupy.RawModule`` whose kernels are the CPU build of ``code`` (see the module docstring).
 
@@ -41,14 +33,16 @@ class RawModule:
 
     def __init__(self, code: str | None = None, *, options: tuple = (), name: str = "rawmodule",
                  max_threads: dict[str, int] | None = None, threads: bool | None = None, **unused):
-        from metaheur.engine.source import KernelSource, parse_signatures
+        from metaheur.engine.source import KernelSource, launch_bounds, parse_signatures
 
         if code is None:
             raise TypeError("a simulated RawModule needs its source code")
         label = re.match(r'#line 1 "(?:kernels/)?([^"]+)"', code)
-        self.source = KernelSource(label.group(1) if label else name, code, parse_signatures(code))
+        self.max_threads = launch_bounds(code) | (max_threads or {})
+        signatures = parse_signatures(code)
+        self.source = KernelSource(label.group(1) if label else name, code, signatures,
+                                   {k: self.max_threads.get(k, DEFAULT_MAX_THREADS) for k in signatures})
         self.defines = tuple(o[2:] for o in options if o.startswith("-D") and not o.startswith("-DMH_GPU"))
-        self.max_threads = _launch_bounds(code) | (max_threads or {})
         self.sim = (threads_simulated() if threads is None else threads) or bool(_GRID_THREADS.search(code))
         self._library = None
 

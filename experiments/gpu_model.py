@@ -1,0 +1,177 @@
+"""Expected speed on an H200: for each kernel a GPU island launches, the bytes moved and the
+operations per unit of work (a move, a delta entry, an iteration, a crossover), and the bound that
+memory bandwidth and arithmetic throughput put on units per second (docs/gpu-model.md). A
+measured GPU figure divided by the bound is the fraction of the limit it reaches.
+
+Machine (NVIDIA H200 SXM, compute capability 9.0): 132 SMs at 1.98 GHz; HBM3e 4.8 TB/s by the
+datasheet (the device notes measured 4.3 TB/s on a device-to-device copy); per SM and clock 64
+int32 operations (add, compare, min/max, 32-bit multiply-add) and 64 fp64 operations (add,
+multiply, fused multiply-add): 16.7e12 int32 op/s and 16.7e12 fp64 op/s. A 64-bit integer add or
+a 32x32->64-bit multiply-add counts 2 int32 operations; a double square root 10 fp64 operations
+(reciprocal square root and Newton steps); a double-to-int conversion 1. The TSP builds run
+without fused multiply-add (--fmad=false), so x*x + y*y is 3 operations.
+
+Bytes: from DRAM when the data a unit touches cannot stay in the 50 MB L2 across the batch (the
+QAP tables of 1,024 searches, the delta matrices); the TSP kernels read coordinates, tours and
+neighbour lists that fit in L2 for the sizes below, so their bytes are through L2 and the
+bandwidth bound is not the binding one. Kernels with one working thread per block use one lane a
+warp: their arithmetic bound is 1/32 of the chip's.
+
+    python experiments/gpu_model.py [--quick] [--out experiments/results]
+
+Writes ``gpu_model.csv`` and ``.md`` (``--quick``: the same table into a temporary folder unless
+``--out``; nothing is measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchlib import header, out_folder, write_table
+
+SMS, CLOCK_HZ = 132, 1.98e9
+HBM_BYTES_S = 4.8e12  # datasheet; 4.3e12 measured on a copy
+INT32_OPS_S = SMS * 64 * CLOCK_HZ
+FP64_OPS_S = SMS * 64 * CLOCK_HZ
+SQRT, DIST_INT = 10, 6  # fp64 ops of a double sqrt; int ops of loading two cities' coordinates (index maths)
+#: fp64 operations of one EUC_2D distance: 2 differences, 2 products, 1 sum, the root, +0.5, to int.
+EUC_FP64 = 2 + 2 + 1 + SQRT + 1 + 1
+
+
+@dataclass(frozen=True)
+class Model:
+    """One kernel's cost per unit of work at one size: bytes (DRAM, or L2 where stated), int32
+    and fp64 operations, and the lanes of a warp it uses (32, or 1 for one thread per block)."""
+
+    kernel: str
+    unit: str
+    size: str
+    bytes: float
+    int_ops: float
+    fp64_ops: float
+    memory: str  # "DRAM" or "L2"
+    lanes: int = 32
+    basis: str = ""
+
+    def bounds(self) -> dict:
+        lane = self.lanes / 32
+        bw = HBM_BYTES_S / self.bytes if self.memory == "DRAM" and self.bytes else float("inf")
+        ints = INT32_OPS_S * lane / self.int_ops if self.int_ops else float("inf")
+        fps = FP64_OPS_S * lane / self.fp64_ops if self.fp64_ops else float("inf")
+        bound = min(bw, ints, fps)
+        limit = "memory" if bound == bw else ("int32" if bound == ints else "fp64")
+        return {"bw_bound_per_s": bw, "int_bound_per_s": ints, "fp64_bound_per_s": fps, "bound_per_s": bound,
+                "limited_by": limit + ("" if self.lanes == 32 else " (1 lane a warp)")}
+
+
+def qap_models(n: int = 100) -> list[Model]:
+    """The QAP kernels at size n (1,024 searches: their tables stay in DRAM)."""
+    pairs = n * (n - 1) / 2
+    return [
+        # qap_delta_update / step 3 of the tabu iteration: read and write each entry; operands
+        # u[i], v[i] in registers, u[j], v[j] from L1/shared; (ui-uj)*(vi-vj)+(u2i-u2j)*(v2i-v2j)
+        Model("qap_delta_update", "delta entry", f"n={n}, int64 deltas", 16, 4 + 2 * 2 + 2 + 2, 0,
+              "DRAM", basis="8 B read + 8 B written; 4 differences, 2 widening multiply-adds, a 64-bit add "
+                            "(asymmetric; symmetric: half the operations)"),
+        Model("qap_tabu_run: O(1) update", "delta entry", f"n={n}, int32 deltas (MH_QAP_DELTA32), symmetric", 8,
+              2 + 1 + 1 + 1, 0, "DRAM", basis="4 B read + 4 B written; 2 differences, a multiply, a shift, an add"),
+        Model("qap_best_move", "move", f"n={n}", 16, 8, 0, "DRAM",
+              basis="8 B delta + 2 x 4 B tabu entries; 2 compares, a select, a 64-bit add, argmin step"),
+        Model("qap_tabu_run", "iteration of one search", f"n={n}, int32 deltas, asymmetric",
+              # scan: d, tmin, lpick (4 B each) per pair; update: d read+written (8 B) per pair;
+              # 2n pairs by the O(n) sums: bp and bpt rows (a, at are shared by all searches: L2)
+              pairs * (12 + 8) + n * n * 8,
+              pairs * (7 + 10) + n * n * 10, 0, "DRAM",
+              basis="scan 12 B + 7 ops a pair, O(1) update 8 B + 10 ops a pair, O(n) sums of the 2n pairs "
+                    "touching the move 8 B + 10 ops per (k, m); swaps and the argmin are O(n)"),
+        Model("qap_tabu_run", "iteration of one search", f"n={n}, int32 deltas, symmetric",
+              pairs * (12 + 8) + n * n * 4, pairs * (7 + 5) + n * n * 6, 0, "DRAM",
+              basis="as above; the symmetric sums read bp only"),
+        Model("qap_crossover", "child", f"n={n}", 4 * 4 * n, 20 * n, 0, "DRAM", lanes=1,
+              basis="two parents read, child and scratch written (4 B a city each); one thread a child"),
+        Model("qap_mutate", "child", f"n={n}", 8 * n, 10 * n, 0, "DRAM", lanes=1,
+              basis="a child read and written; one thread a child"),
+    ]
+
+
+def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
+    """The TSP kernels of a GPU island at size n with k neighbours (EUC_2D coordinates)."""
+    return [
+        Model("tsp_2opt_cand", "move", f"n={n}, k={k}, EUC_2D", 32, 2 * DIST_INT + 12, 4 * EUC_FP64, "L2",
+              basis="c's index, position, coordinates (4+4+16 B, shared by 2 variants), d's entry and "
+                    "coordinates (4+16 B); 4 distances"),
+        Model("tsp_2opt_full", "move", f"n={n}, EUC_2D", 20, 2 * DIST_INT + 8, 4 * EUC_FP64, "L2",
+              basis="one tour entry and its coordinates per move along a row; 4 distances"),
+        Model("tsp_oropt_cand", "move", f"n={n}, k={k}, EUC_2D", 42, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
+              basis="neighbour index and position (8 B), two tour entries and coordinates (40 B) per variant; "
+                    "3 edges removed, 3 added"),
+        Model("tsp_oropt_full", "move", f"n={n}, EUC_2D", 40, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
+              basis="two tour entries and their coordinates per move; 6 distances"),
+        Model("tsp_apply_best", "city moved", f"n={n}", 16, 6, 0, "L2",
+              basis="a reversal swaps tour and position entries (2 x 4 B read, 2 x 4 B written)"),
+        Model("tsp_positions", "city", f"n={n}", 8, 3, 0, "L2", basis="tour entry read, position written"),
+        Model("tsp_eax", "crossover (one child)", f"n={n}, k={k}", 4 * 21 * n * 2 + 8 * n, 120 * n, 2 * EUC_FP64 * n,
+              "DRAM", lanes=1,
+              basis="21n ints of scratch written and read, both parents read; about 120 int ops a city "
+                    "(AB-cycles, E-set, sub-tours, merges over the neighbour lists); one thread a pair"),
+        Model("tsp_ils_run", "kick (double bridge + descent)", f"n={n}, k={k}", 2000, 3000, 60 * EUC_FP64, "L2",
+              lanes=1, basis="a kick's repair visits about 60 candidate moves near its 8 endpoints; one thread"),
+        Model("tsp_knn_grid", "city", f"n={n}, k={k}", 16 * 9 * 4, 9 * 4 * 8, 9 * 4 * 5, "L2",
+              basis="the 3 x 3 grid cells around a city, about 4 cities each: coordinates and a squared distance"),
+    ]
+
+
+COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "lanes", "bw_bound_per_s",
+           "int_bound_per_s", "fp64_bound_per_s", "bound_per_s", "limited_by", "target_per_s", "target_of_bound",
+           "basis"]
+
+#: Bytes a move reads or writes, by kernel (experiments/bench_kernels.py's GB/s column).
+#: (The first model of a kernel: int64 deltas for qap_delta_update, as qap_moves.cu has.)
+BYTES_PER_MOVE = {"qap_delta_full": 8}  # the long long delta written; its O(n) row reads come from cache
+for _m in [*qap_models(), *tsp_models()]:
+    if _m.unit in ("move", "delta entry"):
+        BYTES_PER_MOVE.setdefault(_m.kernel, _m.bytes)
+
+
+#: The issue's targets for the day a GPU is lent: (kernel, size of the model row, units per second).
+TARGETS = {("qap_delta_update", "n=100, int64 deltas"): 1e11, ("tsp_2opt_cand", "n=10000, k=10, EUC_2D"): 2e11,
+           ("tsp_2opt_full", "n=10000, EUC_2D"): 2e11}
+
+
+def _rate(value: float) -> str:
+    return "-" if value == float("inf") else f"{value:.2e}"
+
+
+def rows() -> list[dict]:
+    out = []
+    for m in [*qap_models(), *tsp_models()]:
+        bounds = m.bounds()
+        target = TARGETS.get((m.kernel, m.size))
+        row = {**vars(m), **{k: _rate(v) if k.endswith("_per_s") else v for k, v in bounds.items()}}
+        row["target_per_s"] = _rate(target) if target else ""
+        row["target_of_bound"] = f"{target / bounds['bound_per_s']:.0%}" if target else ""
+        out.append(row)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="the same table (nothing is measured)")
+    ap.add_argument("--out", type=Path, default=None, help="folder of the tables (default experiments/results)")
+    args = ap.parse_args(argv)
+    head = header(f"model: {SMS} SMs x {CLOCK_HZ / 1e9:g} GHz, HBM {HBM_BYTES_S / 1e12:g} TB/s, "
+                  f"{INT32_OPS_S / 1e12:.1f}e12 int32 op/s, {FP64_OPS_S / 1e12:.1f}e12 fp64 op/s; "
+                  "a bound in units per second of the whole GPU; memory L2: the data fits in L2, so "
+                  "HBM does not bound it")
+    write_table(rows(), COLUMNS, "gpu_model", head, out_folder(args.out, args.quick),
+                title="Expected speed on an H200: bytes and operations per unit, and the bounds they imply")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

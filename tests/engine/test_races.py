@@ -1,0 +1,155 @@
+"""Race checks: every kernel that meets at barriers or uses shared memory gives the CPU build's
+results in the fiber simulation whatever order the threads of a block run in between two
+barriers (forward, reverse, seeded random orders: ``$METAHEUR_SIM_ORDER``), for a sweep of block
+shapes (not multiples of 32, one past a warp) and of problem sizes just past a block's width. A
+race planted in a small kernel is caught: its outputs differ between orders."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from test_gpu import Target, compare_qap, compare_rng_and_reductions, compare_tsp
+
+from metaheur.devices import parse_device
+from metaheur.engine import load_module
+from metaheur.engine.source import kernel_dir, load_source
+from metaheur.problems import QAP, uniform_tsp
+from metaheur.search.qap_tabu import QAPTabuBatch
+from metaheur.search.tsp_descent import TSPDescentBatch
+
+pytestmark = pytest.mark.gpusim
+
+ORDERS = ["forward", "reverse", "random:1", "random:77"]
+#: Block shapes of the sweep: one thread, one short of and one past a warp, 2-D shapes that are
+#: not multiples of 32, the tabu search's GPU shapes, two warps and one thread. (The pair kernels
+#: take rows from threadIdx.y and columns from threadIdx.x: their blocks are 1-D or 2-D.)
+SWEEP = [(1,), (31,), (33,), (7, 3), (32, 4), (65,), (32, 8)]
+SIM = Target(parse_device("cpu"), True, SWEEP, SWEEP)
+
+#: The kernels each file's barriers or shared memory serve, all run by the checks below.
+RACE_CHECKED = {
+    "qap_moves.cu": {"qap_delta_full", "qap_delta_update", "qap_best_move"},
+    "qap_tabu.cu": {"qap_tabu_run"},
+    "tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
+                     "tsp_apply_best"},
+}
+_BARRIER_USE = re.compile(r"__syncthreads|__shared__|mh_block_argmin|mh_block_sum")
+
+
+def test_every_kernel_file_with_barriers_is_race_checked():
+    """A kernel file (or a header of its own) that uses barriers, shared memory or the block
+    reductions has every kernel in the race checks."""
+    for path in sorted(kernel_dir().glob("*.cu")):
+        own = path.read_text() + "".join(
+            (kernel_dir() / h).read_text() for h in re.findall(r'#include "(\w+\.cuh)"', path.read_text())
+            if h != "mh_common.cuh")
+        if _BARRIER_USE.search(own):
+            assert set(load_source(path.name).signatures) == RACE_CHECKED.get(path.name), path.name
+        else:
+            assert path.name not in RACE_CHECKED, path.name
+
+
+@pytest.fixture(params=ORDERS)
+def order(request, monkeypatch):
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize(("n", "symmetric"), [(33, False), (34, True), (8, False)])
+def test_qap_move_kernels_in_every_order(order, n, symmetric):
+    compare_qap(SIM, n, 2, symmetric, seed=n)
+
+
+def test_tsp_move_kernels_in_every_order(order, tmp_path):
+    compare_tsp(SIM, "EUC_2D", n_full=34, n_cand=66, tmp_path=tmp_path, batch=2)
+
+
+def test_block_reductions_in_every_order(order, tmp_path):
+    compare_rng_and_reductions(Target(SIM.device, True, [*SWEEP, (5, 3, 2)], SWEEP), tmp_path)
+
+
+def _qap(n: int, seed: int, symmetric: bool) -> QAP:
+    rng = np.random.default_rng(seed)
+    mats = [rng.integers(0, 30, size=(n, n)) for _ in range(2)]
+    if symmetric:
+        mats = [np.triu(m, 1) + np.triu(m, 1).T for m in mats]
+    return QAP(f"race{n}", *mats)
+
+
+@pytest.mark.parametrize(("n", "symmetric"), [(33, False), (12, True)])
+def test_tabu_search_in_every_order(order, n, symmetric):
+    """Every iteration of the tabu kernel (scan, block argmin, apply, delta update) makes the
+    one-thread CPU build's moves for every block shape of the sweep."""
+    qap = _qap(n, n, symmetric)
+    starts = np.array([np.random.default_rng(k).permutation(n) for k in range(2)])
+    fast = QAPTabuBatch(qap, "cpu", starts=starts, seed=5)
+    expected = fast.run(25)
+    for block in SWEEP:
+        sim = QAPTabuBatch(qap, "cpu", starts=starts, seed=5)
+        sim.kernel = load_module("qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
+        sim.block = block
+        sim.restart(starts, sim.snapshot()["keys"])  # the initialisation runs in the simulation too
+        got = sim.run(25)
+        assert np.array_equal(got.best, expected.best), block
+        assert np.array_equal(got.best_costs, expected.best_costs), block
+        assert np.array_equal(sim.current()[0], fast.current()[0]), block
+
+
+def test_descent_in_every_order(order):
+    tsp = uniform_tsp(70, seed=4)
+    start = np.array([np.random.default_rng(k).permutation(70) for k in range(2)])
+    expected = TSPDescentBatch(tsp, k=6, full=False).run(start, max_passes=12)
+    for block in SWEEP[1:4]:
+        sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)))
+        sim.module = load_module("tsp_moves.cu", "cpu", sim.data.defines, sim=True)
+        got = sim.run(start, max_passes=12)
+        assert np.array_equal(got.best, expected.best) and np.array_equal(got.best_costs, expected.best_costs), block
+
+
+PLANTED = r"""
+#include "mh_common.cuh"
+/* Each thread publishes a value and reads its neighbour's. Without the barrier the read races
+ * with the neighbour's write. */
+extern "C" __global__ void publish(const long long *in, long long *out, int with_barrier) {
+  __shared__ long long s[MH_MAX_BLOCK];
+  const int t = mh_tid(), nt = mh_nthreads();
+  const long long b = mh_block();
+  s[t] = -1;
+  __syncthreads();
+  s[t] = in[b * nt + t];
+  if (with_barrier) __syncthreads();
+  out[b * nt + t] = s[(t + 1) % nt];
+}
+"""
+
+
+@pytest.mark.parametrize("block", [(32,), (7, 3)])
+def test_a_planted_race_is_caught(write_kernel, monkeypatch, block):
+    kernel = load_module(write_kernel("planted_race.cu", PLANTED), "cpu", sim=True).kernel("publish")
+    nt = int(np.prod(block))
+    values = np.arange(3 * nt, dtype=np.int64) * 5 + 2
+
+    def outputs(order: str, with_barrier: int) -> np.ndarray:
+        monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+        out = np.zeros(3 * nt, np.int64)
+        kernel(3, block, (values, out, with_barrier))
+        return out
+
+    safe = [outputs(o, 1) for o in ORDERS]
+    assert all(np.array_equal(s, safe[0]) for s in safe)
+    assert np.array_equal(safe[0], np.roll(values.reshape(3, nt), -1, axis=1).ravel())
+    racy = [outputs(o, 0) for o in ORDERS]
+    assert any(not np.array_equal(r, racy[0]) for r in racy[1:]), "the race went unnoticed"
+    assert not np.array_equal(racy[0], racy[1])  # forward and reverse each see the other side
+    assert np.array_equal(outputs("random:1", 0), racy[2])  # a seeded order is reproducible
+
+
+def test_bad_order_is_one_clear_error(write_kernel, monkeypatch):
+    from metaheur.errors import MetaheurError
+
+    kernel = load_module(write_kernel("planted_race.cu", PLANTED), "cpu", sim=True).kernel("publish")
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", "sideways")
+    with pytest.raises(MetaheurError, match="METAHEUR_SIM_ORDER"):
+        kernel(1, 4, (np.zeros(4, np.int64), np.zeros(4, np.int64), 1))

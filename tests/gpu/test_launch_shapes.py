@@ -1,0 +1,37 @@
+"""Every GPU launch the package makes in a solve uses a block shape of the launch table
+(metaheur/engine/shapes.py), the table the resource check holds against an H200's limits."""
+
+from __future__ import annotations
+
+import pytest
+from test_simulated_islands import QAP12, TSP40, sync_solve
+
+from metaheur.engine import module
+from metaheur.engine.shapes import GPU_LAUNCHES
+from metaheur.islands.params import GAParams
+
+pytestmark = pytest.mark.gpusim
+
+
+def _full(block) -> tuple[int, int, int]:
+    dims = (block,) if isinstance(block, int) else tuple(int(d) for d in block)
+    return dims + (1,) * (3 - len(dims))
+
+
+def test_gpu_launches_use_the_launch_table(simulated, monkeypatch):
+    seen: set[tuple[str, str, tuple]] = set()
+    launch = module.Kernel.__call__
+
+    def record(self, grid, block, args, **kw):
+        if self.module.device.is_gpu:
+            seen.add((self.module.source_name, self.name, _full(block)))
+        return launch(self, grid, block, args, **kw)
+
+    monkeypatch.setattr(module.Kernel, "__call__", record)
+    sync_solve(QAP12, strategy="gpu", generations=2)
+    sync_solve(TSP40, strategy="gpu", generations=2)
+    sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax", tries=4))
+    assert {name for _, name, _ in seen} >= {"qap_tabu_run", "tsp_eax"}
+    outside = [(src, name, block) for src, name, block in seen
+               if block not in {_full(b) for b in GPU_LAUNCHES.get((src, name), ())}]
+    assert not outside, f"GPU launches with shapes outside metaheur.engine.shapes.GPU_LAUNCHES: {outside}"
