@@ -57,8 +57,7 @@ def _check_tsp_matrix(name: str, m: np.ndarray) -> None:
     if asym.any():
         i, j = (int(x) for x in np.argwhere(asym)[0])
         raise MetaheurError(f"{name}: the matrix is not symmetric (d({i + 1},{j + 1}) = {m[i, j]}, "
-                            f"d({j + 1},{i + 1}) = {m[j, i]}): the TSP here is symmetric; the asymmetric TSP "
-                            "is not supported")
+                            f"d({j + 1},{i + 1}) = {m[j, i]}): use metaheur.ATSP for the asymmetric TSP")
 
 
 @dataclass(frozen=True, eq=False)

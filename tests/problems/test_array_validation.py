@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from metaheur import QAP, TSP, MetaheurError
+from metaheur import QAP, TSP, InputFormatError, MetaheurError, read_tsplib
 
 sizes = st.integers(min_value=2, max_value=7)
 weights = st.integers(min_value=0, max_value=10**6)
@@ -91,7 +91,7 @@ def test_asymmetric_tsp_matrices_are_refused(base, data, shift):
     i, j = data.draw(cell(len(base)))
     bad = base.copy()
     bad[i, j] += shift
-    with pytest.raises(MetaheurError, match=r"not symmetric.*asymmetric TSP"):
+    with pytest.raises(MetaheurError, match=r"not symmetric.*use metaheur.ATSP for the asymmetric TSP"):
         TSP("t", "EXPLICIT", matrix=bad)
 
 
@@ -123,3 +123,11 @@ def test_weights_beyond_int64_and_non_numbers_are_refused():
         QAP("x", np.array([["a", "b"], ["c", "d"]]), np.eye(2))
     with pytest.raises(MetaheurError, match="coordinates are not an array of numbers"):
         TSP("t", "EUC_2D", coords=[["a", "b"], ["c", "d"]])
+
+
+def test_a_tsplib_file_with_a_negative_weight_is_an_error_of_the_file(tmp_path):
+    path = tmp_path / "neg.tsp"
+    path.write_text("NAME: neg\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
+                    "EDGE_WEIGHT_FORMAT: LOWER_DIAG_ROW\nEDGE_WEIGHT_SECTION\n0\n-4 0\n6 5 0\nEOF\n")
+    with pytest.raises(InputFormatError, match=r"neg.tsp:7: negative distance d\(1,2\) = -4"):
+        read_tsplib(path)
