@@ -23,3 +23,8 @@ class Callbacks:
     def on_migration(self, model: IslandModel, epoch: int, migrations: list[Migration]) -> None: ...
 
     def on_end(self, model: IslandModel, reason: str) -> None: ...
+
+    def on_progress(self, model: IslandModel, elapsed: float) -> None:
+        """Called every :data:`~metaheur.islands.model.PROGRESS_SECONDS` of wall time while the
+        worker processes start (before ``on_start``) and while an epoch runs (building first
+        populations included), so that a status line never goes quiet for long."""

@@ -26,6 +26,7 @@ from metaheur.islands.island import IslandState
 from metaheur.islands.migration import Migration
 from metaheur.islands.model import RunRecord
 from metaheur.islands.params import GAParams, IslandParams
+from metaheur.outputs import write_atomically
 from metaheur.result import EpochRow
 from metaheur.run_settings import RunSettings
 from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
@@ -93,10 +94,12 @@ def save_checkpoint(path: str | os.PathLike, settings: RunSettings, record: RunR
                      "seconds": record.seconds, "retries": record.retries},
     }
     arrays["header"] = np.array(json.dumps(header))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        np.savez(handle, **arrays)
-    os.replace(tmp, path)
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+
+    write_atomically(path, write)
 
 
 @dataclasses.dataclass

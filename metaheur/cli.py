@@ -83,24 +83,33 @@ def evaluate(instance: str, solution_file: str, as_json: bool) -> None:
     _print_json(ev) if as_json else click.echo(format_evaluation(ev))
 
 
-def _output_path(template: str | None, name: str, many: bool, option: str) -> str | None:
-    if template is None:
-        return None
-    if many and "{name}" not in template:
-        raise MetaheurError(f"{option}: with several instances, put {{name}} in the path (e.g. out/{{name}}.json)")
-    return template.replace("{name}", name)
-
-
 def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
-    import glob
+    """Instance arguments with quoted patterns expanded (from the current directory, else under
+    $METAHEUR_INSTANCES), in the order given."""
+    from metaheur.problems.instances import expand_pattern, is_pattern
 
     out: list[str] = []
     for p in patterns:
-        matches = sorted(glob.glob(p)) if any(ch in p for ch in "*?[") else [p]
+        matches = expand_pattern(p) if is_pattern(p) else [p]
         if not matches:
             raise MetaheurError(f"{p}: no file matches")
         out.extend(matches)
     return out
+
+
+def _load_all(specs: list[str]) -> list:
+    """Every instance of a batch, loaded before any search; one given twice is refused."""
+    from metaheur.problems import load_instance
+
+    problems, seen = [], {}
+    for spec in specs:
+        problem = load_instance(spec)
+        key = problem.fingerprint()
+        if key in seen:
+            raise MetaheurError(f"{spec}: the same instance as {seen[key]}, given twice")
+        seen[key] = spec
+        problems.append(problem)
+    return problems
 
 
 def _table(results) -> str:
@@ -124,7 +133,8 @@ def _table(results) -> str:
 @click.argument("instances", nargs=-1)
 @click.option("--time-limit", "-t", type=float,
               help="Seconds of search per instance (default 10 when no --generations).")
-@click.option("--generations", "-g", type=int, help="Stop after this many generations per island.")
+@click.option("--generations", "-g", type=int, help="Stop after this many generations on every island (GA "
+              "generations; steps of a tabu or ILS island).")
 @click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
 @click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
 @click.option("--stop-at-optimum/--no-stop-at-optimum", default=None,
@@ -154,14 +164,17 @@ def _table(results) -> str:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="TOML file of parameters.")
 @click.option("--scheduler", help="Run the CPU islands on a Dask cluster: tcp://HOST:PORT.")
 @click.option("--dask-local", type=int, help="Start a local Dask cluster with N workers for the CPU islands.")
-@click.option("--checkpoint", "checkpoint_path", help="Write the run's state there regularly (resume with --resume).")
+@click.option("--checkpoint", "checkpoint_path", help="Write the run's state there regularly (resume with --resume; "
+              "{name} for several instances).")
 @click.option("--checkpoint-every", type=float, default=60.0, show_default=True,
               help="Seconds between checkpoints (written at epoch boundaries and at the end).")
 @click.option("--resume", "resume_path", help="Continue the run saved in this checkpoint (INSTANCE optional).")
-@click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances).")
-@click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV.")
+@click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances; - for standard "
+              "output, the summary then goes to standard error).")
+@click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV (- for standard output).")
 @click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP and ATSP).")
-@click.option("--plot", "plot_path", help="Write a PNG of the run (convergence, and the tour for a TSP).")
+@click.option("--plot", "plot_path", help="Write a figure of the run (convergence, and the tour for a TSP): "
+              "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
 def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed, strategy,
@@ -176,8 +189,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     from dataclasses import replace
 
     from metaheur.config import read_config
-    from metaheur.problems import best_known, load_instance
-    from metaheur.progress import ProgressReporter
+    from metaheur.outputs import plan_outputs
     from metaheur.solve_params import SolveParams
     from metaheur.solver import solve as run_solve
 
@@ -191,6 +203,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
                         ("--checkpoint-every", checkpoint_every)):
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
+    templates = {"--json": json_path, "--stats": stats_path, "--solution": solution_path, "--plot": plot_path}
     flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
              "tabu_islands": tabu_islands if tabu_islands is not None else walk_islands, "sync": sync,
              "epoch_seconds": epoch_seconds,
@@ -201,49 +214,44 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         if initial_paths:
             raise MetaheurError("--initial seeds a new run; a resumed run goes on from its checkpoint")
         _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-                checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet)
+                checkpoint_every, scheduler, dask_local, templates, quiet)
         return
     if not instances:
         raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
-    paths = _expand_instances(instances)
-    many = len(paths) > 1
-    if checkpoint_path and many:
-        raise MetaheurError("--checkpoint takes one instance at a time")
+    problems = _load_all(_expand_instances(instances))
+    many = len(problems) > 1
     if initial_paths and many:
         raise MetaheurError("--initial seeds one instance: give one INSTANCE")
-    results = []
-    for path in paths:
-        problem = load_instance(path)
+    plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems])
+    results, failed = [], []
+    echo = _echo_for(plans)
+    for problem, plan in zip(problems, plans, strict=True):
         ga = _ga_params(problem, config, crossover, population, offspring, ls_budget)
         mig = _migration_params(config, migration_interval, topology, migration_policy)
         tl = pick(time_limit, "time_limit")
         gens = pick(generations, "generations")
-        entry = best_known(problem.name, problem.n)
-        reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None,
-                                                       time_limit=tl if tl is not None or gens is not None else 10.0)
+        reporter = None if quiet else _reporter(problem.name, problem.n, tl if tl is not None or gens is not None
+                                                else 10.0, problem.name if many else None)
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
         result = run_solve(
             problem, seed=pick(seed, "seed", 0), params=replace(params, ga=ga, migration=mig),
-            initial=list(initial_paths) or None, callbacks=reporter, checkpoint=checkpoint_path,
+            initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
             checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
             no_improvement=pick(no_improvement, "no_improvement"))
-        _write_outputs(problem, result, _output_path(json_path, problem.name, many, "--json"),
-                       _output_path(stats_path, problem.name, many, "--stats"),
-                       _output_path(solution_path, problem.name, many, "--solution"),
-                       _output_path(plot_path, problem.name, many, "--plot"))
+        failed += _write_outputs(problem, result, plan)
         results.append(result)
-        click.echo(result.summary())
+        echo(result.summary())
         if verbose:
-            _echo_details(result)
+            _echo_details(result, echo)
         if many:
-            click.echo("")
+            echo("")
         if result.stop_reason == "interrupted":
             break
     if many:
-        click.echo(_table(results))
-    _exit_status(results[-1] if results else None)
+        echo(_table(results))
+    _exit_status(results[-1] if results else None, failed)
 
 
 def _ga_params(problem, config: dict, crossover, population, offspring, ls_budget):
@@ -274,48 +282,70 @@ def _migration_params(config: dict, interval, topology, policy):
     return replace(mig or MigrationParams(), **options)
 
 
-def _echo_details(result) -> None:
-    """``--verbose``: every island's work and every device's load."""
+def _echo_details(result, echo) -> None:
+    """``--verbose``: every island's work (GA generations, or steps of a local-search-only island)
+    and every device's load."""
     for isl in result.islands:
-        click.echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {isl.generations} generations, "
-                   f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
+        steps = f"{isl.generations} generations" if isl.algorithm.startswith("GA") else f"{isl.walk_steps} steps"
+        echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {steps}, "
+             f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
     for load in result.device_loads:
-        click.echo(f"  {load.device}: utilisation {load.utilisation:.0%}, idle {load.idle_s} s")
+        echo(f"  {load.device}: utilisation {load.utilisation:.0%}, idle {load.idle_s} s")
 
 
-def _exit_status(result) -> None:
-    """130 after Ctrl-C, 1 when a run had to stop on an error (its best was still written)."""
-    if result is None:
-        return
-    if result.stop_reason == "interrupted":
+def _exit_status(result, failed: list[str]) -> None:
+    """130 after Ctrl-C; 1 when an output could not be written (the others were) or a run had to
+    stop on an error (its best was still written)."""
+    for message in failed:
+        click.echo(f"metaheur: error: {message}", err=True)
+    if result is not None and result.stop_reason == "interrupted":
         sys.exit(130)
-    if result.stop_reason.startswith("failed"):
+    if result is not None and result.stop_reason.startswith("failed"):
         click.echo(f"metaheur: warning: the run {result.stop_reason}; the best solution found was written", err=True)
+        sys.exit(1)
+    if failed:
         sys.exit(1)
 
 
-def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-            checkpoint_every, scheduler, dask_local, json_path, stats_path, solution_path, plot_path, quiet) -> None:
-    from metaheur.checkpoint import load_checkpoint
-    from metaheur.problems import best_known, load_instance
+def _echo_for(plans: list[dict[str, str]]):
+    """Where the summary goes: standard output, or standard error when an output takes standard output."""
+    from metaheur.outputs import STDOUT
+
+    err = any(path == STDOUT for plan in plans for path in plan.values())
+    return lambda text: click.echo(text, err=err)
+
+
+def _reporter(name: str, n: int, time_limit: float | None, label: str | None):
+    from metaheur.problems import best_known
     from metaheur.progress import ProgressReporter
+
+    entry = best_known(name, n)
+    return ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit, label=label)
+
+
+def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
+            checkpoint_every, scheduler, dask_local, templates: dict, quiet) -> None:
+    from metaheur.checkpoint import load_checkpoint
+    from metaheur.outputs import check_writable, plan_outputs
+    from metaheur.problems import load_instance
     from metaheur.solver import resume
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
     info = load_checkpoint(resume_path).settings.problem
     problem = load_instance(instances[0] if instances else info.source) if (instances or info.source) else None
-    entry = best_known(info.name, info.n)
-    reporter = None if quiet else ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit)
+    plan = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [info.name])[0]
+    check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
+    reporter = None if quiet else _reporter(info.name, info.n, time_limit, None)
     target_value = target if target is None or target.lower() == "bks" else _int_target(target)
     result = resume(resume_path, problem=problem, time_limit=time_limit, generations=generations,
                     target=target_value, no_improvement=no_improvement, callbacks=reporter,
                     checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
                     dask_local=dask_local)
     problem = problem or load_instance(info.source)
-    _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path)
-    click.echo(result.summary())
-    _exit_status(result)
+    failed = _write_outputs(problem, result, plan)
+    _echo_for([plan])(result.summary())
+    _exit_status(result, failed)
 
 
 def _int_target(text: str) -> int:
@@ -325,35 +355,44 @@ def _int_target(text: str) -> int:
         raise MetaheurError(f"--target must be a number or 'bks', got {text!r}") from None
 
 
-def _write_outputs(problem, result, json_path, stats_path, solution_path, plot_path) -> None:
+def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
+    """Write the outputs of ``plan``; returns what failed (the others are written)."""
+    from metaheur.outputs import Output, figure_format, save
     from metaheur.problems import QAP, write_sln, write_tour
 
-    if json_path:
-        result.to_json(json_path)
-    if stats_path:
-        result.stats_csv(stats_path)
-    if solution_path:
-        if isinstance(problem, QAP):
-            write_sln(solution_path, problem, result.permutation)
-        else:
-            write_tour(solution_path, problem, result.permutation)
-    if plot_path:
+    outputs = []
+    if "--json" in plan:
+        outputs.append(Output("--json", plan["--json"], text=lambda: result.to_json() + "\n"))
+    if "--stats" in plan:
+        outputs.append(Output("--stats", plan["--stats"], text=result.stats_csv))
+    if "--solution" in plan:
+        writer = write_sln if isinstance(problem, QAP) else write_tour
+        outputs.append(Output("--solution", plan["--solution"],
+                              write=lambda path: writer(path, problem, result.permutation)))
+    if "--plot" in plan:
         from metaheur.plots import save_result_figure
 
-        save_result_figure(result, plot_path, problem)
+        fmt = figure_format(plan["--plot"])
+        outputs.append(Output("--plot", plan["--plot"],
+                              write=lambda path: save_result_figure(result, path, problem, fmt)))
+    return save(outputs, lambda text: click.echo(text, nl=False))
 
 
 @cli.command()
 @click.argument("result_json", type=click.Path(dir_okay=False))
-@click.argument("png")
+@click.argument("figure")
 @click.option("--instance", help="The instance, when the result's source path is not at hand (for the tour).")
 @click.option("--log-time", is_flag=True, help="A logarithmic time axis for the convergence panel.")
-def plot(result_json: str, png: str, instance: str | None, log_time: bool) -> None:
-    """Redraw the figure of a saved RESULT_JSON into PNG."""
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the figure written) instead of a line.")
+def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as_json: bool) -> None:
+    """Redraw the figure of a saved RESULT_JSON into FIGURE (.png, .svg, .pdf or .jpg)."""
+    from metaheur.outputs import check_writable, figure_format, write_atomically
     from metaheur.plots import save_result_figure
     from metaheur.problems import load_instance
     from metaheur.result import Result
 
+    check_writable(figure, "FIGURE")
+    fmt = figure_format(figure, "FIGURE")
     result = Result.from_json(result_json)
     problem = None
     for spec in (instance, result.source, result.instance):
@@ -365,8 +404,12 @@ def plot(result_json: str, png: str, instance: str | None, log_time: bool) -> No
             if candidate.n == result.n and candidate.kind.upper() == result.problem:
                 problem = candidate
                 break
-    save_result_figure(result, png, problem, log_time=log_time)
-    click.echo(f"wrote {png}" + ("" if problem else " (instance not found: no tour/assignment panel)"))
+    write_atomically(figure, lambda path: save_result_figure(result, path, problem, fmt, log_time=log_time))
+    panel = None if problem is None else ("tour" if result.problem == "TSP" else "assignment")
+    if as_json:
+        _print_json({"figure": figure, "format": fmt, "instance": result.instance, "panel": panel})
+    else:
+        click.echo(f"wrote {figure}" + ("" if problem else " (instance not found: no tour/assignment panel)"))
 
 
 def main(argv: list[str] | None = None) -> None:

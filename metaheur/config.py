@@ -20,6 +20,7 @@ from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
+from metaheur.suggest import did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,6 +51,15 @@ def _field_type(annotation: str):
     return _ANNOTATIONS.get(base), "None" in annotation
 
 
+def _refuse_unknown(path, section: str, values: dict, keys: list[str]) -> None:
+    """An unknown key is an error naming the nearest valid keys and listing the section's keys."""
+    unknown = sorted(set(values) - set(keys))
+    if unknown:
+        hints = "".join(did_you_mean(k, keys) for k in unknown)
+        raise InputFormatError(path, f"unknown key(s) in [{section}]: {', '.join(unknown)}{hints}; "
+                                     f"its keys are {', '.join(keys)}")
+
+
 def read_config(path: str | os.PathLike) -> dict:
     """``{"solve": {...}, "ga": GAParams | None, ...}`` from a TOML file."""
     try:
@@ -71,9 +81,7 @@ def read_config(path: str | os.PathLike) -> dict:
             raise InputFormatError(path, f"{section!r} must be a [section]")
         if section == "solve":
             values = {_SOLVE_ALIASES.get(k, k): v for k, v in values.items()}
-            unknown = set(values) - set(SOLVE_KEYS)
-            if unknown:
-                raise InputFormatError(path, f"unknown key(s) in [solve]: {', '.join(sorted(unknown))}")
+            _refuse_unknown(path, "solve", values, list(SOLVE_KEYS))
             for key, value in values.items():
                 _check_type(path, "solve", key, value, SOLVE_KEYS[key])
             if "devices" in values and not all(isinstance(d, str) for d in values["devices"]):
@@ -82,10 +90,7 @@ def read_config(path: str | os.PathLike) -> dict:
         elif section in SECTIONS:
             cls = SECTIONS[section]
             types = {f.name: f.type for f in dataclasses.fields(cls)}
-            names = set(types)
-            unknown = set(values) - names
-            if unknown:
-                raise InputFormatError(path, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}")
+            _refuse_unknown(path, section, values, list(types))
             for key, value in values.items():
                 expected, optional = _field_type(types[key])
                 if expected is not None and not (optional and value is None):
@@ -97,5 +102,6 @@ def read_config(path: str | os.PathLike) -> dict:
             except TypeError as exc:
                 raise InputFormatError(path, f"[{section}] {exc}") from None
         else:
-            raise InputFormatError(path, f"unknown section [{section}] (expected solve, {', '.join(SECTIONS)})")
+            raise InputFormatError(path, f"unknown section [{section}] (expected solve, {', '.join(SECTIONS)})"
+                                         f"{did_you_mean(section, ['solve', *SECTIONS])}")
     return out

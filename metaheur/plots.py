@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
+from metaheur.outputs import figure_format
 from metaheur.problems import ATSP, QAP, TSP
 from metaheur.result import DeviceRow, Result
 
@@ -207,9 +208,10 @@ def _caption(result: Result) -> str:
             f"{result.time_s:.1f} s, {result.search_iterations:,} ls iterations")
 
 
-def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | ATSP | None = None, *,
-                       log_time: bool = False) -> None:
-    """Write the combined figure as a PNG (1200 x 800 pixels)."""
+def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | ATSP | None = None,
+                       fmt: str | None = None, *, log_time: bool = False) -> None:
+    """Write the combined figure (1200 x 800 pixels) in format ``fmt``, by default the one the
+    path's extension names (PNG, SVG, PDF, JPEG: :func:`metaheur.outputs.figure_format`)."""
     fig = result_figure(result, problem, log_time=log_time)
-    fig.savefig(path, format="png")
+    fig.savefig(path, format=fmt or figure_format(os.fspath(path)))
     plt.close(fig)

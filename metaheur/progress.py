@@ -1,6 +1,7 @@
-"""Progress of a solve on the terminal: a live status line (elapsed/limit, best, gap, throughput,
-islands per device) refreshed at a fixed interval and marking new bests; plain periodic lines when
-the output is not a terminal; nothing when quiet."""
+"""Progress of a solve on the terminal: a live status line (elapsed/limit, best, gap, GA
+generations and local-search steps per island, throughput, islands per device) refreshed at a
+fixed interval, also while an epoch runs (populations being built), and marking new bests; plain
+periodic lines when the output is not a terminal; nothing when quiet."""
 
 from __future__ import annotations
 
@@ -8,57 +9,93 @@ import sys
 import time
 
 from metaheur.callbacks import Callbacks
+from metaheur.islands import model as model_module
+from metaheur.islands.island import ls_only, run_counters
 from metaheur.problems.best_known import gap_percent
 
 
 class ProgressReporter(Callbacks):
-    """Reports to ``stream`` (default stderr) every ``interval`` seconds and at every new best."""
+    """Reports to ``stream`` (default stderr) every ``interval`` seconds (default: as often as the
+    model calls ``on_progress``) and at every new best;
+    ``label`` (the instance, in a batch) starts every line. A resumed run starts from its saved
+    best, counters and elapsed time."""
 
-    def __init__(self, *, best_known: int | None, time_limit: float | None, interval: float = 1.0,
-                 stream=None, live: bool | None = None):
+    def __init__(self, *, best_known: int | None, time_limit: float | None, interval: float | None = None,
+                 stream=None, live: bool | None = None, label: str | None = None):
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self.best_known = best_known
         self.time_limit = time_limit
-        self.interval = interval
+        self.interval = model_module.PROGRESS_SECONDS if interval is None else interval
+        self.label = label
         self.best = None
         self.new_best = False
-        self.iterations = 0
+        self.counters = {"generations": 0, "walk_steps": 0, "search_iterations": 0}
+        self.kinds: set[str] = set()  # "ga" and/or "walk": which counters the run has
         self.last = 0.0
         self.started = 0.0
         self.devices = ""
 
     def on_start(self, model) -> None:
-        self.started = time.perf_counter()
+        self.started = model.start_time
         counts: dict[str, int] = {}
         for spec in model.specs:
             counts[spec.device] = counts.get(spec.device, 0) + 1
         self.devices = ", ".join(f"{k} x{v}" for k, v in counts.items())
+        self.kinds = {"walk" if ls_only(spec) else "ga" for spec in model.specs}
+        self.counters = run_counters(model.specs, model.record.states)
+        self.best = model.record.best
+        if self.best is not None:  # a resumed run: say where it stands
+            self._emit(time.perf_counter())
 
     def on_best(self, model, cost: int, island: int) -> None:
         self.best = cost
         self.new_best = True
 
     def on_epoch(self, model, epoch: int, stats) -> None:
-        self.iterations += sum(s.ls_iterations for s in stats)
+        self.counters = run_counters(model.specs, model.record.states)
         now = time.perf_counter()
         if self.new_best or now - self.last >= self.interval:
             self._emit(now)
 
+    def on_progress(self, model, elapsed: float) -> None:
+        now = time.perf_counter()
+        if now - self.last < self.interval:
+            return
+        if not self.devices:  # before on_start: the worker processes are starting
+            self._write("  ".join([*([self.label] if self.label else []), "starting the islands"]), None)
+            self.last = now
+            return
+        self._emit(now)
+
     def on_end(self, model, reason: str) -> None:
         self._emit(time.perf_counter(), final=reason)
 
-    def _emit(self, now: float, final: str | None = None) -> None:
+    def status(self, now: float) -> str:
+        """The status line at ``now`` (without the new-best mark and the stop reason)."""
         elapsed = now - self.started
         limit = f"/{self.time_limit:.0f}s" if self.time_limit else "s"
+        parts = [self.label] if self.label else []
+        parts += [f"{elapsed:7.1f}{limit}", f"best {self.best if self.best is not None else '-'}"]
         gap = gap_percent(self.best, self.best_known) if self.best is not None else None
-        parts = [f"{elapsed:7.1f}{limit}", f"best {self.best if self.best is not None else '-'}"]
         if gap is not None:
             parts.append(f"gap {gap:.3f}%")
-        rate = self.iterations / elapsed if elapsed > 0 else 0.0
+        if self.best is None:
+            parts.append("building populations")
+        if "ga" in self.kinds:
+            parts.append(f"gen {self.counters['generations']}")
+        if "walk" in self.kinds:
+            parts.append(f"walk steps {self.counters['walk_steps']}")
+        rate = self.counters["search_iterations"] / elapsed if elapsed > 0 else 0.0
         parts.append(f"{rate:,.0f} ls-it/s")
         parts.append(self.devices)
-        line = "  ".join(parts) + ("  *" if self.new_best else "")
+        return "  ".join(parts)
+
+    def _emit(self, now: float, final: str | None = None) -> None:
+        self._write(self.status(now) + ("  *" if self.new_best else ""), final)
+        self.last, self.new_best = now, False
+
+    def _write(self, line: str, final: str | None) -> None:
         if final:
             line += f"  [{final}]"
         if self.live:
@@ -67,4 +104,3 @@ class ProgressReporter(Callbacks):
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
-        self.last, self.new_best = now, False

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaheur.errors import InputFormatError
+from metaheur.outputs import write_text_atomically
 
 RESULT_FORMAT = 1
 
@@ -33,13 +34,14 @@ class IslandRow:
 
     island: int
     device: str  # "cpu" or "cuda:k"
-    generations: int
-    ls_iterations: int  # tabu iterations (QAP), ILS kicks or EAX children (TSP)
+    generations: int  # GA generations (0 on a local-search-only island)
+    ls_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP)
     best_cost: int | None
     restarts: int
     population: int
     offspring: int
-    algorithm: str  # "GA (ux)", "tabu search", "ILS", "GA (eax)"
+    algorithm: str  # "GA (ux)", "tabu search", "ILS chains", "GA (eax)"
+    walk_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
 
 
 @dataclass
@@ -50,12 +52,13 @@ class EpochRow:
     island: int
     device: str
     time_s: float  # run time at the end of the epoch
-    generations: int
+    generations: int  # GA generations (0 on a local-search-only island)
     ls_iterations: int
     busy_s: float
     best_cost: int | None
     global_best: int | None
     migrants_in: int
+    walk_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
 
 
 @dataclass
@@ -115,8 +118,9 @@ class Result:
     devices: list[str]
     time_s: float  # search time
     compile_s: float  # kernel compilation (or cache loading), apart from search time
-    search_iterations: int  # tabu iterations (QAP), ILS kicks or EAX children (TSP) of all searches together
-    generations: int
+    search_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP), all islands
+    generations: int  # GA generations per island (the most of any GA island)
+    walk_steps: int = 0  # steps per local-search-only island (tabu search, ILS chains; the most of any)
     islands: list[IslandRow] = field(default_factory=list)
     device_loads: list[DeviceRow] = field(default_factory=list)
     history: list[EpochRow] = field(default_factory=list)  # per epoch and island
@@ -135,7 +139,7 @@ class Result:
         """The result as JSON; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=2)
         if path is not None:
-            _atomic_write(Path(path), text + "\n")
+            write_text_atomically(path, text + "\n")
         return text
 
     @classmethod
@@ -173,7 +177,7 @@ class Result:
         for row in self.history:
             writer.writerow(dataclasses.asdict(row))
         if path is not None:
-            _atomic_write(Path(path), out.getvalue())
+            write_text_atomically(path, out.getvalue())
         return out.getvalue()
 
     @staticmethod
@@ -194,7 +198,12 @@ class Result:
             "gap_percent": self.gap_percent, "stated_cost": None, "note": None}).splitlines()
         islands = len(self.islands)
         lines.append(f"time        {self.time_s:.2f} s search + {self.compile_s:.2f} s kernel build, "
-                     f"{self.search_iterations:,} local-search iterations, {self.generations} generations")
+                     f"{self.search_iterations:,} local-search iterations")
+        walks = [isl.algorithm for isl in self.islands if not isl.algorithm.startswith("GA")]
+        counts = [f"{self.generations} GA generations per island"] if len(walks) < islands else []
+        if walks:
+            counts.append(f"{self.walk_steps} {walks[0]} steps per {walks[0]} island")
+        lines.append(f"generations {', '.join(counts)}")
         lines.append(f"strategy    {self.strategy} on {', '.join(self.devices)} "
                      f"({islands} island{'s' if islands != 1 else ''})")
         lines.append(f"stopped     {self.stop_reason}")
@@ -213,10 +222,3 @@ def _number(text: str):
         except ValueError:
             continue
     return text
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write through a temporary file and a rename, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

@@ -26,7 +26,7 @@ from metaheur.devices import Device, available_devices, cpu_count, cpu_device, p
 from metaheur.engine import compile_seconds_total, load_module
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import gpu_wave
-from metaheur.islands.island import island_class
+from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.migration import default_migration
 from metaheur.islands.model import IslandModel, RunRecord
@@ -397,19 +397,19 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
     if cost != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")
     bks = entry.value if entry else None
-    islands = [IslandRow(island=spec.index, device=spec.device, generations=st.generation,
+    islands = [IslandRow(island=spec.index, device=spec.device, generations=0 if ls_only(spec) else st.generation,
                          ls_iterations=st.ls_iterations, best_cost=st.best_cost, restarts=st.restarts,
                          population=0 if st.population is None else int(st.population.shape[0]),
                          offspring=spec.params.ga.offspring,
-                         algorithm=spec.algorithm.label(spec.params.ga))
+                         algorithm=spec.algorithm.label(spec.params.ga),
+                         walk_steps=st.generation if ls_only(spec) else 0)
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],
         cost=int(cost), best_known=bks, gap_percent=gap_percent(cost, bks), stop_reason=record.stop_reason,
         strategy=strategy, seed=seed, devices=sorted({s.device for s in record.specs}),
         time_s=round(record.seconds, 4), compile_s=round(compile_s, 4),
-        search_iterations=int(sum(s.ls_iterations for s in record.states)),
-        generations=int(sum(s.generation for s in record.states)), islands=islands,
+        **run_counters(record.specs, record.states), islands=islands,
         device_loads=[DeviceRow(**load) for load in record.loads], history=list(record.epochs),
         migrations=[MigrationRow(e, m.source, m.target, m.cost) for e, m in record.migrations],
         trace=[TracePoint(t, i, c) for t, i, c in record.trace],

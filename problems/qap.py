@@ -198,10 +198,7 @@ def read_sln(path: str | os.PathLike, qap: QAP | None = None) -> QAPSolution:
         line = token_line(lines, min(2 + n, values.size - 1))
         raise InputFormatError(path, f"permutation has {body.size} entries, n = {n}", line)
     # QAPLIB files are 1-based, but a few published ones (tai40a.sln) are 0-based: the values say which.
-    zero_based = int(body.min()) == 0 and int(body.max()) == n - 1
-    p = body if zero_based else body - 1
-    if p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1:
-        raise InputFormatError(path, f"not a permutation of 1..{n}", token_line(lines, 2))
+    p, zero_based = numbered_permutation(path, body, token_line(lines, 2))
     if qap is None:
         return QAPSolution(p, stated, "unverified", zero_based, os.fspath(path))
     if qap.cost(p) != stated:
@@ -209,6 +206,30 @@ def read_sln(path: str | os.PathLike, qap: QAP | None = None) -> QAPSolution:
         if qap.cost(inverse) == stated:
             return QAPSolution(inverse, stated, "inverse", zero_based, os.fspath(path))
     return QAPSolution(p, stated, "direct", zero_based, os.fspath(path))
+
+
+def read_assignment(path: str | os.PathLike, qap: QAP) -> tuple[np.ndarray, bool]:
+    """Read a plain assignment list (the location of unit 1, unit 2, ...: n numbers, any line
+    breaks, 1-based, or 0-based when they run over 0..n-1) as a 0-based permutation, and whether
+    the file numbered locations from 0."""
+    lines = read_text(path).splitlines()
+    p = parse_ints(path, lines)
+    n = qap.n
+    if p.size != n:
+        raise InputFormatError(path, f"the list has {p.size} numbers, the instance has n = {n} "
+                                     "(a QAPLIB .sln starts with n and the cost)")
+    return numbered_permutation(path, p)
+
+
+def numbered_permutation(path, values: np.ndarray, line: int | None = None) -> tuple[np.ndarray, bool]:
+    """A permutation as a file numbers it (1-based, or 0-based when the values run over 0..n-1,
+    as some published files do) made 0-based, and whether it was 0-based."""
+    n = values.size
+    zero_based = n > 0 and int(values.min()) == 0 and int(values.max()) == n - 1
+    p = values if zero_based else values - 1
+    if n == 0 or p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1:
+        raise InputFormatError(path, f"not a permutation of 1..{n}", line)
+    return p, zero_based
 
 
 def write_sln(path: str | os.PathLike, qap: QAP, perm) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.arrays import exact_integers
 from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.qap import check_permutation
+from metaheur.problems.qap import check_permutation, numbered_permutation
 from metaheur.problems.textio import parse_floats, parse_ints, read_text, token_line
 from metaheur.problems.tsp_distances import COORD_TYPES, UNSUPPORTED_TYPES, geo_radians, pair_distances
 
@@ -366,6 +366,8 @@ def read_tour(path: str | os.PathLike, tsp: TSP | None = None) -> np.ndarray:
     """
     text = read_text(path)
     lines = text.splitlines()
+    if is_number_list(text):
+        return read_city_list(path, tsp)[0]
     header, sections = _sections(path, lines)
     if "TOUR_SECTION" not in sections:
         raise InputFormatError(path, "no TOUR_SECTION")
@@ -386,6 +388,32 @@ def read_tour(path: str | os.PathLike, tsp: TSP | None = None) -> np.ndarray:
     if n and (p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1):
         raise InputFormatError(path, f"tour is not a permutation of 1..{n}", first)
     return p
+
+
+def is_number_list(text: str) -> bool:
+    """Whether a solution file is a plain list of numbers (no TSPLIB keywords)."""
+    first = text.split(maxsplit=1)[:1]
+    return bool(first) and first[0].lstrip("+-").isdigit()
+
+
+def read_city_list(path: str | os.PathLike, tsp: TSP | None = None) -> tuple[np.ndarray, bool]:
+    """Read a plain list of cities (one or more numbers per line, as LKH and Concorde write
+    tours) as a 0-based tour, and whether the file numbered cities from 0.
+
+    Cities are 1-based, or 0-based when they run over 0..n-1 (Concorde). A leading count equal
+    to n (Concorde's first line) and a ``-1`` terminator are allowed.
+    """
+    lines = read_text(path).splitlines()
+    values = parse_ints(path, lines)
+    stop = np.flatnonzero(values == -1)
+    cities = values[: stop[0]] if stop.size else values
+    n = tsp.n if tsp is not None else None
+    if cities.size >= 2 and int(cities[0]) == cities.size - 1 and (n is None or n == cities.size - 1):
+        cities = cities[1:]  # a leading count
+    n = cities.size if n is None else n
+    if cities.size != n:
+        raise InputFormatError(path, f"the list has {cities.size} cities, the instance has n = {n}")
+    return numbered_permutation(path, cities)
 
 
 def write_tour(path: str | os.PathLike, tsp: TSP, tour, name: str | None = None) -> int:

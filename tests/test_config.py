@@ -128,11 +128,15 @@ def assert_one_line_error(write, text: str, message: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("[solver]\ntime_limit = 3\n", r"unknown section \[solver\] \(expected solve, ga, tabu, ils, migration\)"),
+    ("[solver]\ntime_limit = 3\n",
+     r"unknown section \[solver\] \(expected solve, ga, tabu, ils, migration\) \(did you mean solve\?\)"),
     ("[GA]\npopulation = 3\n", r"unknown section \[GA\]"),
-    ("[solve]\ntimelimit = 3\n", r"unknown key\(s\) in \[solve\]: timelimit"),
+    ("[solve]\ntimelimit = 3\n", r"unknown key\(s\) in \[solve\]: timelimit \(did you mean time_limit\?\); "
+                                 r"its keys are time_limit, generations, "),
     ("[solve]\nb = 1\na = 2\n", r"unknown key\(s\) in \[solve\]: a, b"),
-    ("[ga]\npopulaton = 3\n", r"unknown key\(s\) in \[ga\]: populaton"),
+    ("[ga]\npopulaton = 3\n", r"unknown key\(s\) in \[ga\]: populaton \(did you mean population\?\); its keys are "
+                              r"population, offspring, crossover, mutation, ls_budget, restart_after, tries, "
+                              r"restart$"),
     ("[tabu]\ntenures = 'cubic'\n", r"unknown key\(s\) in \[tabu\]: tenures"),
     ("[ils]\nkicks = 3\n", r"unknown key\(s\) in \[ils\]: kicks"),
     ("[migration]\ntopologie = 'ring'\n", r"unknown key\(s\) in \[migration\]: topologie"),

@@ -34,10 +34,13 @@ class Island:
     Subclasses override :meth:`generation` and, where their algorithm differs, the other steps.
     Class attributes tell the planner what the algorithm needs: ``candidate_quadrant`` (TSP: the
     quadrant neighbours of the candidate lists, None for those of the ILS parameters) and
-    ``sized_by_gpu_wave`` (a GPU island improves at least one wave of children a generation)."""
+    ``sized_by_gpu_wave`` (a GPU island improves at least one wave of children a generation);
+    ``local_search_only``: its generations are steps of local searches, not GA generations (the
+    run's counters keep them apart)."""
 
     candidate_quadrant: int | None = None
     sized_by_gpu_wave = False
+    local_search_only = False
 
     def __init__(self, spec: IslandSpec, ops):
         self.spec = spec

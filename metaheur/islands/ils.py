@@ -13,9 +13,11 @@ from metaheur.islands.params import GAParams
 class ILSIsland(Island):
     """Iterated local searches of the TSP, continued member by member (crossover ``none``)."""
 
+    local_search_only = True
+
     @classmethod
     def label(cls, ga: GAParams) -> str:
-        return "ILS"
+        return "ILS chains"
 
     def generation(self, state, deadline: float | None, progress: float | None) -> None:
         ops, count = self.ops, self.spec.params.ga.offspring

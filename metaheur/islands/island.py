@@ -168,6 +168,23 @@ def _progress(state: IslandState, t0: float, elapsed: float, limit: float | None
     return None
 
 
+def ls_only(spec: IslandSpec) -> bool:
+    """Whether the island runs local searches only (:attr:`Island.local_search_only`: tabu and ILS
+    islands): its generations are steps of those searches, counted apart from GA generations."""
+    return spec.algorithm.local_search_only
+
+
+def run_counters(specs: list[IslandSpec], states: list[IslandState]) -> dict[str, int]:
+    """What a run's islands did, each counter meaning one thing: ``generations``, GA generations
+    per island (the most of any GA island); ``walk_steps``, steps per local-search-only island
+    (the most of any); ``search_iterations``, local-search iterations of all islands together
+    (population building included)."""
+    ga = [st.generation for sp, st in zip(specs, states, strict=True) if not ls_only(sp)]
+    steps = [st.generation for sp, st in zip(specs, states, strict=True) if ls_only(sp)]
+    return {"generations": max(ga, default=0), "walk_steps": max(steps, default=0),
+            "search_iterations": sum(st.ls_iterations for st in states)}
+
+
 def _update_best(state: IslandState) -> bool:
     k = int(np.argmin(state.costs))
     if state.best_cost is None or state.costs[k] < state.best_cost:

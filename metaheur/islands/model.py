@@ -32,6 +32,7 @@ from metaheur.islands.island import (
     EpochStats,
     IslandSpec,
     IslandState,
+    ls_only,
     refusing_migrants,
     run_epoch,
     warm_up,
@@ -45,6 +46,7 @@ from metaheur.result import EpochRow
 from metaheur.stopping import Progress, StopRules
 
 MAX_RETRIES = 3
+PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an epoch runs
 
 
 @contextlib.contextmanager
@@ -146,6 +148,8 @@ class IslandModel:
         self.epoch = epoch
         self.parallel: Parallel | None = None  # the worker islands' executor while a run is on
         self.streams: dict[int, object] = {}  # island -> its CUDA stream (GPU islands)
+        self.record: RunRecord | None = None  # the run so far, from on_start on
+        self.progress_seconds = PROGRESS_SECONDS
         self._open = contextlib.ExitStack()
 
     # -------------------------------------------------------------------------------- epochs
@@ -281,7 +285,8 @@ class IslandModel:
                 while reason is None:
                     t0 = time.perf_counter()
                     try:
-                        out = self._epoch(record.states, self._budget(stop))
+                        with self._heartbeat():
+                            out = self._epoch(record.states, self._budget(stop))
                     except MetaheurError as exc:
                         if record.best is None:
                             raise
@@ -313,12 +318,15 @@ class IslandModel:
         (the time this takes is ``record.setup_seconds``), then start the clock."""
         self.parallel = self._open_parallel()
         t_setup = time.perf_counter()
+        self.start_time = t_setup - record.seconds  # for on_progress while the workers start
         workers = [s for s in self.specs if s.index not in self.main]
-        if self.parallel is not None:
-            self._warm_up(self.parallel, workers)
-        self._warm_up_main()
+        with self._heartbeat():
+            if self.parallel is not None:
+                self._warm_up(self.parallel, workers)
+            self._warm_up_main()
         record.setup_seconds = time.perf_counter() - t_setup
         self.start_time = time.perf_counter() - record.seconds
+        self.record = record
         self.callbacks.on_start(self)
 
     def _after_epoch(self, record: RunRecord, out: list[tuple[IslandState, EpochStats]], t0: float) -> None:
@@ -333,9 +341,10 @@ class IslandModel:
         elapsed = time.perf_counter() - self.start_time
         incoming = Counter(m.target for m in migrations)
         for st, e in zip(states, stats, strict=True):
-            record.epochs.append(EpochRow(epoch, st.index, e.device, elapsed, e.generations,
+            ga = not ls_only(self.specs[st.index])
+            record.epochs.append(EpochRow(epoch, st.index, e.device, elapsed, e.generations if ga else 0,
                                           e.ls_iterations, e.seconds, st.best_cost, record.best,
-                                          incoming[st.index]))
+                                          incoming[st.index], 0 if ga else e.generations))
         record.migrations.extend((epoch, m) for m in migrations)
         self.balancer.record(stats, wall)
         self.epoch_span = epoch_span(self.epoch_seconds, stats)
@@ -362,6 +371,23 @@ class IslandModel:
             self.callbacks.on_best(self, record.best, island)
         else:
             record.stale += 1
+    @contextlib.contextmanager
+    def _heartbeat(self):
+        """Call ``on_progress`` every ``progress_seconds`` from a thread of this process while
+        the block runs (the islands may be in worker processes, busy for minutes)."""
+        done = threading.Event()
+
+        def beat():
+            while not done.wait(self.progress_seconds):
+                self.callbacks.on_progress(self, time.perf_counter() - self.start_time)
+
+        thread = threading.Thread(target=beat, name="metaheur-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def _install_sigint(self):
         if threading.current_thread() is not threading.main_thread():

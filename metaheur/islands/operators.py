@@ -185,8 +185,8 @@ class TSPOperators(_Operators):
 
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """Iterated local search from every child (``ls_budget`` kicks, cut short by
-        ``time_limit``); returns (best tours, exact lengths, kicks). A batch too large for the
-        device's memory is split."""
+        ``time_limit``); returns (best tours, exact lengths, iterations: kicks and descent moves).
+        A batch too large for the device's memory is split."""
         return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
 
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
@@ -196,20 +196,22 @@ class TSPOperators(_Operators):
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils,
                             neigh=self.neigh, data=self.data)
         result = batch.run(self.ls_budget, time_limit=time_limit)
-        return canonical_tours(result.best), result.best_costs, result.iterations
+        # a search's iterations: its kicks and the improving moves of the descent that began it
+        return canonical_tours(result.best), result.best_costs, result.iterations + result.extra["descent_moves"]
 
     def _improve_parallel(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
         """A GPU island's local search: the GPU evaluates neighbourhoods, the host drives (Luong,
         Melab and Talbi 2013). Every child descends by best-improvement 2-opt and Or-opt with one
         thread per candidate move (:class:`TSPDescentBatch`), then ``ls_budget`` rounds kick every
         child's best tour (random segment reversals from its own stream) and descend again; a
-        child keeps a kicked tour that is not longer. Returns (tours, exact lengths, kicks)."""
+        child keeps a kicked tour that is not longer. Returns (tours, exact lengths, iterations:
+        kicks and the moves of the first descent, as :meth:`_improve` counts them)."""
         dev, count = self.device, len(keys)
         t0 = time.perf_counter()
         left = lambda: None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))  # noqa: E731
         result = self._descent.run(starts, time_limit=left())
         best, costs = result.best, result.best_costs.copy()
-        kicks = np.zeros(count, dtype=np.int64)
+        kicks = result.iterations.astype(np.int64)  # the moves of the first descent, then one per kick
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
         for _ in range(self.ls_budget):
             if time_limit is not None and left() <= 0:

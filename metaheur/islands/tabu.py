@@ -17,6 +17,8 @@ from metaheur.search.qap_tabu import SAVED_SEARCH
 class TabuIsland(Island):
     """Continued robust tabu searches of the QAP, one per member (crossover ``none``)."""
 
+    local_search_only = True
+
     @classmethod
     def label(cls, ga: GAParams) -> str:
         return "tabu search"

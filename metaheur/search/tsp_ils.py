@@ -158,6 +158,7 @@ class TSPILSBatch:
         self.neigh_dev = dev.asarray(self.neigh)
         self.neigh_d = dev.asarray(neigh_d)
         self.initialised = False
+        self.descent_moves = np.zeros(S, dtype=np.int64)  # improving moves of the initial descent, per search
         self.rate = 0.0  # kicks per second of the latest launch
 
     def adopt(self, index: int, tour, length: int | None = None) -> None:
@@ -200,6 +201,7 @@ class TSPILSBatch:
             self._launch(0, goal, 2, per_search)
             self.device.synchronize()
         self.initialised = True
+        self.descent_moves = to_host(self.stats)[:, MOVES].copy()
 
     def run(self, kicks: int | None = None, *, time_limit: float | None = None,
             target: int | None = None) -> BatchResult:
@@ -223,6 +225,7 @@ class TSPILSBatch:
             iterations=stats[:, KICKS].copy(), seconds=pacer.elapsed(), launches=pacer.launches,
             stop_reason=pacer.reason(reached),
             extra={"improving_kicks": stats[:, BETTER].copy(), "moves": stats[:, MOVES].copy(),
+                   "descent_moves": self.descent_moves.copy(),
                    "current_costs": stats[:, COST].copy()})
 
 

@@ -165,6 +165,19 @@ def test_stats_describe_the_epoch():
     assert s1.generation == 3
 
 
+def test_building_a_tsp_population_by_descent_counts_its_moves():
+    """An EAX island's first members are random tours brought to local optima by a descent (no
+    kicks): its improving moves are the island's local-search iterations."""
+    spec = make_spec(TSP40, crossover="eax", ls_budget=0)
+    state, stats = run_epoch(spec, IslandState(0), generations=0)
+    assert stats.generations == 0 and state.population.shape[0] == 8
+    ops = operators_for(TSP40, "cpu", spec.params, spec.fingerprint, 0)
+    starts = np.array([np.random.default_rng(k).permutation(40) for k in range(3)])
+    _, _, iterations = ops.improve(starts, np.arange(3, dtype=np.uint64))
+    assert (iterations > 0).all()  # a random tour of 40 cities is far from a local optimum
+    assert stats.ls_iterations == state.ls_iterations > 0
+
+
 # -------------------------------------------------------------------------------- exact costs
 
 
@@ -558,7 +571,7 @@ def test_equal_members_of_a_tabu_island_keep_their_own_searches():
     (QAP8, "ux", MemeticIsland, "GA (ux)"),
     (QAP8, "none", TabuIsland, "tabu search"),
     (uniform_tsp(12, seed=4), "ox", MemeticIsland, "GA (ox)"),
-    (uniform_tsp(12, seed=4), "none", ILSIsland, "ILS"),
+    (uniform_tsp(12, seed=4), "none", ILSIsland, "ILS chains"),
     (uniform_tsp(12, seed=4), "eax", EAXIsland, "GA (eax)"),
 ])
 def test_the_parameters_choose_the_island_class(problem, crossover, cls, label):

@@ -1,0 +1,148 @@
+"""Output files of a run (``--json``, ``--stats``, ``--solution``, ``--plot``, ``--checkpoint``):
+checked before any search starts, and written so that one failure loses nothing else.
+
+Before the search every path is expanded (``{name}`` per instance), and refused with one line
+when it could not be written: a directory, a folder that does not exist or cannot be written in,
+a figure format matplotlib cannot write, several instances without ``{name}``, two outputs on
+one file. ``-`` sends the JSON or the statistics to standard output. At the end each output is
+written on its own through a temporary file in its folder and a rename (a reader never sees half
+a file, a failure leaves no temporary file); a failure is reported and the other outputs are
+still written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaheur.errors import MetaheurError
+
+STDOUT = "-"
+STDOUT_OPTIONS = ("--json", "--stats")
+FIGURE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf", ".jpg": "jpeg", ".jpeg": "jpeg"}
+
+
+def figure_format(path: str, option: str = "--plot") -> str:
+    """The matplotlib format of a figure file, from its extension (PNG, SVG, PDF; JPEG when
+    matplotlib's Pillow writer is there)."""
+    suffix = Path(path).suffix.lower()
+    fmt = FIGURE_FORMATS.get(suffix)
+    if fmt is None:
+        raise MetaheurError(f"{option} {path}: unknown figure format {suffix or '(no extension)'}; "
+                            f"use {', '.join(FIGURE_FORMATS)}")
+    if fmt == "jpeg":
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        if "jpeg" not in FigureCanvasBase.get_supported_filetypes():
+            raise MetaheurError(f"{option} {path}: this matplotlib cannot write JPEG (install Pillow), "
+                                "use .png, .svg or .pdf")
+    return fmt
+
+
+def check_writable(path: str, option: str) -> None:
+    """Refuse a path that cannot be written: a directory, a missing folder, a folder in which no
+    file can be created (tried with a temporary file, so it holds for every user)."""
+    target = Path(path)
+    if target.is_dir():
+        raise MetaheurError(f"{option} {path}: is a directory; give a file name")
+    folder = target.parent
+    if not folder.is_dir():
+        raise MetaheurError(f"{option} {path}: no folder {folder}")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{target.name}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        raise MetaheurError(f"{option} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
+    if target.exists() and not os.access(target, os.W_OK):
+        raise MetaheurError(f"{option} {path}: the file is not writable")
+
+
+def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dict[str, str]]:
+    """For each instance (``names``, in order) the paths of its outputs, ``{option: path}``, all
+    checked; ``templates``: the options as given (``None``: not asked for)."""
+    given = {option: t for option, t in templates.items() if t is not None}
+    many = len(names) > 1
+    to_stdout = [option for option, t in given.items() if t == STDOUT]
+    for option in to_stdout:
+        if option not in STDOUT_OPTIONS:
+            raise MetaheurError(f"{option} -: only {' and '.join(STDOUT_OPTIONS)} write to standard output")
+        if many:
+            raise MetaheurError(f"{option} -: standard output takes one instance's output; with several "
+                                "instances put {name} in a path")
+    if len(to_stdout) > 1:
+        raise MetaheurError(f"{' and '.join(to_stdout)} both ask for standard output; give one of them a file")
+    plans: list[dict[str, str]] = []
+    writers: dict[str, str] = {}  # real path -> the output that writes it
+    for name in names:
+        plan: dict[str, str] = {}
+        for option, template in given.items():
+            if template == STDOUT:
+                plan[option] = STDOUT
+                continue
+            if many and "{name}" not in template:
+                raise MetaheurError(f"{option}: with several instances, put {{name}} in the path "
+                                    f"(e.g. out/{{name}}{Path(template).suffix or '.json'})")
+            path = template.replace("{name}", name)
+            check_writable(path, option)
+            if option == "--plot":
+                figure_format(path)
+            key = os.path.realpath(path)
+            who = f"{option} of {name}" if many else option
+            if key in writers:
+                raise MetaheurError(f"{who} and {writers[key]} would both write {path}")
+            writers[key] = who
+            plan[option] = path
+        plans.append(plan)
+    return plans
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """``write(temporary path)`` in the target's folder, then rename it over ``path``; on any
+    failure the temporary file is removed and the error raised."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomically(path: str | os.PathLike, text: str) -> None:
+    """:func:`write_atomically` of a text."""
+    write_atomically(path, lambda tmp: Path(tmp).write_text(text))
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output to write: ``text()`` (may go to standard output) or ``write(path)`` (a file)."""
+
+    option: str
+    path: str
+    text: Callable[[], str] | None = None
+    write: Callable[[str], None] | None = None
+
+
+def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
+    """Write every output (``echo`` prints to standard output); returns one message per output
+    that failed, the others written all the same."""
+    failed = []
+    for out in outputs:
+        try:
+            if out.path == STDOUT:
+                echo(out.text())
+            elif out.text is not None:
+                write_text_atomically(out.path, out.text())
+            else:
+                write_atomically(out.path, out.write)
+        except (OSError, MetaheurError) as exc:
+            why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+            failed.append(f"{out.option} {out.path}: {why}")
+    return failed
