@@ -154,7 +154,7 @@ def load_solution(instance: QAP | TSP | ATSP, path: str | os.PathLike) -> Loaded
         return _load_result_json(instance, path, text)
     if isinstance(instance, QAP):
         if path.suffix.lower() == ".tour" or "TOUR_SECTION" in text.upper():
-            raise MetaheurError(f"{path}: this is a TSP tour file, the instance {instance.name} is a QAP")
+            raise InputFormatError(path, f"this is a TSP tour file, the instance {instance.name} is a QAP")
         if not is_number_list(text):
             raise InputFormatError(path, f"not a QAP solution: {instance.name} is a QAP, which takes a QAPLIB .sln "
                                          "or a plain list of locations")
@@ -168,14 +168,14 @@ def load_solution(instance: QAP | TSP | ATSP, path: str | os.PathLike) -> Loaded
             notes.append("the file numbers locations from 0")
         return LoadedSolution(sol.permutation, sol.stated_cost, "; ".join(notes) or None)
     if path.suffix.lower() == ".sln":
-        raise MetaheurError(f"{path}: this is a QAP solution file (.sln), the instance {instance.name} is a "
+        raise InputFormatError(path, f"this is a QAP solution file (.sln), the instance {instance.name} is a "
                             f"{instance.kind.upper()}")
     if is_number_list(text):
         tour, zero_based = read_city_list(path, instance)
         return LoadedSolution(tour, None, "the file numbers cities from 0" if zero_based else None)
     header = _tour_name(text)
     if header and header.lower() != instance.name.lower() and best_known(header) is not None:
-        raise MetaheurError(f"{path}: a tour of {header}, not of {instance.name}")
+        raise InputFormatError(path, f"a tour of {header}, not of {instance.name}")
     return LoadedSolution(read_tour(path, instance), None, None)
 
 
@@ -186,6 +186,12 @@ def _tour_name(text: str) -> str | None:
         if key.strip().upper() == "NAME" and value.strip():
             return value.strip().split(".")[0]
     return None
+
+
+def _shown(value: object) -> str:
+    """A value read from a file as it may stand in a one-line message (quoted when not printable)."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
 
 
 def _load_result_json(instance: QAP | TSP | ATSP, path: Path, text: str) -> LoadedSolution:
@@ -199,10 +205,10 @@ def _load_result_json(instance: QAP | TSP | ATSP, path: Path, text: str) -> Load
         raise InputFormatError(path, "no 'permutation' key (expected a metaheur result JSON)")
     problem, name = data.get("problem"), data.get("instance")
     if isinstance(problem, str) and problem.upper() != instance.kind.upper():
-        raise MetaheurError(f"{path}: this is a result of a {problem.upper()} ({name}), the instance "
-                            f"{instance.name} is a {instance.kind.upper()}")
+        raise InputFormatError(path, f"this is a result of a {_shown(problem.upper())} ({_shown(name)}), the "
+                                     f"instance {instance.name} is a {instance.kind.upper()}")
     if isinstance(name, str) and name.lower() != instance.name.lower():
-        raise MetaheurError(f"{path}: a result of instance {name}, not of {instance.name}")
+        raise InputFormatError(path, f"a result of instance {_shown(name)}, not of {instance.name}")
     try:
         perm = check_permutation(data["permutation"], instance.n, os.fspath(path))
     except MetaheurError as exc:

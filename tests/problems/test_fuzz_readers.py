@@ -367,6 +367,16 @@ def test_fuzz_result_json(workdir, mutations):
     assert sol.stated_cost is None or isinstance(sol.stated_cost, int)
 
 
+@pytest.mark.parametrize("name", ["fuzz 6", "fu\\nzz6", "pr2392"])
+def test_result_json_of_another_instance_is_one_line_input_error(workdir, name):
+    """A result naming another instance (any characters) is refused as a one-line error naming the file."""
+    path = write(workdir, "other.json", RESULT_JSON.replace('"fuzz6"', f'"{name}"').encode())
+    with pytest.raises(InputFormatError) as info:
+        load_solution(BASE_EUC, path)
+    expect_input_error(info.value, path)
+    assert "not of fuzz6" in str(info.value)
+
+
 def test_errors_are_metaheur_errors():
     """InputFormatError is a MetaheurError (what the CLI turns into exit status 2)."""
     assert issubclass(InputFormatError, MetaheurError)
