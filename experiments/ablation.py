@@ -34,8 +34,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runlib
-from benchlib import RESULTS, out_folder, write_table
+from lib.ablation import ABLATION_COLUMNS, ABLATION_GROUPS, run_ablation
+from lib.instances import names_arg, present, split_names
+from lib.report import RESULTS, out_folder, run_header, write_table
+from lib.runs import RUN_COLUMNS, run_rows
 
 from metaheur.devices import cpu_count
 
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=None, help="wall time of every run (default 30; quick 1)")
     ap.add_argument("--islands", type=int, default=max(4, cpu_count()))
     ap.add_argument("--epoch-seconds", type=float, default=None, help="epoch length (default 1; quick 0.25)")
-    ap.add_argument("--groups", default=",".join(runlib.ABLATION_GROUPS))
+    ap.add_argument("--groups", default=",".join(ABLATION_GROUPS))
     ap.add_argument("--out", type=Path, default=None,
                     help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
@@ -60,23 +62,23 @@ def main(argv: list[str] | None = None) -> None:
     seconds = args.seconds or (1.0 if args.quick else 30.0)
     seeds = args.seeds or (1 if args.quick else 3)
     epoch = args.epoch_seconds or (0.25 if args.quick else 1.0)
-    groups = runlib.split_names(args.groups)
-    bad = [g for g in groups if g not in runlib.ABLATION_GROUPS]
+    groups = split_names(args.groups)
+    bad = [g for g in groups if g not in ABLATION_GROUPS]
     if bad:
-        sys.exit(f"ablation: unknown group(s) {', '.join(bad)}: use {', '.join(runlib.ABLATION_GROUPS)}")
-    names, missing = runlib.present(runlib.names_arg(args.qap, QAP, ["gen:qap:20"], args.quick)
-                                    + runlib.names_arg(args.tsp, TSP, ["gen:tsp:200"], args.quick))
+        sys.exit(f"ablation: unknown group(s) {', '.join(bad)}: use {', '.join(ABLATION_GROUPS)}")
+    names, missing = present(names_arg(args.qap, QAP, ["gen:qap:20"], args.quick)
+                             + names_arg(args.tsp, TSP, ["gen:tsp:200"], args.quick))
     if not names:
         sys.exit("ablation: no instance present (set METAHEUR_INSTANCES)")
-    head = runlib.run_header(f"settings: cpu-islands, {args.islands} islands, {seconds} s per run, {seeds} seed(s), "
+    head = run_header(f"settings: cpu-islands, {args.islands} islands, {seconds} s per run, {seeds} seed(s), "
                              f"epochs of {epoch} s; groups: {', '.join(groups)}")
     if missing:
         head.append(f"not present (skipped): {', '.join(missing)}")
-    rows, runs = runlib.run_ablation(names, seeds, lambda prob: seconds, args.islands, groups, epoch)
+    rows, runs = run_ablation(names, seeds, lambda prob: seconds, args.islands, groups, epoch)
     suffix = "_quick" if args.quick else ""
-    write_table(rows, runlib.ABLATION_COLUMNS, "ablation" + suffix, head, args.out,
+    write_table(rows, ABLATION_COLUMNS, "ablation" + suffix, head, args.out,
                 "Ablation at equal time (one factor at a time off the default)")
-    write_table(runlib.run_rows(runs), runlib.RUN_COLUMNS, "ablation_runs" + suffix, head, args.out,
+    write_table(run_rows(runs), RUN_COLUMNS, "ablation_runs" + suffix, head, args.out,
                 "Ablation: every run")
 
 

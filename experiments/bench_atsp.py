@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import benchlib
+from lib.report import header, out_folder, write_table
 
 import metaheur
 from metaheur.problems import asymmetric_tsp, load_instance
@@ -101,9 +101,9 @@ def main() -> None:
     if args.quick:
         names, seeds, seconds, sizes, suffix = ["br17", "ftv33"], 1, 2.0, [200], "_quick"
     load = os.getloadavg()[0]
-    head = benchlib.header(f"settings: {seeds} seed(s), {seconds:g} s per instance, elkai sizes {sizes}; load "
+    head = header(f"settings: {seeds} seed(s), {seconds:g} s per instance, elkai sizes {sizes}; load "
                            f"average at the start {load:.1f} on {os.cpu_count()} cores (shared with other jobs)")
-    out = benchlib.out_folder(args.out, args.quick)
+    out = out_folder(args.out, args.quick)
     parts = set(args.parts.split(","))
     if "quality" in parts:
         write_quality(quality_rows(names, bks, seeds, seconds), head, seeds, seconds, suffix, out)
@@ -112,14 +112,14 @@ def main() -> None:
 
 
 def write_quality(quality: list[dict], head: list[str], seeds: int, seconds: float, suffix: str, out) -> None:
-    benchlib.write_table(quality, ["instance", "n", "optimum", "median_length", "worst_length", "optimal_runs",
+    write_table(quality, ["instance", "n", "optimum", "median_length", "worst_length", "optimal_runs",
                                    "median_time_s"], f"bench_atsp{suffix}",
                          [*head, f"quality: {seeds} seed(s), {seconds:g} s each, target the optimum; median_time_s: "
                                  "median time of the last improvement"], out, "ATSP: TSPLIB instances")
 
 
 def write_versus(versus: list[dict], head: list[str], suffix: str, out) -> None:
-    benchlib.write_table(versus, ["instance", "n", "seconds", "elkai", "metaheur", "metaheur_vs_elkai_%",
+    write_table(versus, ["instance", "n", "seconds", "elkai", "metaheur", "metaheur_vs_elkai_%",
                                   "metaheur_wall_s", "note"],
                          f"bench_atsp_elkai{suffix}",
                          [*head, "elkai (LKH-3, runs=1, one core) timed first; metaheur solve (default strategy) "

@@ -70,7 +70,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
-from benchlib import out_folder
+from lib.report import out_folder
 
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import cpu_count, cpu_device

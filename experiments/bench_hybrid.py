@@ -1,12 +1,12 @@
 """Issue 5: the hybrid (islands) solver's throughput, quality and scaling, and its targets.
 
-A thin driver over runlib (the same code as strategies.py and ablation.py):
+A thin driver over lib/ (the same code as strategies.py and ablation.py):
 
   strategies  every strategy (cpu-serial, cpu-islands with 1 .. all cores, gpu, hybrid; GPU rows
               "absent: no GPU" without one): local-search iterations per second of all islands,
               speedup against cpu-serial, gap, time to the target gap (1 % QAP, 2 % TSP), the
               CPU/GPU split of hybrid; PNG of the speedup against cores; TSP islands with a
-              fixed population of 100 and no restarts (runlib.steady_workload), since the rate
+              fixed population of 100 and no restarts (steady_workload), since the rate
               of EAX children of the default depends on when each run converged and rebuilt its
               population (one core, two seeds: 3.8e4 and 4.5e4 per second on pr2392);
   ablation    GA + local search against the local-search-only multistart (and GA-only) at equal
@@ -35,8 +35,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runlib
-from benchlib import RESULTS, out_folder, write_table
+from lib.ablation import ABLATION_COLUMNS, run_ablation
+from lib.backends import BACKEND_COLUMNS, DASK_LOCAL, DASK_WARM, compare_backends, steady_workload
+from lib.instances import names_arg, present, split_names
+from lib.report import RESULTS, out_folder, run_header, write_table
+from lib.runs import RUN_COLUMNS, run_rows
+from lib.strategies import STRATEGY_COLUMNS, compare_strategies, plot_speedup
 
 from metaheur.devices import cpu_count
 
@@ -70,12 +74,12 @@ def dask_target(rows: list[dict]) -> list[dict]:
     for name in dict.fromkeys(r["instance"] for r in rows):
         mine = {r["config"]: r for r in rows if r["instance"] == name}
         loky = mine.get("loky", {})
-        for label in (runlib.DASK_LOCAL, runlib.DASK_WARM):
+        for label in (DASK_LOCAL, DASK_WARM):
             dask = mine.get(label)
             if dask is None:
                 continue
             row = {"target": f"{label} / loky ls/s", "instance": name, "n": dask.get("n"), "threshold": 0.9,
-                   "note": "" if label == runlib.DASK_LOCAL else "for information (the target is on dask_local)"}
+                   "note": "" if label == DASK_LOCAL else "for information (the target is on dask_local)"}
             if dask.get("ratio_to_loky") is not None:
                 busy = (dask["busy_ls_per_s"] / loky["busy_ls_per_s"]
                         if dask.get("busy_ls_per_s") and loky.get("busy_ls_per_s") else None)
@@ -103,43 +107,43 @@ def main(argv: list[str] | None = None) -> None:
     args.out = out_folder(args.out, args.quick)
     seconds = args.seconds or (1.0 if args.quick else 30.0)
     seeds = args.seeds or (1 if args.quick else 3)
-    parts = runlib.split_names(args.parts)
+    parts = split_names(args.parts)
     if any(p not in PARTS for p in parts):
         sys.exit(f"bench_hybrid: --parts takes {', '.join(PARTS)}")
-    qap = runlib.names_arg(args.qap, QAP, ["gen:qap:20"], args.quick)
-    tsp = runlib.names_arg(args.tsp, TSP, ["gen:tsp:200"], args.quick)
-    names, missing = runlib.present(qap + tsp)
+    qap = names_arg(args.qap, QAP, ["gen:qap:20"], args.quick)
+    tsp = names_arg(args.tsp, TSP, ["gen:tsp:200"], args.quick)
+    names, missing = present(qap + tsp)
     if not names:
         sys.exit("bench_hybrid: no instance present (set METAHEUR_INSTANCES)")
-    dask_names = [n for n in runlib.names_arg(args.dask_instances, names, [n for n in names if n in qap], args.quick)
+    dask_names = [n for n in names_arg(args.dask_instances, names, [n for n in names if n in qap], args.quick)
                   if n in names]
     cores = cpu_count()
     suffix = "_quick" if args.quick else ""
     settings = f"settings: {seconds} s per run, {seeds} seed(s), epochs of {args.epoch_seconds} s"
-    head = runlib.run_header(settings)
+    head = run_header(settings)
     if missing:
         head.append(f"not present (skipped): {', '.join(missing)}")
     targets = []
     if "strategies" in parts:
-        rows, runs = runlib.compare_strategies(names, seeds, lambda prob: seconds, None, args.epoch_seconds,
-                                               ga_for=runlib.steady_workload)
+        rows, runs = compare_strategies(names, seeds, lambda prob: seconds, None, args.epoch_seconds,
+                                        ga_for=steady_workload)
         workload = [*head, "TSP islands: population 100, no restarts (a steady workload for the throughput)"]
-        write_table(rows, runlib.STRATEGY_COLUMNS, "bench_hybrid_strategies" + suffix, workload, args.out,
+        write_table(rows, STRATEGY_COLUMNS, "bench_hybrid_strategies" + suffix, workload, args.out,
                     "Throughput and quality of each strategy")
-        write_table(runlib.run_rows(runs), [c for c in runlib.RUN_COLUMNS if c != "group"],
+        write_table(run_rows(runs), [c for c in RUN_COLUMNS if c != "group"],
                     "bench_hybrid_runs" + suffix, workload, args.out, "Every run of the strategy comparison")
-        runlib.plot_speedup(rows, args.out / f"bench_hybrid_speedup{suffix}.png",
+        plot_speedup(rows, args.out / f"bench_hybrid_speedup{suffix}.png",
                             "Scaling of local-search iterations/s with cores")
         targets += islands_target(rows, cores)
     if "ablation" in parts:
-        rows, _ = runlib.run_ablation(names, seeds, lambda prob: seconds, cores, ("hybridisation",),
+        rows, _ = run_ablation(names, seeds, lambda prob: seconds, cores, ("hybridisation",),
                                       args.epoch_seconds)
-        write_table(rows, runlib.ABLATION_COLUMNS, "bench_hybrid_ablation" + suffix,
+        write_table(rows, ABLATION_COLUMNS, "bench_hybrid_ablation" + suffix,
                     [*head, f"cpu-islands on {cores} islands"], args.out,
                     "GA + local search vs local-search-only multistart at equal time")
     if "dask" in parts and dask_names:
-        rows, _ = runlib.compare_backends(dask_names, seeds, lambda prob: seconds, cores, args.epoch_seconds)
-        write_table(rows, runlib.BACKEND_COLUMNS, "bench_hybrid_dask" + suffix, head, args.out,
+        rows, _ = compare_backends(dask_names, seeds, lambda prob: seconds, cores, args.epoch_seconds)
+        write_table(rows, BACKEND_COLUMNS, "bench_hybrid_dask" + suffix, head, args.out,
                     "cpu-islands through loky and through Dask")
         targets += dask_target(rows)
     if targets:

@@ -72,8 +72,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the numpy oracles (tests/reference)
 import numpy as np
-from benchlib import out_folder
 from gpu_model import BYTES_PER_MOVE
+from lib.report import out_folder
 from reference import qap as RQ
 from reference import tsp as RT
 

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import header, out_folder, write_table
-from runlib import build_rots, rots_start, run_rots
-from runlib import present as runlib_present
+from lib.instances import present
+from lib.report import header, out_folder, write_table
+from lib.yardstick import build_rots, rots_start, run_rots
 
 from metaheur.devices import gpu_devices
 from metaheur.engine import set_cpu_threads
@@ -136,7 +136,7 @@ def gpu_rows(names: list[str], counts: tuple[int, ...] = (1, 64, 1024), iteratio
 def tsp_comparison(args) -> None:
     import peers
 
-    names, missing = runlib_present(args.tsp.split(","))
+    names, missing = present(args.tsp.split(","))
     runner = peers.Peers([sys.executable, *args.peer_python])
     for seconds in (float(s) for s in args.tsp_seconds.split(",")):
         with tempfile.TemporaryDirectory() as tmp:

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import out_folder
+from lib.report import out_folder
 
 DEFAULT_INSTANCES = ["fl1577", "d2103", "u2319", "pr2392", "pcb3038", "rl5915", "rl11849", "brd14051", "d15112"]
 QUICK_INSTANCES = ["kroA200", "pr439"]

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import header, out_folder, write_table
+from lib.report import header, out_folder, write_table
 
 SMS, CLOCK_HZ = 132, 1.98e9
 HBM_BYTES_S = 4.8e12  # datasheet; 4.3e12 measured on a copy

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the numpy oracles test_gpu imports
 
-from benchlib import header, out_folder, write_table
+from lib.report import header, out_folder, write_table
 
 from metaheur.device_data import COMPILE_VARIANTS
 from metaheur.engine import sm90

@@ -55,8 +55,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runlib
-from benchlib import RESULTS, out_folder, write_table
+from lib.backends import auto_workers, one_thread_in_process, warm_pool
+from lib.instances import budget_seconds, names_arg, need_instances, present, problem
+from lib.report import RESULTS, log, out_folder, run_header, write_table
+from lib.runs import gap_to, solve_run
+from lib.yardstick import build_rots, find_yardstick, have_gcc, rots_best_of_cores
 from peer_worker import MODULES
 
 from metaheur.devices import cpu_count, gpu_devices
@@ -134,7 +137,7 @@ def aggregate(name: str, prob, solver: str, cores, budget: float, runs: list[dic
         row.update({"cores": None, "status": runs[0]["status"] if runs else "not run",
                     "note": runs[0].get("note", "") if runs else ""})
         return row
-    gaps = [runlib.gap_to(r["cost"], ref) for r in done]
+    gaps = [gap_to(r["cost"], ref) for r in done]
     gaps = [g for g in gaps if g is not None]
     row.update({"status": "ok" if len(done) == len(runs) else f"{len(runs) - len(done)} failed",
                 "wall_s": round(statistics.mean(r["wall_s"] for r in done), 2),
@@ -181,7 +184,7 @@ def ours_cores():
 def ours(name: str, prob, seconds: float, seeds: int) -> list[dict]:
     out = []
     for s in range(seeds):
-        run = runlib.solve_run(name, config="metaheur", strategy="auto", seconds=seconds, seed=s)
+        run = solve_run(name, config="metaheur", strategy="auto", seconds=seconds, seed=s)
         if run.ok:
             out.append({"status": "ok", "cost": run.result.cost, "wall_s": run.result.time_s,
                         "note": f"strategy {run.result.strategy}, {run.result.parameters.get('islands')} islands"})
@@ -194,12 +197,12 @@ def with_ours(kind: str, names, seconds_for, seeds: int):
     """For each instance of ``kind`` among ``names``: (name, problem, seconds, best known, pending
     rows begun with our own runs); instances of the other problem are skipped with a log line."""
     for name in names:
-        prob = runlib.problem(name)
+        prob = problem(name)
         if prob.kind != kind:
-            runlib.log(f"peers: {name} is not a {kind.upper()} instance, skipped")
+            log(f"peers: {name} is not a {kind.upper()} instance, skipped")
             continue
         seconds = seconds_for(prob)
-        runlib.log(f"peers ({kind.upper()}): {name} (n = {prob.n}), {seconds} s per run")
+        log(f"peers ({kind.upper()}): {name} (n = {prob.n}), {seconds} s per run")
         yield name, prob, seconds, prob_bks(prob), [(name, prob, "metaheur", ours_cores(), seconds,
                                                      ours(name, prob, seconds, seeds))]
 
@@ -207,8 +210,8 @@ def with_ours(kind: str, names, seconds_for, seeds: int):
 def qap_rows(names, seeds, seconds_for, peers: Peers, tmp: Path) -> list[dict]:
     cores = cpu_count()
     exe = None
-    if runlib.find_yardstick() is not None and runlib.have_gcc():
-        exe = runlib.build_rots(tmp)
+    if find_yardstick() is not None and have_gcc():
+        exe = build_rots(tmp)
     rows = []
     for name, prob, seconds, bks, pending in with_ours("qap", names, seconds_for, seeds):
         flow, dist = tmp / f"{prob.name}_A.npy", tmp / f"{prob.name}_B.npy"
@@ -222,12 +225,12 @@ def qap_rows(names, seeds, seconds_for, peers: Peers, tmp: Path) -> list[dict]:
                 if res["status"] == "ok":
                     res["cost"] = evaluate(prob, res["solution"])
                 runs.append(res)
-                runlib.log(f"  {name} {solver} seed {s}: {res.get('cost', res['status'])}")
+                log(f"  {name} {solver} seed {s}: {res.get('cost', res['status'])}")
                 if res["status"].startswith("absent"):
                     break
             pending.append((name, prob, solver, 1, seconds, runs))
         if exe is None:
-            why = "absent: yardstick rots.c not found" if runlib.find_yardstick() is None else "absent: no gcc"
+            why = "absent: yardstick rots.c not found" if find_yardstick() is None else "absent: no gcc"
             pending.append((name, prob, "rots.c", cores, seconds, [{"status": why}]))
         elif not prob.source or not Path(prob.source).is_file():
             pending.append((name, prob, "rots.c", cores, seconds,
@@ -235,10 +238,10 @@ def qap_rows(names, seeds, seconds_for, peers: Peers, tmp: Path) -> list[dict]:
         else:
             runs = []
             for s in range(seeds):
-                r = runlib.rots_best_of_cores(exe, prob.source, seconds, s, cores)
+                r = rots_best_of_cores(exe, prob.source, seconds, s, cores)
                 runs.append({"status": "ok", "cost": r["best"], "wall_s": r["wall_s"],
                              "note": f"best of {r['runs']} runs of {r['iterations_each']:,} iterations"})
-                runlib.log(f"  {name} rots.c seed {s}: {r['best']}")
+                log(f"  {name} rots.c seed {s}: {r['best']}")
             pending.append((name, prob, "rots.c", cores, seconds, runs))
         rows += settle(pending, bks)
     ratios(rows)
@@ -284,7 +287,7 @@ def tsp_rows(names, seeds, seconds_for, peers: Peers, tmp: Path, max_matrix_n: i
                     except MetaheurError as exc:
                         res = {"status": f"error: invalid tour ({exc})"}
                 runs.append(res)
-                runlib.log(f"  {name} {solver} seed {s}: {res.get('cost', res['status'])}")
+                log(f"  {name} {solver} seed {s}: {res.get('cost', res['status'])}")
                 if res["status"].startswith("absent"):
                     break
             if solver == "fast_tsp" and not any("max_threads" in r.get("note", "") for r in runs):
@@ -309,34 +312,34 @@ def main(argv: list[str] | None = None) -> None:
                     help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
-    runlib.need_instances("peers")
+    need_instances("peers")
     if args.quick:
         args.seconds = args.seconds or 1.0
     seeds = args.seeds or (1 if args.quick else 3)
     env = [p for p in os.environ.get("METAHEUR_PEER_PYTHON", "").split(os.pathsep) if p]
     peers = Peers([sys.executable, *args.peer_python, *env])
-    qap_names, qap_missing = runlib.present(runlib.names_arg(args.qap, QAP, ["tai12a"], args.quick))
-    tsp_names, tsp_missing = runlib.present(runlib.names_arg(args.tsp, TSP, ["berlin52"], args.quick))
+    qap_names, qap_missing = present(names_arg(args.qap, QAP, ["tai12a"], args.quick))
+    tsp_names, tsp_missing = present(names_arg(args.tsp, TSP, ["berlin52"], args.quick))
 
     def seconds_for(prob) -> float:
-        return args.seconds or runlib.budget_seconds(prob.kind, prob.n, args.base_seconds)
+        return args.seconds or budget_seconds(prob.kind, prob.n, args.base_seconds)
 
-    runlib.one_thread_in_process()
-    runlib.warm_pool(runlib.auto_workers())
+    one_thread_in_process()
+    warm_pool(auto_workers())
     budget = f"{args.seconds} s per run" if args.seconds else (
         f"size-scaled budget, B = {args.base_seconds} s (QAP B*n/50, TSP B*n/1000, clipped to [B/2, 10B])")
     suffix = "_quick" if args.quick else ""
     with tempfile.TemporaryDirectory() as tmp:
         if qap_names:
             rows = qap_rows(qap_names, seeds, seconds_for, peers, Path(tmp))
-            head = runlib.run_header(f"settings: {budget}; {seeds} seed(s); metaheur default strategy; peers' "
+            head = run_header(f"settings: {budget}; {seeds} seed(s); metaheur default strategy; peers' "
                                      f"Pythons: {', '.join(peers.pythons)}")
             if qap_missing:
                 head.append(f"not present (skipped): {', '.join(qap_missing)}")
             write_table(rows, COLUMNS, "peers_qap" + suffix, head, args.out, "QAP: metaheur vs scipy and rots.c")
         if tsp_names:
             rows = tsp_rows(tsp_names, seeds, seconds_for, peers, Path(tmp), args.max_matrix_n)
-            head = runlib.run_header(f"settings: {budget}; {seeds} seed(s); metaheur default strategy; matrix peers "
+            head = run_header(f"settings: {budget}; {seeds} seed(s); metaheur default strategy; matrix peers "
                                      f"up to n = {args.max_matrix_n}; peers' Pythons: {', '.join(peers.pythons)}")
             if tsp_missing:
                 head.append(f"not present (skipped): {', '.join(tsp_missing)}")

@@ -30,8 +30,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runlib
-from benchlib import RESULTS, out_folder, write_table
+from lib.backends import auto_workers, one_thread_in_process, warm_pool
+from lib.instances import budget_seconds, need_instances, split_names
+from lib.report import RESULTS, log, out_folder, run_header, write_table
+from lib.runs import RUN_COLUMNS, run_rows, solve_run, summarise
 
 from metaheur.problems import best_known
 
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
                     help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
-    root = runlib.need_instances("quality")
+    root = need_instances("quality")
     if args.quick:
         args.instances = args.instances or ",".join(QUICK)
     base = args.base_seconds or (1.0 if args.quick else 10.0)
@@ -113,38 +115,38 @@ def main(argv: list[str] | None = None) -> None:
     libs = ("qaplib", "tsplib") if args.library == "both" else (args.library,)
     entries = [e for lib in libs for e in library(root, lib)]
     if args.instances:
-        wanted = runlib.split_names(args.instances)
+        wanted = split_names(args.instances)
         unknown = [w for w in wanted if w not in {e["name"] for e in entries}]
         if unknown:
-            runlib.log(f"quality: not present (skipped): {', '.join(unknown)}")
+            log(f"quality: not present (skipped): {', '.join(unknown)}")
         entries = [e for e in entries if e["name"] in wanted]
     if args.max_n:
         entries = [e for e in entries if e["n"] <= args.max_n]
     if not entries:
         sys.exit("quality: no instance selected")
-    runlib.one_thread_in_process()
-    runlib.warm_pool(runlib.auto_workers())
+    one_thread_in_process()
+    warm_pool(auto_workers())
 
     def seconds_for(e: dict) -> float:
         kind = "qap" if e["lib"] == "qaplib" else "tsp"
-        b = runlib.budget_seconds(kind, e["n"], base)
+        b = budget_seconds(kind, e["n"], base)
         return max(b, small) if kind == "qap" and e["n"] <= SMALL_QAP else b
 
     total = sum(seconds_for(e) for e in entries) * seeds
-    runlib.log(f"quality: {len(entries)} instances x {seeds} seeds, at most {total:.0f} s of search "
+    log(f"quality: {len(entries)} instances x {seeds} seeds, at most {total:.0f} s of search "
                "(runs stop at the best-known value)")
     rows_by_lib: dict[str, list[dict]] = {lib: [] for lib in libs}
     all_runs = []
     for e in entries:
         seconds = seconds_for(e)
         entry = best_known(e["name"], e["n"])
-        runs = [runlib.solve_run(e["path"], config=e["name"], strategy="auto", seconds=seconds, seed=s,
+        runs = [solve_run(e["path"], config=e["name"], strategy="auto", seconds=seconds, seed=s,
                                  epoch_seconds=epoch, target="bks" if entry else None) for s in range(seeds)]
         for r in runs:
             r.instance = e["name"]
         all_runs += runs
         ref = entry.value if entry else None
-        row = runlib.summarise(runs, ref, "bks" if ref is not None else "", 0.0 if ref is not None else None)
+        row = summarise(runs, ref, "bks" if ref is not None else "", 0.0 if ref is not None else None)
         row.update({"instance": e["name"], "n": e["n"], "best_known": ref, "optimal": e["optimal"],
                     "reached_bks": row.get("reached"), "time_to_bks_s": row.get("time_to_target_s")})
         rows_by_lib[e["lib"]].append(row)
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = (f"settings: strategy auto, {seeds} seed(s), budget B = {base} s (QAP B*n/50, TSP B*n/1000, clipped "
                 f"to [B/2, 10B]; QAP n <= {SMALL_QAP} at least {small} s), stop at the best-known value, "
                 f"epochs of {epoch} s")
-    head = runlib.run_header(settings)
+    head = run_header(settings)
     suffix = "_quick" if args.quick else ""
     per_library = "" if args.library == "both" else f"_{args.library}"  # quality_runs_qaplib beside quality_qaplib
     titles = {"qaplib": "QAPLIB: gap to the best-known value", "tsplib": "TSPLIB: gap to the best-known value"}
@@ -165,8 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         if rows:
             extra = [small_note] if lib == "qaplib" else []
             write_table(rows, COLUMNS, f"quality_{lib}{suffix}", head + extra, args.out, titles[lib])
-    write_table(runlib.run_rows(all_runs, {"qap": 0.0, "tsp": 0.0}),
-                [c for c in runlib.RUN_COLUMNS if c not in ("group", "config", "time_to_target_s")],
+    write_table(run_rows(all_runs, {"qap": 0.0, "tsp": 0.0}),
+                [c for c in RUN_COLUMNS if c not in ("group", "config", "time_to_target_s")],
                 f"quality_runs{per_library}{suffix}", head, args.out, "Quality: every run")
     plot(rows_by_lib, args.out / f"quality_gap_vs_n{per_library}{suffix}.png")
     print(small_note)

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import header, out_folder, write_table
+from lib.report import header, out_folder, write_table
 
 
 def _rss_mib() -> float:

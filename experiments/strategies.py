@@ -24,7 +24,7 @@ skipped and named in the header). Per instance and strategy, over --seeds seeds:
 
 Time per run: --seconds S for every instance, else scaled by size from --base-seconds B (QAP
 B * n / 50, TSP B * n / 1000, clipped to [B / 2, 10 B]). Kernel compilation is not counted;
-worker start-up is (see runlib). Writes strategies.csv/.md (one row per instance and strategy),
+worker start-up is (see lib/backends.py). Writes strategies.csv/.md (one row per instance and strategy),
 strategies_runs.csv/.md (one row per run) and strategies_speedup.png (speedup against cores).
 
     python experiments/strategies.py --quick                    # seconds, generated instances
@@ -39,8 +39,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runlib
-from benchlib import RESULTS, out_folder, write_table
+from lib.instances import budget_seconds, names_arg, present
+from lib.report import RESULTS, out_folder, run_header, write_table
+from lib.runs import RUN_COLUMNS, TARGET_GAP, run_rows
+from lib.strategies import STRATEGY_COLUMNS, compare_strategies, plot_speedup, strategy_configs
 
 QAP = ["tai30a", "tai50a", "tai100a", "tai256c", "gen:qap:500"]
 TSP = ["pr2392", "rl5915", "rl11849", "pla33810", "pla85900"]
@@ -55,8 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--base-seconds", type=float, default=10.0, help="B of the size-scaled time budget")
     ap.add_argument("--seconds", type=float, default=None, help="the same budget for every instance instead")
     ap.add_argument("--epoch-seconds", type=float, default=None, help="epoch length (default 1; quick 0.5)")
-    ap.add_argument("--target-gap-qap", type=float, default=runlib.TARGET_GAP["qap"])
-    ap.add_argument("--target-gap-tsp", type=float, default=runlib.TARGET_GAP["tsp"])
+    ap.add_argument("--target-gap-qap", type=float, default=TARGET_GAP["qap"])
+    ap.add_argument("--target-gap-tsp", type=float, default=TARGET_GAP["tsp"])
     ap.add_argument("--max-cores", type=int, default=None, help="cpu-islands up to this many cores (default all)")
     ap.add_argument("--out", type=Path, default=None,
                     help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
@@ -66,30 +68,30 @@ def main(argv: list[str] | None = None) -> None:
         args.seconds = args.seconds or 1.0
     seeds = args.seeds or (1 if args.quick else 3)
     epoch = args.epoch_seconds or (0.5 if args.quick else 1.0)
-    names, missing = runlib.present(runlib.names_arg(args.qap, QAP, ["gen:qap:20"], args.quick)
-                                    + runlib.names_arg(args.tsp, TSP, ["gen:tsp:200"], args.quick))
+    names, missing = present(names_arg(args.qap, QAP, ["gen:qap:20"], args.quick)
+                             + names_arg(args.tsp, TSP, ["gen:tsp:200"], args.quick))
     if not names:
         sys.exit("strategies: no instance present (set METAHEUR_INSTANCES)")
 
     def seconds_for(prob) -> float:
-        return args.seconds or runlib.budget_seconds(prob.kind, prob.n, args.base_seconds)
+        return args.seconds or budget_seconds(prob.kind, prob.n, args.base_seconds)
 
     gaps = {"qap": args.target_gap_qap, "tsp": args.target_gap_tsp}
     budget = f"{args.seconds} s per run" if args.seconds else (
         f"size-scaled budget, B = {args.base_seconds} s (QAP B*n/50, TSP B*n/1000, clipped to [B/2, 10B])")
-    head = runlib.run_header(f"settings: {budget}; {seeds} seed(s); epochs of {epoch} s; target gap "
+    head = run_header(f"settings: {budget}; {seeds} seed(s); epochs of {epoch} s; target gap "
                              f"{gaps['qap']} % QAP, {gaps['tsp']} % TSP")
     if missing:
         head.append(f"not present (skipped): {', '.join(missing)}")
-    configs = runlib.strategy_configs(max_cores=args.max_cores)
-    rows, runs = runlib.compare_strategies(names, seeds, seconds_for, gaps, epoch, configs)
+    configs = strategy_configs(max_cores=args.max_cores)
+    rows, runs = compare_strategies(names, seeds, seconds_for, gaps, epoch, configs)
     suffix = "_quick" if args.quick else ""
-    write_table(rows, runlib.STRATEGY_COLUMNS, "strategies" + suffix, head, args.out,
+    write_table(rows, STRATEGY_COLUMNS, "strategies" + suffix, head, args.out,
                 "Parallelization strategies (Van Luong, Taillard, Melab, Talbi 2012)")
-    cols = [c for c in runlib.RUN_COLUMNS if c != "group"]
-    write_table(runlib.run_rows(runs, gaps), cols, "strategies_runs" + suffix, head, args.out,
+    cols = [c for c in RUN_COLUMNS if c != "group"]
+    write_table(run_rows(runs, gaps), cols, "strategies_runs" + suffix, head, args.out,
                 "Parallelization strategies: every run")
-    runlib.plot_speedup(rows, args.out / f"strategies_speedup{suffix}.png",
+    plot_speedup(rows, args.out / f"strategies_speedup{suffix}.png",
                         "cpu-islands speedup (ls iterations/s) vs cpu-serial")
 
 

@@ -2,7 +2,7 @@
 0 and writes its CSV and Markdown tables (with the header saying how they were made) with the
 expected columns. Scripts that read QAPLIB/TSPLIB files skip when METAHEUR_INSTANCES is unset
 (conftest's instances_dir fixture); the others run on generated instances. A few tests call
-runlib's comparison loop in-process.
+the strategy comparison (experiments/lib/strategies.py) in-process.
 No timing or quality is asserted: those are what the scripts measure."""
 
 from __future__ import annotations
@@ -99,32 +99,33 @@ def test_bench_hybrid_quick(tmp_path):
 
 
 @pytest.fixture
-def runlib(monkeypatch):
-    """experiments/runlib.py, imported in-process."""
+def lib(monkeypatch):
+    """experiments/lib, imported in-process."""
     monkeypatch.syspath_prepend(str(EXPERIMENTS))
-    import runlib
+    import lib.backends
+    import lib.strategies
 
-    return runlib
+    return lib
 
 
-def test_strategy_comparison_takes_the_steady_workload_for_the_tsp(runlib):
+def test_strategy_comparison_takes_the_steady_workload_for_the_tsp(lib):
     """bench_hybrid's scaling runs give TSP islands a fixed population of 100 without restarts
-    (runlib.steady_workload) and leave the QAP's GA at its default."""
-    serial = [c for c in runlib.strategy_configs(cores=1, gpus=0) if c.strategy == "cpu-serial"]
-    _, runs = runlib.compare_strategies(["gen:tsp:200", "gen:qap:12"], 1, lambda prob: 0.3, configs=serial,
-                                        warm=False, ga_for=runlib.steady_workload)
+    (lib.backends.steady_workload) and leave the QAP's GA at its default."""
+    serial = [c for c in lib.strategies.strategy_configs(cores=1, gpus=0) if c.strategy == "cpu-serial"]
+    _, runs = lib.strategies.compare_strategies(["gen:tsp:200", "gen:qap:12"], 1, lambda prob: 0.3, configs=serial,
+                                                warm=False, ga_for=lib.backends.steady_workload)
     population = {run.problem: run.result.islands[0].population for run in runs}
     assert population == {"TSP": 100, "QAP": 20}
 
 
-def test_strategy_comparison_runs_the_configurations_side_by_side(runlib, monkeypatch):
+def test_strategy_comparison_runs_the_configurations_side_by_side(lib, monkeypatch):
     """Within each seed every configuration runs once before the next seed starts, so that a
     shared machine's drift falls on all of them alike."""
-    order, solve_run = [], runlib.solve_run
-    monkeypatch.setattr(runlib, "solve_run", lambda name, **kw: order.append((kw["config"], kw["seed"]))
+    order, solve_run = [], lib.strategies.solve_run
+    monkeypatch.setattr(lib.strategies, "solve_run", lambda name, **kw: order.append((kw["config"], kw["seed"]))
                         or solve_run(name, **kw))
-    configs = [c for c in runlib.strategy_configs(cores=1, gpus=0) if c.strategy.startswith("cpu")]
-    rows, _ = runlib.compare_strategies(["gen:qap:12"], 2, lambda prob: 0.2, configs=configs, warm=False)
+    configs = [c for c in lib.strategies.strategy_configs(cores=1, gpus=0) if c.strategy.startswith("cpu")]
+    rows, _ = lib.strategies.compare_strategies(["gen:qap:12"], 2, lambda prob: 0.2, configs=configs, warm=False)
     labels = [c.label for c in configs]
     assert len(labels) == 2 and order == [(label, seed) for seed in (0, 1) for label in labels]
     assert [row["seeds"] for row in rows] == [2, 2]

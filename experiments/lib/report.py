@@ -1,5 +1,5 @@
-"""Shared by the benchmark scripts: the run header (command, date, machine, versions) and writing
-a table as CSV and Markdown. Scripts import it from their own folder."""
+"""Table and report output of the experiment scripts: the run header (command, date, machine,
+versions, devices, load), CSV and Markdown tables, progress lines on stderr."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from metaheur.devices import cpu_count, gpu_devices
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def out_folder(out: str | Path | None, quick: bool) -> Path:
@@ -81,3 +83,18 @@ def write_table(rows: list[dict], columns: list[str], stem: str, head: list[str]
     print("\n".join(head))
     print(table)
     return csv_path, md_path
+
+
+def log(message: str) -> None:
+    """Progress line on stderr (tables go to stdout)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_header(settings: str) -> list[str]:
+    """:func:`header` plus the settings, the devices and the load average at the start (a busy
+    machine makes every rate here noisy)."""
+    gpus = ", ".join(f"{g.name} {g.label}" for g in gpu_devices()) or "none"
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return [*header(settings), f"devices: {cpu_count()} CPU cores; GPUs: {gpus}; load average at start: {load}"]
+
+

@@ -1,0 +1,240 @@
+"""One run of ``metaheur.solver.solve`` and its measures (local-search iterations per second, gap,
+time to a target from the epoch history), one row per run and the summary over seeds.
+
+Conventions of every table made here:
+
+* ``ls_per_s`` = ``result.search_iterations / result.time_s``: local-search iterations (QAP: tabu
+  iterations, TSP: ILS kicks) of all islands per second of the solver's search time. That time
+  starts before the worker processes have started and built their operators, so short runs of
+  worker-process strategies are penalised by their start-up; ``busy_ls_per_s`` (the sum over
+  islands of iterations / seconds spent inside their epochs, from ``result.history``) shows the
+  rate while working.
+* time to a target: the first ``time_s`` of ``result.history`` (the end of an epoch) at which
+  ``global_best <= (1 + gap / 100) * reference``; it has the resolution of an epoch. Over seeds,
+  the median with "not reached" counted as infinite ("not reached" when that median is).
+* reference: the best-known value when the instance has one, else the best cost found by any run
+  of the same instance in the same table ("best seen"), e.g. for generated ``gen:`` instances.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+
+from metaheur.devices import gpu_devices
+from metaheur.errors import MetaheurError
+from metaheur.islands.migration import MigrationParams
+from metaheur.islands.params import GAParams
+from metaheur.result import Result
+
+from .instances import problem
+from .report import log
+
+TARGET_GAP = {"qap": 1.0, "tsp": 2.0}  # default target gaps (%) for the time to target
+NOT_REACHED = "not reached"
+
+
+@dataclass
+class Run:
+    """One call of solve() (or its reason for not running) and what it returned."""
+
+    instance: str
+    n: int | None
+    problem: str
+    config: str
+    strategy: str
+    islands: int | None
+    seed: int
+    budget_s: float
+    status: str = "ok"
+    result: Result | None = None
+    wall_s: float = 0.0
+    group: str = ""
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.result is not None
+
+
+def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: str = "cpu-islands",
+              islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
+              tabu_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
+              scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
+    """solve() with a time limit, taken in full (no stop at a proven optimum, so that the runs of a
+    table are alike; a ``target`` still ends a run); a MetaheurError (no GPU, not enough memory,
+    no Dask) becomes the run's status instead of an exception."""
+    prob = problem(name)
+    run = Run(name, prob.n if prob else None, prob.kind.upper() if prob else "", config, strategy, islands, seed,
+              seconds, group=group)
+    if prob is None:
+        run.status = "absent: instance not present"
+        return run
+    if strategy in ("gpu", "hybrid") and not gpu_devices():
+        run.status = "absent: no GPU"
+        return run
+    from metaheur import SolveParams, solve
+
+    t0 = time.perf_counter()
+    try:
+        params = SolveParams(strategy=strategy, islands=islands, ga=ga, tabu_islands=tabu_islands,
+                             migration=migration, epoch_seconds=epoch_seconds, dask_local=dask_local,
+                             scheduler=scheduler, stop_at_optimum=False)
+        run.result = solve(prob, seed=seed, params=params, time_limit=seconds, target=target)
+    except MetaheurError as exc:
+        run.status = f"error: {exc}"
+    except Exception as exc:  # a bug in a configuration must not end a long benchmark: it becomes its row
+        run.status = f"error: {type(exc).__name__}: {exc}"
+    run.wall_s = time.perf_counter() - t0
+    if not quiet:
+        if run.ok:
+            r = run.result
+            gap = "" if r.gap_percent is None else f" gap {r.gap_percent:.3f}%"
+            log(f"  {name} {config} seed {seed}: cost {r.cost}{gap} in {r.time_s:.1f} s, "
+                f"{ls_per_s(run):,.0f} ls/s")
+        else:
+            log(f"  {name} {config} seed {seed}: {run.status}")
+    return run
+
+
+def ls_per_s(run: Run) -> float | None:
+    r = run.result
+    return r.search_iterations / r.time_s if run.ok and r.time_s > 0 else None
+
+
+def busy_ls_per_s(run: Run) -> float | None:
+    """Sum over islands of (iterations / seconds inside the island's epochs)."""
+    if not run.ok:
+        return None
+    its: dict[int, float] = {}
+    busy: dict[int, float] = {}
+    for row in run.result.history:
+        its[row.island] = its.get(row.island, 0) + row.ls_iterations
+        busy[row.island] = busy.get(row.island, 0.0) + row.busy_s
+    return sum(its[i] / busy[i] for i in its if busy[i] > 0) or None
+
+
+def time_to_cost(result: Result, cost: float) -> float | None:
+    """First end-of-epoch time at which the run's best was <= cost (None: never)."""
+    times = [row.time_s for row in result.history if row.global_best is not None and row.global_best <= cost]
+    return min(times) if times else None
+
+
+def time_to_best(result: Result) -> float | None:
+    return time_to_cost(result, result.cost)
+
+
+def device_split(result: Result) -> str:
+    """Share of local-search iterations per device (from the islands), with the load balancer's
+    utilisation per device when it ran (hybrid)."""
+    its: dict[str, int] = {}
+    for island in result.islands:
+        its[island.device] = its.get(island.device, 0) + island.ls_iterations
+    total = sum(its.values())
+    util = {d.device: d.utilisation for d in result.device_loads}
+    parts = []
+    for dev, k in sorted(its.items()):
+        share = f"{100 * k / total:.0f}%" if total else "-"
+        parts.append(f"{dev} {share}" + (f" (util {util[dev]:.2f})" if util.get(dev) is not None else ""))
+    return ", ".join(parts)
+
+
+def reference(runs: list[Run]) -> tuple[float | None, str]:
+    """(reference cost, "bks" or "best seen") for runs of one instance."""
+    done = [r for r in runs if r.ok]
+    if not done:
+        return None, ""
+    if done[0].result.best_known is not None:
+        return done[0].result.best_known, "bks"
+    return min(r.result.cost for r in done), "best seen"
+
+
+def gap_to(cost: float, ref: float | None) -> float | None:
+    if ref is None:
+        return None
+    if ref == 0:
+        return 0.0 if cost == 0 else None
+    return 100.0 * (cost - ref) / abs(ref)
+
+
+def rounded(x, digits=4):
+    return None if x is None else round(float(x), digits)
+
+
+def _mean(values, digits=2):
+    values = [v for v in values if v is not None]
+    return round(statistics.mean(values), digits) if values else None
+
+
+def median_time(times: list[float | None]):
+    """Median with None (not reached) as infinite; "not reached" when the median is."""
+    if not times:
+        return None
+    med = statistics.median([math.inf if t is None else t for t in times])
+    return NOT_REACHED if math.isinf(med) else round(med, 2)
+
+
+RUN_COLUMNS = ["instance", "n", "problem", "group", "config", "seed", "status", "budget_s", "time_s", "cost",
+               "reference", "ref_kind", "gap_%", "ls_iterations", "ls_per_s", "busy_ls_per_s", "generations",
+               "time_to_target_s", "time_to_best_s", "device_split"]
+
+
+def run_rows(runs: list[Run], target_gap: dict[str, float] | None = None) -> list[dict]:
+    """One row per run (references per instance over all the runs given)."""
+    target_gap = target_gap or TARGET_GAP
+    names = dict.fromkeys(r.instance for r in runs)
+    refs = {name: reference([r for r in runs if r.instance == name]) for name in names}
+    rows = []
+    for run in runs:
+        ref, kind = refs[run.instance]
+        row = {"instance": run.instance, "n": run.n, "problem": run.problem, "group": run.group, "config": run.config,
+               "seed": run.seed, "status": run.status, "budget_s": run.budget_s}
+        if run.ok:
+            r = run.result
+            gap = gap_to(r.cost, ref)
+            limit = None if ref is None else (1 + target_gap[r.problem.lower()] / 100) * ref
+            ttt = time_to_cost(r, limit) if limit is not None else None
+            row.update({"time_s": r.time_s, "cost": r.cost, "reference": ref, "ref_kind": kind, "gap_%": rounded(gap),
+                        "ls_iterations": r.search_iterations, "ls_per_s": rounded(ls_per_s(run), 1),
+                        "busy_ls_per_s": rounded(busy_ls_per_s(run), 1), "generations": r.generations,
+                        "time_to_target_s": NOT_REACHED if ttt is None else round(ttt, 2),
+                        "time_to_best_s": rounded(time_to_best(r), 2), "device_split": device_split(r)})
+        rows.append(row)
+    return rows
+
+
+def summarise(runs: list[Run], ref: float | None, ref_kind: str, target_gap: float | None) -> dict:
+    """Aggregate of the seeds of one configuration on one instance."""
+    first = runs[0]
+    done = [r for r in runs if r.ok]
+    row = {"instance": first.instance, "n": first.n, "problem": first.problem, "group": first.group,
+           "config": first.config, "strategy": first.strategy, "islands": first.islands,
+           "budget_s": first.budget_s, "seeds": len(runs), "note": first.note}
+    if not done:
+        row["status"] = first.status
+        return row
+    row["status"] = "ok" if len(done) == len(runs) else f"{len(runs) - len(done)} failed: {runs[0].status}"
+    gaps = [gap_to(r.result.cost, ref) for r in done]
+    gaps = [g for g in gaps if g is not None]
+    rates = [ls_per_s(r) for r in done]
+    busy = [b for b in (busy_ls_per_s(r) for r in done) if b is not None]
+    row.update({
+        "time_s": rounded(statistics.mean(r.result.time_s for r in done), 2),
+        "best_cost": min(r.result.cost for r in done), "reference": ref, "ref_kind": ref_kind,
+        "mean_gap_%": rounded(statistics.mean(gaps)) if gaps else None,
+        "best_gap_%": rounded(min(gaps)) if gaps else None,
+        "sd_gap_%": rounded(statistics.stdev(gaps)) if len(gaps) > 1 else None,
+        "ls_per_s": rounded(statistics.mean(rates), 1),
+        "busy_ls_per_s": rounded(statistics.mean(busy), 1) if busy else None,
+        "generations": round(statistics.mean(r.result.generations for r in done)),
+        "time_to_best_s": _mean(time_to_best(r.result) for r in done),
+        "device_split": device_split(done[0].result),
+    })
+    if target_gap is not None and ref is not None:
+        limit = (1 + target_gap / 100) * ref
+        times = [time_to_cost(r.result, limit) for r in done]
+        row.update({"target_gap_%": target_gap, "reached": f"{sum(t is not None for t in times)}/{len(done)}",
+                    "time_to_target_s": median_time(times)})
+    return row
