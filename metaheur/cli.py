@@ -286,7 +286,7 @@ def _echo_details(result, echo) -> None:
     """``--verbose``: every island's work (GA generations, or steps of a local-search-only island)
     and every device's load."""
     for isl in result.islands:
-        steps = f"{isl.generations} generations" if isl.algorithm.startswith("GA") else f"{isl.walk_steps} steps"
+        steps = f"{isl.generations} generations" if isl.algorithm.startswith("GA") else f"{isl.search_steps} steps"
         echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {steps}, "
              f"{isl.ls_iterations:,} ls iterations, best {isl.best_cost}")
     for load in result.device_loads:

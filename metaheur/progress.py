@@ -30,8 +30,8 @@ class ProgressReporter(Callbacks):
         self.label = label
         self.best = None
         self.new_best = False
-        self.counters = {"generations": 0, "walk_steps": 0, "search_iterations": 0}
-        self.kinds: set[str] = set()  # "ga" and/or "walk": which counters the run has
+        self.counters = {"generations": 0, "search_steps": 0, "search_iterations": 0}
+        self.kinds: set[str] = set()  # "ga" and/or "search": which counters the run has
         self.last = 0.0
         self.started = 0.0
         self.devices = ""
@@ -42,7 +42,7 @@ class ProgressReporter(Callbacks):
         for spec in model.specs:
             counts[spec.device] = counts.get(spec.device, 0) + 1
         self.devices = ", ".join(f"{k} x{v}" for k, v in counts.items())
-        self.kinds = {"walk" if ls_only(spec) else "ga" for spec in model.specs}
+        self.kinds = {"search" if ls_only(spec) else "ga" for spec in model.specs}
         self.counters = run_counters(model.specs, model.record.states)
         self.best = model.record.best
         if self.best is not None:  # a resumed run: say where it stands
@@ -84,8 +84,8 @@ class ProgressReporter(Callbacks):
             parts.append("building populations")
         if "ga" in self.kinds:
             parts.append(f"gen {self.counters['generations']}")
-        if "walk" in self.kinds:
-            parts.append(f"walk steps {self.counters['walk_steps']}")
+        if "search" in self.kinds:
+            parts.append(f"search steps {self.counters['search_steps']}")
         rate = self.counters["search_iterations"] / elapsed if elapsed > 0 else 0.0
         parts.append(f"{rate:,.0f} ls-it/s")
         parts.append(self.devices)

@@ -41,7 +41,7 @@ class IslandRow:
     population: int
     offspring: int
     algorithm: str  # "GA (ux)", "tabu search", "ILS chains", "GA (eax)"
-    walk_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
+    search_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
 
 
 @dataclass
@@ -58,7 +58,7 @@ class EpochRow:
     best_cost: int | None
     global_best: int | None
     migrants_in: int
-    walk_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
+    search_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
 
 
 @dataclass
@@ -120,7 +120,7 @@ class Result:
     compile_s: float  # kernel compilation (or cache loading), apart from search time
     search_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP), all islands
     generations: int  # GA generations per island (the most of any GA island)
-    walk_steps: int = 0  # steps per local-search-only island (tabu search, ILS chains; the most of any)
+    search_steps: int = 0  # steps per local-search-only island (tabu search, ILS chains; the most of any)
     islands: list[IslandRow] = field(default_factory=list)
     device_loads: list[DeviceRow] = field(default_factory=list)
     history: list[EpochRow] = field(default_factory=list)  # per epoch and island
@@ -199,10 +199,10 @@ class Result:
         islands = len(self.islands)
         lines.append(f"time        {self.time_s:.2f} s search + {self.compile_s:.2f} s kernel build, "
                      f"{self.search_iterations:,} local-search iterations")
-        walks = [isl.algorithm for isl in self.islands if not isl.algorithm.startswith("GA")]
-        counts = [f"{self.generations} GA generations per island"] if len(walks) < islands else []
-        if walks:
-            counts.append(f"{self.walk_steps} {walks[0]} steps per {walks[0]} island")
+        searches = [isl.algorithm for isl in self.islands if not isl.algorithm.startswith("GA")]
+        counts = [f"{self.generations} GA generations per island"] if len(searches) < islands else []
+        if searches:
+            counts.append(f"{self.search_steps} {searches[0]} steps per {searches[0]} island")
         lines.append(f"generations {', '.join(counts)}")
         lines.append(f"strategy    {self.strategy} on {', '.join(self.devices)} "
                      f"({islands} island{'s' if islands != 1 else ''})")

@@ -402,7 +402,7 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
                          population=0 if st.population is None else int(st.population.shape[0]),
                          offspring=spec.params.ga.offspring,
                          algorithm=spec.algorithm.label(spec.params.ga),
-                         walk_steps=st.generation if ls_only(spec) else 0)
+                         search_steps=st.generation if ls_only(spec) else 0)
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],

@@ -1,4 +1,4 @@
-"""Counters that mean one thing each (GA generations per island apart from tabu-walk steps) in
+"""Counters that mean one thing each (GA generations per island apart from tabu-search steps) in
 the summary, the JSON, the status line and the statistics; the status line while populations are
 built and after --resume (issue 24 item 5, issue 21 item 8)."""
 
@@ -23,23 +23,23 @@ def runner(monkeypatch, tmp_path):
     return cpu_runner(monkeypatch, tmp_path)
 
 
-def test_generations_per_island_and_walk_steps_apart(runner, tmp_path):
+def test_generations_per_island_and_search_steps_apart(runner, tmp_path):
     """Two islands, one GA and one tabu island, 3 generations each: 3 GA generations per island and
-    3 walk steps, not 6 'generations'."""
+    3 search steps, not 6 'generations'."""
     args = ["solve", "gen:qap:12", "-g", "3", "--sync", "--epoch-generations", "1", "--strategy", "cpu-islands",
             "--islands", "2", "--walk-islands", "1", "--population", "4", "--offspring", "2", "--ls-budget", "20",
             "--json", "r.json", "--stats", "r.csv", "-v"]
     result = runner.invoke(cli, args)
     out = ok(result)
     data = json.loads((tmp_path / "r.json").read_text())
-    assert (data["generations"], data["walk_steps"]) == (3, 3)
-    assert [(i["algorithm"], i["generations"], i["walk_steps"]) for i in data["islands"]] == [
+    assert (data["generations"], data["search_steps"]) == (3, 3)
+    assert [(i["algorithm"], i["generations"], i["search_steps"]) for i in data["islands"]] == [
         ("GA (ux)", 3, 0), ("tabu search", 0, 3)]
     assert "generations 3 GA generations per island, 3 tabu search steps per tabu search island" in out
     assert "(tabu search): 3 steps" in out and "(GA (ux)): 3 generations" in out
     rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
-    assert {(r["island"], r["generations"], r["walk_steps"]) for r in rows} == {("0", "1", "0"), ("1", "0", "1")}
-    assert "  gen 3  walk steps 3  " in result.stderr.splitlines()[-1]
+    assert {(r["island"], r["generations"], r["search_steps"]) for r in rows} == {("0", "1", "0"), ("1", "0", "1")}
+    assert "  gen 3  search steps 3  " in result.stderr.splitlines()[-1]
 
 
 def test_status_line_reports_while_a_population_is_built(runner, monkeypatch):

@@ -96,7 +96,7 @@ def test_json_to_standard_output(runner, tmp_path):
 def test_stats_to_standard_output(runner, tmp_path):
     result = runner.invoke(cli, ["solve", "gen:qap:10", *QUICK, "-q", "--stats", "-", "--json", "r.json"])
     rows = list(csv.DictReader(io.StringIO(ok(result))))
-    assert len(rows) == 2 and rows[0]["generations"] == "1" and rows[0]["walk_steps"] == "0"
+    assert len(rows) == 2 and rows[0]["generations"] == "1" and rows[0]["search_steps"] == "0"
     assert json.loads((tmp_path / "r.json").read_text())["history"][0]["generations"] == 1
 
 

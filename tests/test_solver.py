@@ -72,10 +72,10 @@ def test_each_cpu_strategy_reports_the_exact_cost(strategy, problem):
     assert r.strategy == strategy and r.devices == ["cpu"] and r.seed == 1
     assert len(r.islands) == (1 if strategy == "cpu-serial" else 2)
     assert r.stop_reason == "generations"
-    # counters per island, each meaning one thing: GA generations apart from tabu-walk steps
+    # counters per island, each meaning one thing: GA generations apart from tabu-search steps
     walks = [isl for isl in r.islands if isl.algorithm == "tabu search"]
-    assert r.generations == 2 and r.walk_steps == (2 if walks else 0)
-    assert all(isl.generations == 0 and isl.walk_steps == 2 for isl in walks)
+    assert r.generations == 2 and r.search_steps == (2 if walks else 0)
+    assert all(isl.generations == 0 and isl.search_steps == 2 for isl in walks)
     assert r.search_iterations == sum(i.ls_iterations for i in r.islands) > 0
     assert r.best_known is None and r.gap_percent is None
     assert r.cost == min(i.best_cost for i in r.islands)

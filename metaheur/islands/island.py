@@ -176,12 +176,12 @@ def ls_only(spec: IslandSpec) -> bool:
 
 def run_counters(specs: list[IslandSpec], states: list[IslandState]) -> dict[str, int]:
     """What a run's islands did, each counter meaning one thing: ``generations``, GA generations
-    per island (the most of any GA island); ``walk_steps``, steps per local-search-only island
+    per island (the most of any GA island); ``search_steps``, steps per local-search-only island
     (the most of any); ``search_iterations``, local-search iterations of all islands together
     (population building included)."""
     ga = [st.generation for sp, st in zip(specs, states, strict=True) if not ls_only(sp)]
     steps = [st.generation for sp, st in zip(specs, states, strict=True) if ls_only(sp)]
-    return {"generations": max(ga, default=0), "walk_steps": max(steps, default=0),
+    return {"generations": max(ga, default=0), "search_steps": max(steps, default=0),
             "search_iterations": sum(st.ls_iterations for st in states)}
 
 
