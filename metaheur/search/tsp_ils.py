@@ -25,8 +25,9 @@ N_STATS = _KERNEL["MH_ILS_NSTATS"]
 COST, KICKS, CTR, BETTER, MOVES, BEST, PENDING = (
     _KERNEL[f"MH_ILS_{c}"] for c in ("COST", "KICKS", "CTR", "BETTER", "MOVES", "BEST", "PENDING"))
 LOG_CAPACITY = _KERNEL["MH_ILS_LOG"]
-MAX_LK_DEPTH = min(_KERNEL["MH_LK_DEPTH"], _KERNEL["MH_LK3_DEPTH"])
-MAX_LK_BREADTH = _KERNEL["MH_LK_BREADTH"]
+_LK = kernel_constants("tsp_ils_lk.cuh")
+MAX_LK_DEPTH = min(_LK["MH_LK_DEPTH"], _LK["MH_LK3_DEPTH"])
+MAX_LK_BREADTH = _LK["MH_LK_BREADTH"]
 KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
 LK_MOVES = {"2opt": 0, "3opt": 1}
 INIT_MOVES = 20_000  # improving moves per launch of the initial descent (per search on a GPU, per CPU thread)

@@ -68,8 +68,8 @@ def test_statistics_columns_are_the_kernels():
 
 def test_limits_are_the_kernels():
     assert kernel_constant("tsp_ils.cu", "MH_ILS_LOG") == tsp_ils.LOG_CAPACITY
-    assert kernel_constant("tsp_ils.cu", "MH_LK3_DEPTH") >= tsp_ils.MAX_LK_DEPTH
-    assert kernel_constant("tsp_ils.cu", "MH_LK_BREADTH") == tsp_ils.MAX_LK_BREADTH
+    assert kernel_constant("tsp_ils_lk.cuh", "MH_LK3_DEPTH") >= tsp_ils.MAX_LK_DEPTH
+    assert kernel_constant("tsp_ils_lk.cuh", "MH_LK_BREADTH") == tsp_ils.MAX_LK_BREADTH
     assert kernel_constant("tsp_knn.cu", "MH_KNN_MAX") == ops_tsp.MAX_NEIGHBOURS
     assert qap_tabu.ENTRY_LIMIT == kernel_constant("qap_tabu.cu", "MH_TS_ENTRY_LIMIT") == 2**29
     assert kernel_constant("qap_tabu.cu", "MH_TS_DELTA32_LIMIT") == ops_qap.DELTA32_LIMIT
