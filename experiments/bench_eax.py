@@ -79,7 +79,8 @@ from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.problems import TSP, load_instance, uniform_tsp
 from metaheur.search.tsp_ils import ILSParams, TSPILSBatch, greedy_tour
 
-DEFAULT_DIRS = [os.environ.get("METAHEUR_INSTANCES", ""), "/work/shared/instances/tsplib"]
+_INSTANCES = os.environ.get("METAHEUR_INSTANCES", "")
+DEFAULT_DIRS = [os.path.join(_INSTANCES, "tsplib") if _INSTANCES else "", _INSTANCES, "/work/shared/instances/tsplib"]
 CHECKPOINTS = (1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
 
 
@@ -87,6 +88,8 @@ CHECKPOINTS = (1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
 
 
 def instance_dir() -> Path | None:
+    """The first folder with a bks.csv: $METAHEUR_INSTANCES/tsplib, $METAHEUR_INSTANCES, then
+    /work/shared/instances/tsplib."""
     return next((Path(d) for d in DEFAULT_DIRS if d and (Path(d) / "bks.csv").is_file()), None)
 
 
