@@ -9,6 +9,10 @@
  *              PI = 3.141592 and truncated degrees); (int)(RRR * acos(...) + 1.0)
  *   5 MAN_2D   nint(|dx| + |dy|)
  *   6 MAX_2D   max(nint(|dx|), nint(|dy|))
+ *   7 TWIN     the symmetric instance of 2h = n cities of an ATSP of h (Jonker and Volgenant 1983;
+ *              problems/atsp.py): mat holds the h x h block X[i * h + j] = d(i + h, j) (twin edge
+ *              -M on its diagonal), then one value, the cost of any edge joining two cities or two
+ *              twins; so the 2h x 2h matrix is never stored (a quarter of its memory)
  * Both builds are compiled without floating-point contraction (gcc -ffp-contract=off, NVRTC
  * --fmad=false), and sqrt is correctly rounded in IEEE double on both, so EUC_2D, CEIL_2D, ATT,
  * MAN_2D and MAX_2D agree bit for bit with numpy. GEO uses cos/acos: exact against the host's
@@ -25,6 +29,11 @@ __device__ __forceinline__ int mh_tsp_dist(const double *__restrict__ xy, const 
                                           int a, int b) {
 #if MH_TSP_WEIGHT == 0
   return mat[(ll)a * n + b];
+#elif MH_TSP_WEIGHT == 7
+  const int h = n >> 1;
+  if (a == b) return 0;
+  if ((a >= h) == (b >= h)) return mat[(ll)h * h];
+  return a >= h ? mat[(ll)(a - h) * h + b] : mat[(ll)(b - h) * h + a];
 #else
   const double dx = xy[2 * a] - xy[2 * b], dy = xy[2 * a + 1] - xy[2 * b + 1];
 #if MH_TSP_WEIGHT == 1

@@ -480,6 +480,114 @@ extern "C" __global__ void tsp_eax_freq(const int *cities, const int *starts, co
   freq_len[c] = len;
 }
 
+/* The edge frequencies of the population and the entropy table (select 1; see the header). */
+struct mh_eax_freq_t {
+  const int *nb, *cnt, *len;
+  int m;
+  const double *h;
+  int npop;
+};
+
+/* The E-set of try t into eset; returns its size. Strategy 1: the t-th of the random order of
+ * the AB-cycles; strategy 0: each AB-cycle with probability 1/2, one at random if none. */
+__device__ int mh_eax_eset(int strategy, int t, const int *order, int ncyc, int *eset, unsigned long long key,
+                           unsigned long long *ctr) {
+  int ne = 0;
+  if (strategy == 1) {
+    eset[ne++] = order[t];
+    return ne;
+  }
+  unsigned long long bits = 0;
+  for (int i = 0; i < ncyc; ++i) {
+    if ((i & 63) == 0) bits = mh_rand64(key, (*ctr)++);
+    if (bits & 1ULL) eset[ne++] = i;
+    bits >>= 1;
+  }
+  if (ne == 0) eset[ne++] = mh_below(key, (*ctr)++, ncyc);
+  return ne;
+}
+
+/* Whether the child just built (length change delta) beats the best so far (length change best,
+ * evaluation *best_eval): select 1, entropy-preserving (improving children by dL / -dH, ahead of
+ * any other; else the shortest); select 0, the shortest. */
+__device__ bool mh_eax_takes(mh_eax_t *E, const mh_eax_freq_t *F, int select, ll delta, ll best, double *best_eval) {
+  if (select != 1) return delta < best;
+  if (delta >= 0) return best >= 0 && delta < best;
+  const double dh = mh_eax_entropy_delta(E, F->nb, F->cnt, F->len, F->m, F->h, F->npop);
+  const double ev = dh < 0.0 ? (double)(-delta) / -dh : (double)(-delta) / 1e-9;
+  const bool take = best >= 0 || ev > *best_eval;
+  if (take) *best_eval = ev;
+  return take;
+}
+
+/* The children of the pair: `tries` E-sets (distinct AB-cycles for strategy 1), each child built,
+ * judged by mh_eax_takes and taken back. Returns how many were built; the best one's length change
+ * in *best and its E-set in best_eset[0 .. *best_ne). */
+__device__ int mh_eax_try_children(mh_eax_t *E, const mh_eax_freq_t *F, int strategy, int tries, int select,
+                                   int *order, int *eset, int *best_eset, ll *best, int *best_ne,
+                                   unsigned long long key, unsigned long long *ctr) {
+  const int ncyc = E->ncyc;
+  int m = tries, made = 0;
+  double best_eval = 0.0;
+  if (strategy == 1) {
+    m = mh_imin(tries, ncyc);
+    for (int i = 0; i < ncyc; ++i) order[i] = i;
+    for (int i = 0; i < m; ++i) { /* partial Fisher-Yates: m distinct cycles */
+      const int j = i + mh_below(key, (*ctr)++, ncyc - i);
+      const int t = order[i]; order[i] = order[j]; order[j] = t;
+    }
+  }
+  for (int t = 0; t < m; ++t) {
+    const int ne = mh_eax_eset(strategy, t, order, ncyc, eset, key, ctr);
+    const ll delta = mh_eax_child(E, eset, ne);
+    if (E->error) break;
+    made++;
+    if (mh_eax_takes(E, F, select, delta, *best, &best_eval)) {
+      *best = delta;
+      *best_ne = ne;
+      for (int i = 0; i < ne; ++i) best_eset[i] = eset[i];
+    }
+    mh_eax_reset(E);
+  }
+  return made;
+}
+
+/* The cities whose neighbours in the child differ from A's, as rows (city, A's two, the child's
+ * two) of ch; returns how many. */
+__device__ int mh_eax_changes(mh_eax_t *E, int *ch) {
+  int nch = 0;
+  const int stamp = ++E->stamp, total = 2 * E->r + E->ntouched;
+  for (int i = 0; i < total; ++i) {
+    const int v = mh_eax_candidate(E, i);
+    if (E->label[v] == stamp) continue;
+    E->label[v] = stamp;
+    const int a0 = mh_eax_preda(E, v), a1 = mh_eax_succa(E, v);
+    const int y0 = mh_eax_nb0(E, v), y1 = mh_eax_nb1(E, v);
+    if ((y0 == a0 && y1 == a1) || (y0 == a1 && y1 == a0)) continue;
+    int *e = ch + 5 * nch++;
+    e[0] = v; e[1] = a0; e[2] = a1; e[3] = y0; e[4] = y1;
+  }
+  return nch;
+}
+
+/* Writes the child's tour into out by walking the slots from A's first city, in A's direction, and
+ * its length into *len; returns whether the walk closed after n cities. */
+__device__ bool mh_eax_write(const mh_eax_t *E, int *out, ll *len_out) {
+  const int n = E->n;
+  ll len = 0;
+  int cur = E->ta[0], prev = mh_eax_nb0(E, cur);
+  for (int i = 0; i < n; ++i) {
+    out[i] = cur;
+    const int a0 = mh_eax_nb0(E, cur);
+    const int nxt = a0 == prev ? mh_eax_nb1(E, cur) : a0;
+    len += MH_EDIST(E, cur, nxt);
+    prev = cur;
+    cur = nxt;
+  }
+  *len_out = len;
+  return cur == E->ta[0];
+}
+
 extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *neigh, int n, int k,
                                    const int *tours_a, const int *tours_b, int *children, long long *child_len,
                                    const long long *len_a, const unsigned long long *keys, long long *counters,
@@ -505,7 +613,6 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
   ll *inf = info + c * MH_EAX_NINFO;
   const unsigned long long key = keys[c];
   unsigned long long ctr = (unsigned long long)counters[c];
-  int *out = children + c * n;
 
   for (int i = 0; i < n; ++i) {
     E.posa[E.ta[i]] = i;
@@ -517,53 +624,9 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
   const int ncyc = E.error ? 0 : E.ncyc;
   int made = 0, best_ne = 0, best_sub = 0, best_merges = 0;
   ll best = MH_LL_MAX;
-  double best_eval = 0.0;
   if (ncyc > 0) {
-    int m = tries;
-    if (strategy == 1) {
-      m = mh_imin(tries, ncyc);
-      for (int i = 0; i < ncyc; ++i) order[i] = i;
-      for (int i = 0; i < m; ++i) { /* partial Fisher-Yates: m distinct cycles */
-        const int j = i + mh_below(key, ctr++, ncyc - i);
-        const int t = order[i]; order[i] = order[j]; order[j] = t;
-      }
-    }
-    for (int t = 0; t < m; ++t) {
-      int ne = 0;
-      if (strategy == 1) {
-        eset[ne++] = order[t];
-      } else {
-        unsigned long long bits = 0;
-        for (int i = 0; i < ncyc; ++i) {
-          if ((i & 63) == 0) bits = mh_rand64(key, ctr++);
-          if (bits & 1ULL) eset[ne++] = i;
-          bits >>= 1;
-        }
-        if (ne == 0) eset[ne++] = mh_below(key, ctr++, ncyc);
-      }
-      const ll delta = mh_eax_child(&E, eset, ne);
-      if (E.error) break;
-      made++;
-      bool take;
-      if (select == 1) { /* entropy-preserving: improving children by dL / -dH, else the shortest */
-        if (delta < 0) {
-          const double dh = mh_eax_entropy_delta(&E, freq_nb, freq_cnt, freq_len, freq_m, ent_h, npop);
-          const double ev = dh < 0.0 ? (double)(-delta) / -dh : (double)(-delta) / 1e-9;
-          take = best >= 0 || ev > best_eval;
-          if (take) best_eval = ev;
-        } else {
-          take = best >= 0 && delta < best;
-        }
-      } else {
-        take = delta < best;
-      }
-      if (take) {
-        best = delta;
-        best_ne = ne;
-        for (int i = 0; i < ne; ++i) best_eset[i] = eset[i];
-      }
-      mh_eax_reset(&E);
-    }
+    const mh_eax_freq_t F = {freq_nb, freq_cnt, freq_len, freq_m, ent_h, npop};
+    made = mh_eax_try_children(&E, &F, strategy, tries, select, order, eset, best_eset, &best, &best_ne, key, &ctr);
     if (made > 0 && !E.error) {
       const ll again = mh_eax_child(&E, best_eset, best_ne); /* deterministic: the same child */
       best_sub = E.merges + 1;
@@ -577,35 +640,9 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
     for (int i = 0; i < n; ++i) E.lnk_s[i] = E.lnk_e[i] = -1;
     best = 0; best_ne = 0; best_sub = 0; best_merges = 0;
   }
-  if (record) { /* the cities whose neighbours differ from A's: city, A's two, the child's two */
-    int *ch = changes + c * 5LL * n, nch = 0;
-    if (rebuilt) {
-      const int stamp = ++E.stamp, total = 2 * E.r + E.ntouched;
-      for (int i = 0; i < total; ++i) {
-        const int v = mh_eax_candidate(&E, i);
-        if (E.label[v] == stamp) continue;
-        E.label[v] = stamp;
-        const int a0 = mh_eax_preda(&E, v), a1 = mh_eax_succa(&E, v);
-        const int y0 = mh_eax_nb0(&E, v), y1 = mh_eax_nb1(&E, v);
-        if ((y0 == a0 && y1 == a1) || (y0 == a1 && y1 == a0)) continue;
-        int *e = ch + 5 * nch++;
-        e[0] = v; e[1] = a0; e[2] = a1; e[3] = y0; e[4] = y1;
-      }
-    }
-    inf[MH_EAX_CHANGED] = nch;
-  }
-  /* write the tour by walking the slots from A's first city, in A's direction */
-  ll len = 0;
-  int cur = E.ta[0], prev = mh_eax_nb0(&E, cur);
-  for (int i = 0; i < n; ++i) {
-    out[i] = cur;
-    const int a0 = mh_eax_nb0(&E, cur);
-    const int nxt = a0 == prev ? mh_eax_nb1(&E, cur) : a0;
-    len += MH_EDIST(&E, cur, nxt);
-    prev = cur;
-    cur = nxt;
-  }
-  if (cur != E.ta[0]) E.error = 6;
+  if (record) inf[MH_EAX_CHANGED] = rebuilt ? mh_eax_changes(&E, changes + c * 5LL * n) : 0;
+  ll len;
+  if (!mh_eax_write(&E, children + c * n, &len)) E.error = 6;
   else if (len != len_a[c] + best) E.error = 7; /* len_a is not A's length, or the incremental delta is off */
   child_len[c] = len;
   counters[c] = (ll)ctr;

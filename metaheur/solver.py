@@ -105,7 +105,7 @@ def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
             for source in ("tsp_ils.cu", "tsp_construct.cu", "tsp_eax.cu") + (("tsp_moves.cu",) if dev.is_gpu else ()):
                 load_module(source, dev, defines)
             load_module("tsp_ga.cu", dev)
-            if problem.weight_type not in ("EXPLICIT", "GEO"):
+            if problem.weight_type not in ("EXPLICIT", "GEO", "TWIN"):
                 load_module("tsp_knn.cu", dev)
 
 

@@ -28,7 +28,6 @@ from metaheur.problems.qap import check_permutation
 from metaheur.problems.textio import read_text
 from metaheur.problems.tsp import (
     EXPLICIT_FORMATS,
-    MATRIX_BUDGET,
     TSP,
     _dimension,
     _explicit_matrix,
@@ -84,8 +83,8 @@ class ATSP:
         return None
 
     def matrix_bytes(self, itemsize: int = 4) -> int:
-        """Memory of the search's matrix: the 2n x 2n one of :func:`jonker_volgenant`."""
-        return 4 * self.n * self.n * itemsize
+        """Memory of the search's costs: the n x n block of :class:`TwinTSP`."""
+        return self.n * self.n * itemsize
 
     def allowed(self) -> np.ndarray:
         """n x n booleans: the arcs a tour may use (off the diagonal and below ``no_edge``)."""
@@ -134,29 +133,51 @@ def check_arc_matrix(matrix, name: str) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class TwinTSP(TSP):
     """The symmetric instance of :func:`jonker_volgenant`: cities ``i`` and ``i + n/2`` are twins.
-    Its matrix is built here, not given by a user, and holds negative twin edges (``-M``), so it
-    skips the checks of user matrices. It is kept as the kernels' int32 only (every value fits by
-    construction): half the memory of an int64 copy, in every process the instance travels to."""
+
+    Its distances are computed, never stored as an n x n matrix: ``block`` (n/2 x n/2 int32) holds
+    ``block[i, j] = d(i + n/2, j)``, the twin edge ``-M`` on its diagonal, and ``forbidden`` is the
+    cost of every edge joining two cities or two twins: a quarter of the memory of the matrix, and
+    what the kernels read (``MH_TSP_WEIGHT`` 7, ``TWIN``, of kernels/tsp_dist.cuh). Built here, not
+    given by a user, so it skips the checks of user matrices; every value fits int32 by
+    construction."""
+
+    block: np.ndarray | None = None
+    forbidden: int = 0
 
     def __post_init__(self) -> None:
-        m = np.ascontiguousarray(self.matrix, dtype=np.int32)
-        m.setflags(write=False)
-        object.__setattr__(self, "matrix", m)
+        b = np.ascontiguousarray(self.block, dtype=np.int32)
+        b.setflags(write=False)
+        object.__setattr__(self, "block", b)
+        object.__setattr__(self, "forbidden", int(self.forbidden))
+
+    def fingerprint(self) -> str:
+        return fingerprint(f"{self.kind}:{self.name}:{self.n}:{self.weight_type}:{self.forbidden}", (self.block,))
+
+    @property
+    def n(self) -> int:
+        return 2 * int(self.block.shape[0])
 
     def dist(self, i, j) -> np.ndarray:
-        """Exact distances as int64 (sums of int32 entries would overflow)."""
-        return super().dist(i, j).astype(np.int64)
+        """Exact distances as int64, computed from ``block`` and ``forbidden``."""
+        i, j = np.broadcast_arrays(np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64))
+        half = self.block.shape[0]
+        cross = (i >= half) != (j >= half)
+        row = np.where(cross, np.maximum(i, j) - half, 0)  # the twin's ATSP city
+        col = np.where(cross, np.minimum(i, j), 0)
+        return np.where(i == j, 0, np.where(cross, self.block[row, col].astype(np.int64), self.forbidden))
 
-    def distance_matrix(self, budget_bytes: int = MATRIX_BUDGET) -> np.ndarray:
-        """The int32 matrix itself (it was built, so it fits; ``budget_bytes`` does not apply)."""
-        return self.matrix
+    def kernel_costs(self) -> np.ndarray:
+        """What the kernels take as ``mat`` for ``TWIN``: ``block`` row by row, then ``forbidden``
+        (int32, cached)."""
+        if "kernel_costs" not in self._cache:
+            self._cache["kernel_costs"] = np.append(self.block.ravel(), np.int32(self.forbidden)).astype(np.int32)
+        return self._cache["kernel_costs"]
 
     def arc_costs(self) -> np.ndarray:
         """The n/2 x n/2 block ``[i, j] = d(i + n/2, j)``: arc i -> j plus M (forbidden: the
         forbidden value, also on the diagonal)."""
-        half = self.n // 2
-        block = self.matrix[half:, :half].astype(np.int64)
-        np.fill_diagonal(block, self.matrix[0, 1])  # two cities: a forbidden edge
+        block = self.block.astype(np.int64)
+        np.fill_diagonal(block, self.forbidden)
         return block
 
     def duals(self) -> tuple[np.ndarray, np.ndarray]:
@@ -187,7 +208,7 @@ class TwinTSP(TSP):
         out[:half, 0], out[half:, 0] = idx + half, idx
         out[half:, 1:] = order_out[:, : k - 1]  # twin i + n/2 meets city j over arc i -> j
         out[:half, 1:] = order_in[:, : k - 1] + half  # city j meets twin i + n/2 over arc i -> j
-        dist = self.matrix[np.arange(self.n)[:, None], out]
+        dist = self.dist(np.arange(self.n)[:, None], out)
         order = np.lexsort((out, dist), axis=1)
         return np.ascontiguousarray(np.take_along_axis(out, order, axis=1), dtype=np.int32)
 
@@ -308,7 +329,6 @@ def upper_bound(atsp: ATSP) -> int:
 
 def jonker_volgenant(atsp: ATSP) -> JVTransform:
     """The symmetric instance of ``atsp`` (see :class:`JVTransform` for the costs)."""
-    n = atsp.n
     ub = upper_bound(atsp)
     big_m = ub // 2 + 1
     forbidden = ub + big_m + 1
@@ -317,15 +337,10 @@ def jonker_volgenant(atsp: ATSP) -> JVTransform:
     if forbidden > INT32_MAX or top > INT32_MAX:
         raise MetaheurError(f"{atsp.name}: arc costs too large for the transformation to 32-bit costs (a tour of "
                             f"length {ub} is known; it must stay below {(2 * INT32_MAX) // 3}): scale them down")
-    cross = np.where(ok, atsp.matrix + big_m, forbidden).T  # cross[j, i]: edge (i + n, j), arc i -> j
-    d = np.full((2 * n, 2 * n), forbidden, dtype=np.int32)  # every value fits: checked above
-    d[:n, n:] = cross
-    d[n:, :n] = cross.T
-    idx = np.arange(n)
-    d[idx, idx + n] = d[idx + n, idx] = -big_m
-    np.fill_diagonal(d, 0)
-    tsp = TwinTSP(f"{atsp.name}-jv", "EXPLICIT", matrix=d, weight_format="FULL_MATRIX",
-              comment=f"Jonker-Volgenant transformation of {atsp.name}", source=atsp.source)
+    block = np.where(ok, atsp.matrix + big_m, forbidden)  # block[i, j]: edge (i + n, j), arc i -> j
+    np.fill_diagonal(block, -big_m)  # the twin edges
+    tsp = TwinTSP(f"{atsp.name}-jv", "TWIN", comment=f"Jonker-Volgenant transformation of {atsp.name}",
+                  source=atsp.source, block=block, forbidden=forbidden)
     tsp.duals()  # before the instance travels to worker processes
     return JVTransform(atsp, tsp, big_m, forbidden)
 

@@ -3,7 +3,9 @@
 Coordinate instances are evaluated on the fly (``MH_TSP_WEIGHT`` picks TSPLIB's function at
 compile time, see kernels/tsp_dist.cuh), which keeps memory O(n) and, for local search, is faster
 than a matrix that does not fit the caches. EXPLICIT instances use their matrix; GEO uses the
-matrix on a GPU (CUDA's cos/acos may differ from the host's in the last bit) when it fits.
+matrix on a GPU (CUDA's cos/acos may differ from the host's in the last bit) when it fits. The
+transformation of an ATSP is evaluated from its block of arc costs (``TWIN``,
+:class:`~metaheur.problems.atsp.TwinTSP`), a quarter of its matrix.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from metaheur.problems.tsp import MATRIX_BUDGET
 
 #: Longest neighbour list (MH_KNN_MAX of kernels/tsp_knn.cu).
 MAX_NEIGHBOURS = kernel_constant("tsp_knn.cu", "MH_KNN_MAX")
-WEIGHT_CODES = {"MATRIX": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5, "MAX_2D": 6}
+WEIGHT_CODES = {"MATRIX": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5, "MAX_2D": 6, "TWIN": 7}
 
 
 @dataclass
 class TSPData:
-    """What the TSP kernels take: ``xy`` (n x 2 double; radians for GEO) and ``mat`` (n x n int32),
-    one of them a 1-element placeholder, and the ``MH_TSP_WEIGHT`` code."""
+    """What the TSP kernels take: ``xy`` (n x 2 double; radians for GEO) and ``mat`` (n x n int32,
+    or for ``TWIN`` :meth:`~metaheur.problems.atsp.TwinTSP.kernel_costs`), one of them a 1-element
+    placeholder, and the ``MH_TSP_WEIGHT`` code."""
 
     device: Device
     n: int
@@ -46,6 +49,9 @@ def tsp_data(tsp: TSP, device: str | Device = "cpu", *, use_matrix: bool | None 
     dev = parse_device(device)
     if tsp.n < 3:
         raise MetaheurError(f"{tsp.name}: a TSP search needs at least 3 cities")
+    if isinstance(tsp, TwinTSP) and not use_matrix:
+        return TSPData(dev, tsp.n, WEIGHT_CODES["TWIN"], dev.asarray(np.zeros(2, np.float64)),
+                       dev.asarray(tsp.kernel_costs()))
     if use_matrix is None:
         use_matrix = tsp.weight_type == "EXPLICIT" or (tsp.weight_type == "GEO" and dev.is_gpu)
     if use_matrix:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.device_data import tsp_data
-from metaheur.problems import TSP, read_tsplib
+from metaheur.problems import TSP, asymmetric_tsp, read_tsplib
 
 #: Block shapes of the simulation tests: one thread, a warp, 2-D, a non-power of two, a large block.
 SIM_BLOCKS = [(1, 1), (32, 1), (8, 4), (7, 3), (128, 1)]
 
 #: Weight types of the TSP kernels: name -> MH_TSP_WEIGHT code (``MATRIX`` = a coordinate
-#: instance evaluated through its int32 matrix; ``EXPLICIT`` = a TSPLIB EXPLICIT file).
-TSP_WEIGHTS = ["EUC_2D", "CEIL_2D", "ATT", "GEO", "MAN_2D", "MAX_2D", "MATRIX", "EXPLICIT"]
+#: instance evaluated through its int32 matrix; ``EXPLICIT`` = a TSPLIB EXPLICIT file; ``TWIN`` =
+#: the Jonker-Volgenant transformation of an ATSP, even sizes only).
+TSP_WEIGHTS = ["EUC_2D", "CEIL_2D", "ATT", "GEO", "MAN_2D", "MAX_2D", "MATRIX", "EXPLICIT", "TWIN"]
 
 
 def random_perms(rng: np.random.Generator, count: int, n: int) -> np.ndarray:
@@ -74,11 +75,15 @@ def make_tsp(weight: str, n: int, seed: int, tmp_path):
     if weight == "EXPLICIT":
         tsp = explicit_tsp(tmp_path, n, seed)
         data = tsp_data(tsp, "cpu")
+    elif weight == "TWIN":
+        assert n % 2 == 0, "a transformed ATSP has an even number of cities"
+        tsp = asymmetric_tsp(n // 2, seed=seed).transformed().tsp
+        data = tsp_data(tsp, "cpu")
     else:
         tsp = coord_tsp(weight, n, seed)
         data = tsp_data(tsp, "cpu", use_matrix=weight == "MATRIX")
     expected_code = {"MATRIX": 0, "EXPLICIT": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5,
-                     "MAX_2D": 6}[weight]
+                     "MAX_2D": 6, "TWIN": 7}[weight]
     assert data.weight_code == expected_code
     return tsp, data
 

@@ -27,7 +27,7 @@ GPU_QAP_BLOCKS = [(32, 4), (128, 1), (32, 8), (16, 16), (1024, 1)]
 GPU_TSP_BLOCKS = [(128,), (32, 8), (256,), (1024,)]
 #: Weight types compared on a GPU: GEO only through its matrix (CUDA's cos/acos may differ from the
 #: host's libm in the last bit, so tsp_data gives a GPU the matrix); EXPLICIT and MATRIX use code 0.
-GPU_TSP_WEIGHTS = ["EUC_2D", "CEIL_2D", "ATT", "MAN_2D", "MAX_2D", "MATRIX", "EXPLICIT", "GEO"]
+GPU_TSP_WEIGHTS = ["EUC_2D", "CEIL_2D", "ATT", "MAN_2D", "MAX_2D", "MATRIX", "EXPLICIT", "GEO", "TWIN"]
 
 
 @dataclass
@@ -221,7 +221,7 @@ def test_qap_kernels_gpu_equal_cpu(gpu, n, batch, symmetric):
 @pytest.mark.gpu
 @pytest.mark.parametrize("weight", GPU_TSP_WEIGHTS)
 def test_tsp_kernels_gpu_equal_cpu(gpu, weight, tmp_path):
-    compare_tsp(gpu, weight, n_full=150, n_cand=2000 if weight not in ("EXPLICIT", "GEO") else 600,
+    compare_tsp(gpu, weight, n_full=150, n_cand=2000 if weight not in ("EXPLICIT", "GEO", "TWIN") else 600,
                 tmp_path=tmp_path)
 
 
@@ -250,6 +250,6 @@ def test_helpers_against_the_simulation(tmp_path):
     """The comparisons above, run against the CPU fiber simulation (small sizes)."""
     compare_qap(SIM_TARGET, 9, 2, symmetric=False)
     compare_qap(SIM_TARGET, 6, 2, symmetric=True)
-    for weight in ("EUC_2D", "EXPLICIT", "GEO"):
+    for weight in ("EUC_2D", "EXPLICIT", "GEO", "TWIN"):
         compare_tsp(SIM_TARGET, weight, n_full=12, n_cand=40, tmp_path=tmp_path, batch=2)
     compare_rng_and_reductions(SIM_TARGET, tmp_path)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaheur.device_data import neighbours, tsp_data
+from metaheur.device_data import WEIGHT_CODES, neighbours, tsp_data
 from metaheur.devices import gpu_devices, to_host
 from metaheur.engine import load_module
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
 from metaheur.ga.tsp_eax import N_INFO, SELECTIONS, STRATEGIES, EAXBatch, EdgeFrequency, eax_children, work_ints
-from metaheur.problems import TSP, clustered_tsp, uniform_tsp
+from metaheur.problems import TSP, asymmetric_tsp, clustered_tsp, uniform_tsp
 from metaheur.search.tsp_ils import TSPILSBatch
 
 
@@ -131,6 +131,20 @@ def test_reproducible_and_counters_advance():
     assert np.array_equal(counters, ctr1) and np.array_equal(first, c1)
     second = to_host(batch(a, b, la, keys_for(6, 5), counters, "rand", 3)[0]).copy()
     assert not np.array_equal(first, second)
+
+
+def test_atsp_transformation_agrees_with_its_matrix():
+    """EAX on an ATSP's transformation: the on-the-fly TWIN distances and the full 2n x 2n matrix
+    give the same children, with their exact lengths."""
+    twin = asymmetric_tsp(50, seed=3).transformed().tsp
+    rng = np.random.default_rng(4)
+    a, b = twin.random_tours(8, rng), twin.random_tours(8, rng)
+    on_the_fly = cross(twin, a, b, "single", tries=4)
+    by_matrix = cross(twin, a, b, "single", tries=4, data=tsp_data(twin, use_matrix=True))
+    assert tsp_data(twin).weight_code == WEIGHT_CODES["TWIN"] and tsp_data(twin, use_matrix=True).weight_code == 0
+    assert np.array_equal(on_the_fly[0], by_matrix[0]) and np.array_equal(on_the_fly[1], by_matrix[1])
+    assert [twin.tour_length(c) for c in on_the_fly[0]] == on_the_fly[1].tolist()
+    assert not np.array_equal(on_the_fly[0], a)  # children were made
 
 
 def test_matrix_instance_and_matrix_build_agree_with_coordinates():

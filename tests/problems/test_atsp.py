@@ -203,6 +203,37 @@ def tiny_atsp(n: int, seed: int, *, forbid: bool) -> ATSP:
     return ATSP(f"tiny{n}", m)
 
 
+def dense(tsp) -> np.ndarray:
+    """The full 2n x 2n matrix of a transformation, read through its on-the-fly distances."""
+    idx = np.arange(tsp.n)
+    return tsp.dist(idx[:, None], idx[None, :])
+
+
+def jv_matrix(atsp: ATSP, big_m: int, forbidden: int) -> np.ndarray:
+    """The symmetric matrix of Jonker and Volgenant written out from its rules (JVTransform)."""
+    n = atsp.n
+    d = np.full((2 * n, 2 * n), forbidden, dtype=np.int64)
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                d[i, i + n] = d[i + n, i] = -big_m
+            elif atsp.allowed()[i, j]:
+                d[i + n, j] = d[j, i + n] = atsp.matrix[i, j] + big_m
+    np.fill_diagonal(d, 0)
+    return d
+
+
+@pytest.mark.parametrize(("n", "forbid"), [(3, False), (5, True), (9, True), (12, False)])
+def test_transformation_distances_follow_the_rules_without_a_stored_matrix(n, forbid):
+    atsp = tiny_atsp(n, n, forbid=forbid)
+    jv = jonker_volgenant(atsp)
+    assert jv.tsp.block.shape == (n, n) and jv.tsp.matrix is None
+    assert np.array_equal(dense(jv.tsp), jv_matrix(atsp, jv.big_m, jv.forbidden))
+    rng = np.random.default_rng(n)
+    i, j = rng.integers(0, 2 * n, size=(2, 50))
+    assert np.array_equal(jv.tsp.dist(i, j), dense(jv.tsp)[i, j])  # broadcast pairs, as the islands ask
+
+
 def feasible_optimum(atsp: ATSP) -> int:
     return held_karp(np.where(atsp.allowed(), atsp.matrix, 10**12))
 
@@ -213,8 +244,9 @@ def test_transformed_optimum_is_the_directed_optimum(n, forbid):
     """Held-Karp on the 2n-city symmetric instance gives the ATSP's optimum over allowed arcs."""
     atsp = tiny_atsp(n, 10 * n + forbid, forbid=forbid)
     jv = jonker_volgenant(atsp)
-    assert jv.tsp.n == 2 * n and np.array_equal(jv.tsp.matrix, jv.tsp.matrix.T)
-    assert held_karp(jv.tsp.matrix) == feasible_optimum(atsp)
+    d = dense(jv.tsp)
+    assert jv.tsp.n == 2 * n and np.array_equal(d, d.T)
+    assert held_karp(d) == feasible_optimum(atsp)
 
 
 @pytest.mark.parametrize(("n", "seed"), [(3, 1), (3, 2), (4, 3), (4, 4)])
@@ -223,7 +255,7 @@ def test_every_optimal_symmetric_tour_maps_to_an_optimal_directed_tour(n, seed):
     optimal directed tours; the length identity holds for every tour that keeps the twins."""
     atsp = tiny_atsp(n, seed, forbid=seed % 2 == 0)
     jv = jonker_volgenant(atsp)
-    d = jv.tsp.matrix
+    d = dense(jv.tsp)
     opt = feasible_optimum(atsp)
     lengths = {}
     for rest in itertools.permutations(range(1, 2 * n)):
@@ -300,7 +332,7 @@ def test_candidates_are_the_twin_and_the_arcs_of_least_reduced_cost():
     u, v = assignment_duals(np.where(np.eye(30, dtype=bool), 10**9, atsp.matrix))
     reduced = atsp.matrix - u[:, None] - v[None, :]
     np.fill_diagonal(reduced, 10**9)
-    dist = tsp.matrix[np.arange(60)[:, None], near]
+    dist = tsp.dist(np.arange(60)[:, None], near)
     assert np.all(np.diff(dist, axis=1) >= 0)  # sorted by distance, as the kernels expect
     for i in range(30):
         assert near[30 + i, 0] == i and near[i, 0] == 30 + i  # the twin first (distance -M)

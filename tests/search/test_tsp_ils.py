@@ -17,7 +17,7 @@ from testutil import instances_dir
 from metaheur.device_data import neighbours
 from metaheur.devices import to_host
 from metaheur.errors import MetaheurError
-from metaheur.problems import TSP, clustered_tsp, load_instance, uniform_tsp
+from metaheur.problems import TSP, asymmetric_tsp, clustered_tsp, load_instance, uniform_tsp
 from metaheur.search import tsp_ils as tsp_ils_module
 from metaheur.search.tsp_ils import (
     BEST,
@@ -85,6 +85,14 @@ def test_every_kick_and_move_exact(kick, lk_move):
 def test_matrix_and_geo_exact(make):
     tsp = make(60, 5)
     for params in (ILSParams(), ILSParams(lk_move="2opt", kick="segment-swap"), ILSParams(lk_depth=0, k5=0)):
+        batch = TSPILSBatch(tsp, "cpu", count=2, seed=3, params=params)
+        assert_exact(tsp, batch, batch.run(kicks=300))
+
+
+def test_atsp_transformation_exact():
+    """The on-the-fly distances of an ATSP's transformation (TWIN) agree with numpy's."""
+    tsp = asymmetric_tsp(40, seed=4).transformed().tsp
+    for params in (ILSParams(), ILSParams(lk_move="2opt", kick="segment-swap")):
         batch = TSPILSBatch(tsp, "cpu", count=2, seed=3, params=params)
         assert_exact(tsp, batch, batch.run(kicks=300))
 
