@@ -59,28 +59,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import datetime as _dt
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
-from lib.report import out_folder
+from lib.report import out_folder, run_header, write_csv
 
 from metaheur.device_data import neighbours, tsp_data
-from metaheur.devices import cpu_count, cpu_device
+from metaheur.devices import cpu_count
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
 from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.problems import TSP, load_instance, uniform_tsp
 from metaheur.search.tsp_ils import ILSParams, TSPILSBatch, greedy_tour
 
-DEFAULT_DIRS = [os.environ.get("METAHEUR_INSTANCES", ""), "/work/shared/instances/tsplib"]
+_INSTANCES = os.environ.get("METAHEUR_INSTANCES", "")
+DEFAULT_DIRS = [os.path.join(_INSTANCES, "tsplib") if _INSTANCES else "", _INSTANCES, "/work/shared/instances/tsplib"]
 CHECKPOINTS = (1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
 
 
@@ -88,6 +88,8 @@ CHECKPOINTS = (1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
 
 
 def instance_dir() -> Path | None:
+    """The first folder with a bks.csv: $METAHEUR_INSTANCES/tsplib, $METAHEUR_INSTANCES, then
+    /work/shared/instances/tsplib."""
     return next((Path(d) for d in DEFAULT_DIRS if d and (Path(d) / "bks.csv").is_file()), None)
 
 
@@ -128,6 +130,36 @@ class Trace:
 INIT_LS = {"full": ILSParams(), "fast": ILSParams(neighbours=16, k5=0, lk_depth=0)}
 
 
+@dataclass(frozen=True)
+class GASettings:
+    """The knobs of the research driver (method ``ga``), named as their command-line options."""
+
+    pop: int = 0
+    tries: int = 30
+    strategy: str = "single"
+    select: str = "auto"
+    greedy_at: float = 0.7
+    stall: int = 0
+    init: str = "random"
+    init_kicks: int = 0
+    init_ls: str = "full"
+    polish: bool = False
+    init_share: float = 0.3
+    max_pop: int = 300
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> GASettings:
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+
+    def describe(self) -> str:
+        """One line for the report's header."""
+        population = self.pop or f"auto (init share {self.init_share:g}, max {self.max_pop})"
+        return (f"GA: tries {self.tries}, strategy {self.strategy} (then rand after {self.stall or 'no'} stalled "
+                f"generations), selection {self.select} (greedy from {self.greedy_at:g} of the budget if auto), "
+                f"population {population}, init {self.init} ({self.init_ls} local search), init kicks "
+                f"{self.init_kicks}, polish {self.polish}")
+
+
 def initial_population(tsp: TSP, neigh: np.ndarray, size: int, method: str, kicks: int, seed: int,
                        rng: np.random.Generator, ls: str = "full"):
     """``size`` local optima (tours int32, lengths int64) from random or perturbed greedy starts."""
@@ -153,81 +185,124 @@ def initial_population(tsp: TSP, neigh: np.ndarray, size: int, method: str, kick
     return res.best.astype(np.int32), res.best_costs.astype(np.int64)
 
 
-def run_ga(tsp: TSP, budget: float, *, pop: int, tries: int, strategy: str, stall: int, init: str,
-           init_kicks: int, polish: bool, seed: int, threads: int, init_ls: str = "full", select: str = "auto",
-           greedy_at: float = 0.7, init_share: float = 0.3, max_pop: int = 300, log=None) -> tuple[Trace, dict]:
-    """GA-EAX within ``budget`` wall seconds (see the module docstring). ``pop=0``: the population
-    grows until ``init_share`` of the budget is spent building it (first a batch of
-    ``2 * threads`` tours to time one, then the rest at once), between 2 * threads and
-    ``max_pop``. ``select``: ``greedy``, ``entropy``, or ``auto`` (entropy, then greedy from
-    ``greedy_at`` of the budget on, so that the population converges before the end)."""
+def build_population(tsp: TSP, neigh: np.ndarray, ga: GASettings, budget: float, trace: Trace, *, seed: int,
+                     threads: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1 of the module docstring: ``ga.pop`` local optima, or (``pop=0``) a first batch of
+    ``max(4, 2 * threads)`` that times one tour, then at once as many more as ``ga.init_share``
+    of the budget builds at that rate, at most ``ga.max_pop`` in all."""
+    first = ga.pop or max(4, 2 * threads)
+    population, lengths = initial_population(tsp, neigh, first, ga.init, ga.init_kicks, seed, rng, ga.init_ls)
+    trace.add(int(lengths.min()))
+    if not ga.pop:
+        per = (time.perf_counter() - trace.start) / first
+        size = int(min(ga.max_pop, max(first, (ga.init_share * budget) / max(per, 1e-6))))
+        if size > first:
+            more, more_len = initial_population(tsp, neigh, size - first, ga.init, ga.init_kicks, seed + 1, rng,
+                                                ga.init_ls)
+            population, lengths = np.concatenate([population, more]), np.concatenate([lengths, more_len])
+            trace.add(int(lengths.min()))
+    return population, lengths
+
+
+class EAXGenerations:
+    """A GA-EAX population and its generations (steps 2-4 of the module docstring)."""
+
+    def __init__(self, tsp: TSP, neigh: np.ndarray, population: np.ndarray, lengths: np.ndarray, ga: GASettings,
+                 *, seed: int, threads: int):
+        self.tsp, self.ga, self.seed, self.threads = tsp, ga, seed, threads
+        self.population, self.lengths = population, lengths
+        size = len(population)
+        data = tsp_data(tsp)
+        self.eax = EAXBatch(tsp, data, neigh, size)
+        self.keys = stream_key(np.uint64(seed), np.arange(size, dtype=np.uint64))
+        self.counters = np.zeros(size, dtype=np.int64)
+        self.use_entropy = ga.select in ("entropy", "auto")
+        self.freq = EdgeFrequency(population, data.device, data.defines) if self.use_entropy else None
+        self.strategy = ga.strategy
+        self.gen = self.since = 0
+        self.rand_from = self.greedy_from = None
+        self.t_eax = self.t_freq = 0.0
+
+    @property
+    def selection(self) -> str:
+        return "entropy" if self.use_entropy else "greedy"
+
+    def to_greedy(self) -> None:
+        """Greedy child selection from this generation on (``--select auto`` at ``--greedy-at``)."""
+        self.use_entropy, self.freq, self.greedy_from = False, None, self.gen
+
+    def crossover(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The selected child of each pair (A = ``order[i]``, B = ``order[i + 1]``), brought to a
+        local optimum with ``--polish``."""
+        a, b = self.population[order], self.population[np.roll(order, -1)]
+        t_gen = time.perf_counter()
+        children, child_len = self.eax(a, b, self.lengths[order], self.keys, self.counters, self.strategy,
+                                       self.ga.tries, select=self.selection, freq=self.freq, check=False,
+                                       threads=self.threads)
+        children, child_len = np.array(children), np.array(child_len)
+        self.t_eax += time.perf_counter() - t_gen
+        if self.ga.polish:
+            ils = TSPILSBatch(self.tsp, starts=children, seed=self.seed + self.gen + 1)
+            res = ils.run(kicks=0)
+            children, child_len = res.best.astype(np.int32), res.best_costs.astype(np.int64)
+        return children, child_len
+
+    def replace(self, order: np.ndarray, children: np.ndarray, child_len: np.ndarray) -> None:
+        """Each child replaces its parent A when shorter (the edge frequencies follow)."""
+        better = child_len < self.lengths[order]
+        idx = order[better]
+        if self.freq is not None:
+            t_freq = time.perf_counter()
+            self.freq.replace_children(self.eax, np.flatnonzero(better), threads=self.threads)
+            self.t_freq += time.perf_counter() - t_freq
+        self.population[idx] = children[better]
+        self.lengths[idx] = child_len[better]
+
+    def generation(self, order: np.ndarray, trace: Trace) -> int:
+        """One generation over the cyclic ``order``; a better best goes into ``trace``, and after
+        ``--stall`` generations without one the strategy becomes ``rand``. Returns the best length."""
+        self.replace(order, *self.crossover(order))
+        self.gen += 1
+        best = int(self.lengths.min())
+        if trace.best is None or best < trace.best:
+            trace.add(best)
+            self.since = 0
+        else:
+            self.since += 1
+        if self.ga.stall and self.since >= self.ga.stall and self.strategy != "rand":
+            self.strategy, self.rand_from, self.since = "rand", self.gen, 0
+        return best
+
+    def best_tour(self) -> np.ndarray:
+        """The shortest tour, its length recomputed exactly."""
+        best_i = int(np.argmin(self.lengths))
+        exact = self.tsp.tour_length(self.population[best_i])
+        assert exact == self.lengths[best_i], (exact, self.lengths[best_i])
+        return self.population[best_i].copy()
+
+
+def run_ga(tsp: TSP, budget: float, ga: GASettings, *, seed: int, threads: int, log=None) -> tuple[Trace, dict]:
+    """GA-EAX within ``budget`` wall seconds (see the module docstring): the population, then
+    generations until the budget is spent; with ``select="auto"``, greedy selection from
+    ``greedy_at`` of the budget on, so that the population converges before the end."""
     start = time.perf_counter()
     trace = Trace(start)
     rng = np.random.default_rng(seed)
     neigh = neighbours(tsp, 10)
-    first = pop or max(4, 2 * threads)
-    population, lengths = initial_population(tsp, neigh, first, init, init_kicks, seed, rng, init_ls)
-    trace.add(int(lengths.min()))
-    if not pop:
-        per = (time.perf_counter() - start) / first
-        size = int(min(max_pop, max(first, (init_share * budget) / max(per, 1e-6))))
-        if size > first:
-            more, more_len = initial_population(tsp, neigh, size - first, init, init_kicks, seed + 1, rng, init_ls)
-            population, lengths = np.concatenate([population, more]), np.concatenate([lengths, more_len])
-            trace.add(int(lengths.min()))
-    size = len(population)
+    population, lengths = build_population(tsp, neigh, ga, budget, trace, seed=seed, threads=threads, rng=rng)
     t_init = time.perf_counter() - start
-    data = tsp_data(tsp)
-    eax = EAXBatch(tsp, data, neigh, size)
-    keys = stream_key(np.uint64(seed), np.arange(size, dtype=np.uint64))
-    counters = np.zeros(size, dtype=np.int64)
-    use_entropy = select in ("entropy", "auto")
-    freq = EdgeFrequency(population, data.device, data.defines) if use_entropy else None
-    gen = since = 0
-    current = strategy
-    switched_at = greedy_from = None
-    t_eax = t_freq = 0.0
+    run = EAXGenerations(tsp, neigh, population, lengths, ga, seed=seed, threads=threads)
     while time.perf_counter() - start < budget:
-        if use_entropy and select == "auto" and time.perf_counter() - start >= greedy_at * budget:
-            use_entropy, freq, greedy_from = False, None, gen
-        order = rng.permutation(size)
-        a, b = population[order], population[np.roll(order, -1)]
-        t_gen = time.perf_counter()
-        children, child_len = eax(a, b, lengths[order], keys, counters, current, tries,
-                                  select="entropy" if use_entropy else "greedy", freq=freq, check=False,
-                                  threads=threads)
-        children, child_len = np.array(children), np.array(child_len)
-        t_eax += time.perf_counter() - t_gen
-        if polish:
-            ils = TSPILSBatch(tsp, starts=children, seed=seed + gen + 1)
-            res = ils.run(kicks=0)
-            children, child_len = res.best.astype(np.int32), res.best_costs.astype(np.int64)
-        better = child_len < lengths[order]
-        idx = order[better]
-        if freq is not None:
-            t_freq0 = time.perf_counter()
-            freq.replace_children(eax, np.flatnonzero(better), threads=threads)
-            t_freq += time.perf_counter() - t_freq0
-        population[idx] = children[better]
-        lengths[idx] = child_len[better]
-        gen += 1
-        best = int(lengths.min())
-        if trace.best is None or best < trace.best:
-            trace.add(best)
-            since = 0
-        else:
-            since += 1
-        if stall and since >= stall and current != "rand":
-            current, switched_at, since = "rand", gen, 0
-        if log and gen % 50 == 0:
-            log(f"  gen {gen} t {time.perf_counter() - start:.1f}s best {best} mean {lengths.mean():.0f} "
-                f"strategy {current} selection {'entropy' if use_entropy else 'greedy'}")
-    best_i = int(np.argmin(lengths))
-    exact = tsp.tour_length(population[best_i])
-    assert exact == lengths[best_i], (exact, lengths[best_i])
-    return trace, {"pop": size, "generations": gen, "init_s": round(t_init, 2), "eax_s": round(t_eax, 1),
-                   "freq_s": round(t_freq, 1), "greedy_from_gen": greedy_from, "rand_from_gen": switched_at,
-                   "best_tour": population[best_i].copy()}
+        if run.use_entropy and ga.select == "auto" and time.perf_counter() - start >= ga.greedy_at * budget:
+            run.to_greedy()
+        best = run.generation(rng.permutation(len(population)), trace)
+        if log and run.gen % 50 == 0:
+            log(f"  gen {run.gen} t {time.perf_counter() - start:.1f}s best {best} mean {run.lengths.mean():.0f} "
+                f"strategy {run.strategy} selection {run.selection}")
+    best_tour = run.best_tour()
+    return trace, {"pop": len(population), "generations": run.gen, "init_s": round(t_init, 2),
+                   "eax_s": round(run.t_eax, 1), "freq_s": round(run.t_freq, 1), "greedy_from_gen": run.greedy_from,
+                   "rand_from_gen": run.rand_from, "best_tour": best_tour}
 
 
 # -------------------------------------------------------------------------------------- baselines
@@ -330,15 +405,12 @@ def run_lkh(tsp: TSP, path: Path, budget: float, *, threads: int, python: str) -
 # ------------------------------------------------------------------------------------------- main
 
 
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+COLUMNS = ["instance", "n", "method", "seconds", "best", "gap_percent", "optimum"]
+TITLE = "GA-EAX against ILS alone and LKH-3 at equal wall time"
 
 
-def main(argv=None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command-line options; ``--quick`` is applied by :func:`apply_quick`."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one small instance, 5 s, GA and ILS only")
     ap.add_argument("--instances", nargs="+", default=["pr2392", "pcb3038", "rl5915"])
@@ -369,103 +441,124 @@ def main(argv=None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
+    return args
 
+
+def apply_quick(args: argparse.Namespace, folder: Path | None) -> None:
+    """``--quick``: pcb442 (a generated 400-city instance when absent), at most 5 s, no LKH."""
+    args.budget = min(args.budget, 5.0)
+    args.methods = [m for m in args.methods if m != "lkh"]
+    args.instances = ["pcb442"] if folder and (folder / "pcb442.tsp").is_file() else ["gen:tsp:400:1"]
+
+
+def load(name: str, folder: Path | None) -> tuple[TSP, Path | None]:
+    """The instance and its file (``None`` for a generated ``gen:tsp:N:SEED``)."""
+    if name.startswith("gen:"):
+        return uniform_tsp(int(name.split(":")[2]), int(name.split(":")[3])), None
+    path = folder / f"{name}.tsp" if folder else Path(name)
+    return load_instance(str(path)), path
+
+
+def run_method(method: str, tsp: TSP, path: Path | None, args: argparse.Namespace,
+               threads: int) -> tuple[Trace, dict] | None:
+    """One method on one instance within ``args.budget``; ``None`` when LKH cannot run here."""
+    if method == "ga":
+        trace, info = run_ga(tsp, args.budget, GASettings.from_args(args), seed=args.seed, threads=threads,
+                             log=print if args.verbose else None)
+        info.pop("best_tour")
+        return trace, info
+    if method == "metaheur":
+        return run_metaheur(tsp, args.budget, seed=args.seed)
+    if method == "ils":
+        return run_ils(tsp, args.budget, threads=threads, seed=args.seed)
+    if path is None or not Path(args.lkh_python).exists():
+        print("  lkh: skipped (no instance file or no --lkh-python interpreter)")
+        return None
+    return run_lkh(tsp, path, args.budget, threads=threads, python=args.lkh_python)
+
+
+def checkpoint_rows(name: str, tsp: TSP, method: str, trace: Trace, opt: int | None, budget: float) -> list[dict]:
+    """The best length and its gap (to the optimum, else to the method's own best) at each
+    checkpoint within the budget and at the budget."""
+    ref = opt or trace.best
+    rows = []
+    for cp in [c for c in CHECKPOINTS if c < budget] + [budget]:
+        length = trace.best_at(cp)
+        gap = None if length is None or ref is None else 100.0 * (length / ref - 1.0)
+        rows.append({"instance": name, "n": tsp.n, "method": method, "seconds": cp,
+                     "best": "" if length is None else length, "gap_percent": "" if gap is None else f"{gap:.3f}",
+                     "optimum": opt or ""})
+    return rows
+
+
+def run_instance(name: str, folder: Path | None, bks: dict[str, int], args: argparse.Namespace,
+                 threads: int) -> tuple[list[dict], list[str]]:
+    """Every method on one instance: its checkpoint rows and one note per method."""
+    tsp, path = load(name, folder)
+    opt = bks.get(tsp.name if name.startswith("gen:") else name)
+    print(f"{name}: n = {tsp.n}, optimum {opt}, budget {args.budget:g} s, {threads} threads", flush=True)
+    rows, notes = [], []
+    for method in args.methods:
+        outcome = run_method(method, tsp, path, args, threads)
+        if outcome is None:
+            continue
+        trace, info = outcome
+        rows += checkpoint_rows(name, tsp, method, trace, opt, args.budget)
+        desc = ", ".join(f"{k} {v}" for k, v in info.items())
+        first = f"first tour at {trace.points[0][0]:.1f} s" if trace.points else "no tour within the budget"
+        notes.append(f"{name} {method}: {desc}; {first}")
+        gap = "" if not opt or trace.best is None else f" ({100 * (trace.best / opt - 1):.3f}%)"
+        print(f"  {method}: best {trace.best if trace.best is not None else 'none within the budget'}{gap} "
+              f"{desc}", flush=True)
+    return rows, notes
+
+
+def gap_table(name: str, rows: list[dict], methods: list[str]) -> list[str]:
+    """Markdown section of one instance: a row per method, its gap (%) at each checkpoint."""
+    sub = [r for r in rows if r["instance"] == name]
+    if not sub:
+        return []
+    cps = sorted({r["seconds"] for r in sub})
+    lines = [f"## {name} (n = {sub[0]['n']}, optimum {sub[0]['optimum'] or 'unknown'})", "",
+             "| method | " + " | ".join(f"{c:g} s" for c in cps) + " |", "|---|" + "---:|" * len(cps)]
+    for m in [m for m in methods if any(r["method"] == m for r in sub)]:
+        cells = {r["seconds"]: r["gap_percent"] for r in sub if r["method"] == m}
+        lines.append(f"| {m} | " + " | ".join(cells.get(c, "") or "-" for c in cps) + " |")
+    return [*lines, ""]
+
+
+def write_report(args: argparse.Namespace, head: list[str], rows: list[dict], notes: list[str]) -> None:
+    """``NAME.csv`` (every row) and ``NAME.md`` (how it was run, a gap table per instance, the
+    notes of the runs) under ``args.out``."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / f"{args.name}.csv", rows, COLUMNS)
+    lines = [f"# {TITLE}", "", *(f"- {h}" for h in head), "",
+             "Gap (%) of the best tour found by each wall-clock time (s) since the method started "
+             "(population / preprocessing included).", ""]
+    for name in args.instances:
+        lines += gap_table(name, rows, args.methods)
+    lines += ["## Runs", "", *(f"- {n}" for n in notes)]
+    (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out / (args.name + '.csv')} and {out / (args.name + '.md')}")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     threads = args.threads or cpu_count()
     set_cpu_threads(threads)
     folder = instance_dir()
-    bks = best_known_table(folder)
-    methods = args.methods
     if args.quick:
-        args.budget = min(args.budget, 5.0)
-        methods = [m for m in methods if m != "lkh"]
-        args.instances = ["pcb442"] if folder and (folder / "pcb442.tsp").is_file() else ["gen:tsp:400:1"]
-    load = os.getloadavg()[0]
+        apply_quick(args, folder)
+    head = run_header(f"settings: budget {args.budget:g} s per method and instance, {threads} threads, seed "
+                      f"{args.seed}; {GASettings.from_args(args).describe()}")
+    bks = best_known_table(folder)
     rows, notes = [], []
     for name in args.instances:
-        if name.startswith("gen:"):
-            tsp, path = uniform_tsp(int(name.split(":")[2]), int(name.split(":")[3])), None
-        else:
-            path = folder / f"{name}.tsp" if folder else Path(name)
-            tsp = load_instance(str(path))
-        opt = bks.get(tsp.name if name.startswith("gen:") else name)
-        print(f"{name}: n = {tsp.n}, optimum {opt}, budget {args.budget:g} s, {threads} threads", flush=True)
-        for method in methods:
-            if method == "ga":
-                trace, info = run_ga(tsp, args.budget, pop=args.pop, tries=args.tries, strategy=args.strategy,
-                                     stall=args.stall, init=args.init, init_kicks=args.init_kicks,
-                                     polish=args.polish, seed=args.seed, threads=threads, init_ls=args.init_ls,
-                                     select=args.select, greedy_at=args.greedy_at, init_share=args.init_share,
-                                     max_pop=args.max_pop,
-                                     log=print if args.verbose else None)
-                info.pop("best_tour")
-            elif method == "metaheur":
-                trace, info = run_metaheur(tsp, args.budget, seed=args.seed)
-            elif method == "ils":
-                trace, info = run_ils(tsp, args.budget, threads=threads, seed=args.seed)
-            else:
-                if path is None or not Path(args.lkh_python).exists():
-                    print("  lkh: skipped (no instance file or no --lkh-python interpreter)")
-                    continue
-                trace, info = run_lkh(tsp, path, args.budget, threads=threads, python=args.lkh_python)
-            ref = opt or trace.best
-            for cp in [c for c in CHECKPOINTS if c < args.budget] + [args.budget]:
-                length = trace.best_at(cp)
-                gap = None if length is None or ref is None else 100.0 * (length / ref - 1.0)
-                rows.append({"instance": name, "n": tsp.n, "method": method, "seconds": cp,
-                             "best": "" if length is None else length, "gap_percent": "" if gap is None else
-                             f"{gap:.3f}", "optimum": opt or ""})
-            desc = ", ".join(f"{k} {v}" for k, v in info.items())
-            first = f"first tour at {trace.points[0][0]:.1f} s" if trace.points else "no tour within the budget"
-            notes.append(f"{name} {method}: {desc}; {first}")
-            gap = "" if not opt or trace.best is None else f" ({100 * (trace.best / opt - 1):.3f}%)"
-            print(f"  {method}: best {trace.best if trace.best is not None else 'none within the budget'}{gap} "
-                  f"{desc}", flush=True)
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{args.name}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    command = "python experiments/bench_eax.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    lines = [
-        "# GA-EAX against ILS alone and LKH-3 at equal wall time",
-        "",
-        f"- command: `{command.strip()}`",
-        f"- date: {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}",
-        f"- machine: {platform.node()}, {cpu_device().label}, {os.cpu_count()} cores ({threads} used), "
-        f"{platform.platform()}; load average at start {load:.2f}",
-        f"- Python {platform.python_version()}, numpy {np.__version__}, metaheur commit {_git_commit()} "
-        "(plus uncommitted work)",
-        f"- GA: tries {args.tries}, strategy {args.strategy} (then rand after {args.stall or 'no'} stalled "
-        "generations), "
-        f"selection {args.select} (greedy from {args.greedy_at:g} of the budget if auto), population "
-        f"{args.pop or f'auto (init share {args.init_share:g}, max {args.max_pop})'}, init {args.init} "
-        f"({args.init_ls} local search), init kicks {args.init_kicks}, polish {args.polish}, seed {args.seed}",
-        "",
-        "Gap (%) of the best tour found by each wall-clock time (s) since the method started "
-        "(population / preprocessing included).",
-        "",
-    ]
-    for name in args.instances:
-        sub = [r for r in rows if r["instance"] == name]
-        if not sub:
-            continue
-        cps = sorted({r["seconds"] for r in sub})
-        ms = [m for m in methods if any(r["method"] == m for r in sub)]
-        lines.append(f"## {name} (n = {sub[0]['n']}, optimum {sub[0]['optimum'] or 'unknown'})")
-        lines.append("")
-        lines.append("| method | " + " | ".join(f"{c:g} s" for c in cps) + " |")
-        lines.append("|---|" + "---:|" * len(cps))
-        for m in ms:
-            cells = {r["seconds"]: r["gap_percent"] for r in sub if r["method"] == m}
-            lines.append(f"| {m} | " + " | ".join(cells.get(c, "") or "-" for c in cps) + " |")
-        lines.append("")
-    lines.append("## Runs")
-    lines.append("")
-    lines.extend(f"- {n}" for n in notes)
-    (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {out / (args.name + '.csv')} and {out / (args.name + '.md')}")
+        more_rows, more_notes = run_instance(name, folder, bks, args, threads)
+        rows += more_rows
+        notes += more_notes
+    write_report(args, head, rows, notes)
     return 0
 
 

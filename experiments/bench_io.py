@@ -17,7 +17,6 @@ requirement (peak memory < 1 GiB, load + score < 5 s).
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as _dt
 import json
 import os
@@ -26,6 +25,9 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib.report import write_csv
 
 DEFAULT_INSTANCES = ["tai100a", "tai256c", "si1032", "pr2392", "pla33810", "pla85900"]
 REQUIREMENT = {"instance": "pla85900", "memory_mib": 1024.0, "seconds": 5.0}
@@ -124,7 +126,8 @@ def _fmt(value, key: str) -> str:
     return str(value)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command-line options; an error when there is no instance folder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--instances", nargs="*", default=DEFAULT_INSTANCES)
@@ -134,55 +137,59 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.instances_dir or not Path(args.instances_dir).is_dir():
         parser.error("set METAHEUR_INSTANCES (or --instances-dir) to the benchmark-instance directory")
-    root = Path(args.instances_dir)
-    if args.child:
-        print(json.dumps(child(args.child, root, args.reps)))
-        return 0
+    return args
 
-    layout = (("qaplib", ".dat"), ("tsplib", ".tsp"))
-    present = [name for name in args.instances
-               if any((root / lib / f"{name}{suf}").is_file() for lib, suf in layout)]
-    missing = sorted(set(args.instances) - set(present))
+
+def measure(names: list[str], root: Path, reps: int) -> list[dict] | None:
+    """One fresh interpreter per instance (:func:`child`), a progress line each; ``None`` when
+    one fails (its error output is printed)."""
     rows = []
-    for name in present:
-        cmd = [sys.executable, __file__, "--child", name, "--reps", str(args.reps),
-               "--instances-dir", str(root)]
+    for name in names:
+        cmd = [sys.executable, __file__, "--child", name, "--reps", str(reps), "--instances-dir", str(root)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
-            return 2
+            return None
         row = json.loads(proc.stdout)
         rows.append(row)
         print(f"{name:>10}  n={row['n']:>6}  load {row['load_s_median']:.3f} s  "
               f"score {row['score_s_median']:.4f} s  tracemalloc {row['tracemalloc_peak_mib']:.1f} MiB  "
               f"maxrss +{row['maxrss_delta_mib']:.1f} MiB", flush=True)
+    return rows
 
+
+def how_run(argv: list[str] | None) -> str:
+    """The report's header line: command, date, machine, Python."""
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv if argv is not None else sys.argv[1:]))
-    header = (f"command: {command}; date: {_dt.datetime.now().astimezone().isoformat(timespec='seconds')}; "
-              f"machine: {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs, "
-              f"{platform.processor() or 'unknown processor'}); python: {platform.python_version()} "
-              f"({platform.python_implementation()})")
-    verdict = []
+    return (f"command: {command}; date: {_dt.datetime.now().astimezone().isoformat(timespec='seconds')}; "
+            f"machine: {platform.platform()} ({platform.machine()}, {os.cpu_count()} CPUs, "
+            f"{platform.processor() or 'unknown processor'}); python: {platform.python_version()} "
+            f"({platform.python_implementation()})")
+
+
+def verdicts(rows: list[dict]) -> list[str]:
+    """PASS or FAIL of the :data:`REQUIREMENT` instance when it was measured (peak memory, load +
+    read solution + score time, no distance matrix built)."""
+    lines = []
     for row in rows:
         if row["instance"] == REQUIREMENT["instance"]:
             memory = max(row["tracemalloc_peak_mib"], row["maxrss_delta_mib"])
             seconds = row["load_s_median"] + row["solution_s_median"] + row["score_s_median"]
             ok = (memory < REQUIREMENT["memory_mib"] and seconds < REQUIREMENT["seconds"]
                   and not row["built_matrix"])
-            verdict.append(
+            lines.append(
                 f"{'PASS' if ok else 'FAIL'}: {row['instance']} (n = {row['n']}) loads and scores in "
                 f"{seconds:.2f} s "
                 f"with a peak of {memory:.1f} MiB (limit {REQUIREMENT['memory_mib']:.0f} MiB, "
                 f"{REQUIREMENT['seconds']:.0f} s); no distance matrix built (a full one: "
                 f"{row['full_matrix_mib'] / 1024:.1f} GiB)")
+    return lines
 
-    out = Path(args.out)
+
+def write_report(out: Path, header: str, rows: list[dict], missing: list[str], verdict: list[str]) -> None:
+    """``bench_io.csv`` (the header as a ``#`` line, then every column) and ``bench_io.md``."""
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "bench_io.csv", "w", newline="") as handle:
-        handle.write(f"# {header}\n")
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out / "bench_io.csv", rows, COLUMNS, comment=header)
     md = [
         "# Problem-layer I/O benchmark",
         "",
@@ -206,6 +213,24 @@ def main(argv: list[str] | None = None) -> int:
     if verdict:
         md += [*verdict, ""]
     (out / "bench_io.md").write_text("\n".join(md))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = Path(args.instances_dir)
+    if args.child:
+        print(json.dumps(child(args.child, root, args.reps)))
+        return 0
+    layout = (("qaplib", ".dat"), ("tsplib", ".tsp"))
+    present = [name for name in args.instances
+               if any((root / lib / f"{name}{suf}").is_file() for lib, suf in layout)]
+    missing = sorted(set(args.instances) - set(present))
+    rows = measure(present, root, args.reps)
+    if rows is None:
+        return 2
+    verdict = verdicts(rows)
+    out = Path(args.out)
+    write_report(out, how_run(argv), rows, missing, verdict)
     for line in verdict:
         print(line)
     print(f"wrote {out / 'bench_io.csv'} and {out / 'bench_io.md'}")

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lib.report import out_folder
+from lib.report import out_folder, write_csv
 
 DEFAULT_INSTANCES = ["fl1577", "d2103", "u2319", "pr2392", "pcb3038", "rl5915", "rl11849", "brd14051", "d15112"]
 QUICK_INSTANCES = ["kroA200", "pr439"]
@@ -127,7 +127,8 @@ def _fmt(x, digits=3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def main(argv=None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command-line options (the hidden ``--child`` ones run one solver in this process)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, nargs="+", default=[10.0, 30.0])
     ap.add_argument("--seeds", type=int, default=2, help="seeds 1..N for every instance and time limit")
@@ -146,65 +147,93 @@ def main(argv=None) -> int:
     ap.add_argument("--child-seed", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
+    return args
 
+
+def instances_root(args: argparse.Namespace) -> Path | None:
+    """``--instances-dir``, else ``$METAHEUR_INSTANCES/tsplib``; ``None`` (with a message) when neither."""
     if args.instances_dir:
-        root = Path(args.instances_dir)
-    else:
-        env = os.environ.get("METAHEUR_INSTANCES")
-        if not env:
-            print("set METAHEUR_INSTANCES (or --instances-dir) to the benchmark-instance folder", file=sys.stderr)
-            return 2
-        root = Path(env) / "tsplib"
-    if args.child:
-        name, seconds = args.instances[0], args.seconds[0]
-        if args.child == "ours":
-            row = child_ours(root, name, seconds, args.child_seed)
-        elif args.child == "fast-tsp":
-            row = child_fast_tsp(root, name, seconds, args.child_seed, args.fast_tsp_threads)
-        else:
-            row = child_elkai(root, name, seconds, args.child_seed)
-        print(json.dumps(row))
-        return 0
+        return Path(args.instances_dir)
+    env = os.environ.get("METAHEUR_INSTANCES")
+    if not env:
+        print("set METAHEUR_INSTANCES (or --instances-dir) to the benchmark-instance folder", file=sys.stderr)
+        return None
+    return Path(env) / "tsplib"
 
-    if args.quick:
-        args.instances, args.seconds, args.seeds = args.instances or QUICK_INSTANCES, [2.0], 1
-    names = args.instances or DEFAULT_INSTANCES
-    with open(root / "bks.csv", newline="") as handle:
-        bks = {r["name"]: (int(r["n"]), int(r["best_known"])) for r in csv.DictReader(handle)}
-    names = [m for m in names if (root / f"{m}.tsp").is_file() and m in bks]
+
+def run_as_child(args: argparse.Namespace, root: Path) -> None:
+    """One solver on one instance in this process; its row as a JSON line on stdout."""
+    name, seconds = args.instances[0], args.seconds[0]
+    if args.child == "ours":
+        row = child_ours(root, name, seconds, args.child_seed)
+    elif args.child == "fast-tsp":
+        row = child_fast_tsp(root, name, seconds, args.child_seed, args.fast_tsp_threads)
+    else:
+        row = child_elkai(root, name, seconds, args.child_seed)
+    print(json.dumps(row))
+
+
+def peers(args: argparse.Namespace) -> tuple[bool, bool]:
+    """(run fast-tsp, run elkai): asked for and installed; a line for each one asked for but missing."""
     use_fast = not args.no_fast_tsp and _available("fast_tsp")
     if not args.no_fast_tsp and not use_fast:
         print("fast-tsp is not installed (pip install fast-tsp): only our solver runs", flush=True)
     use_elkai = args.elkai and _available("elkai")
     if args.elkai and not use_elkai:
         print("elkai is not installed (pip install elkai): skipped", flush=True)
+    return use_fast, use_elkai
 
+
+def result_row(name: str, n: int, best: int, seconds: float, seed: int, method: str, res: dict) -> dict:
+    """A CSV row of one child's result, with its gap to the best-known length."""
+    gap = None if res["length"] is None else 100.0 * (res["length"] - best) / best
+    return {"instance": name, "n": n, "seconds": seconds, "seed": seed, "method": method, "length": res["length"],
+            "best_known": best, "gap_pct": gap, "wall_s": res["wall_s"], "note": res["note"]}
+
+
+def run_instance(name: str, n: int, best: int, root: Path, args: argparse.Namespace, use_fast: bool,
+                 use_elkai: bool) -> list[dict]:
+    """Every time limit and seed on one instance (ours and fast-tsp in alternating order), then
+    elkai once; a progress line per run."""
+    rows = []
+    for seconds in args.seconds:
+        for seed in range(1, args.seeds + 1):
+            methods = ["ours"]
+            if use_fast and n <= args.fast_tsp_max_n:
+                methods.append("fast-tsp")
+            if seed % 2 == 0:
+                methods.reverse()
+            for method in methods:
+                row = result_row(name, n, best, seconds, seed, method,
+                                 _run_child(method, root, name, seconds, seed, args))
+                rows.append(row)
+                print(f"{name:>9} n={n:<6} {seconds:>5.1f}s seed {seed} {method:>8}: gap {_fmt(row['gap_pct'])}% "
+                      f"wall {_fmt(row['wall_s'], 2)}s  {row['note']}", flush=True)
+    if use_elkai and n <= args.elkai_max_n:
+        row = result_row(name, n, best, 0.0, 1, "elkai", _run_child("elkai", root, name, 0.0, 1, args))
+        rows.append(row)
+        print(f"{name:>9} n={n:<6} elkai: gap {_fmt(row['gap_pct'])}% wall {_fmt(row['wall_s'], 2)}s", flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    root = instances_root(args)
+    if root is None:
+        return 2
+    if args.child:
+        run_as_child(args, root)
+        return 0
+    if args.quick:
+        args.instances, args.seconds, args.seeds = args.instances or QUICK_INSTANCES, [2.0], 1
+    names = args.instances or DEFAULT_INSTANCES
+    with open(root / "bks.csv", newline="") as handle:
+        bks = {r["name"]: (int(r["n"]), int(r["best_known"])) for r in csv.DictReader(handle)}
+    names = [m for m in names if (root / f"{m}.tsp").is_file() and m in bks]
+    use_fast, use_elkai = peers(args)
     rows = []
     for name in names:
-        n, best = bks[name]
-        for seconds in args.seconds:
-            for seed in range(1, args.seeds + 1):
-                methods = ["ours"]
-                if use_fast and n <= args.fast_tsp_max_n:
-                    methods.append("fast-tsp")
-                if seed % 2 == 0:
-                    methods.reverse()
-                for method in methods:
-                    res = _run_child(method, root, name, seconds, seed, args)
-                    gap = None if res["length"] is None else 100.0 * (res["length"] - best) / best
-                    rows.append({"instance": name, "n": n, "seconds": seconds, "seed": seed, "method": method,
-                                 "length": res["length"], "best_known": best, "gap_pct": gap,
-                                 "wall_s": res["wall_s"], "note": res["note"]})
-                    print(f"{name:>9} n={n:<6} {seconds:>5.1f}s seed {seed} {method:>8}: gap {_fmt(gap)}% "
-                          f"wall {_fmt(res['wall_s'], 2)}s  {res['note']}", flush=True)
-        if use_elkai and n <= args.elkai_max_n:
-            res = _run_child("elkai", root, name, 0.0, 1, args)
-            gap = None if res["length"] is None else 100.0 * (res["length"] - best) / best
-            rows.append({"instance": name, "n": n, "seconds": 0.0, "seed": 1, "method": "elkai",
-                         "length": res["length"], "best_known": best, "gap_pct": gap, "wall_s": res["wall_s"],
-                         "note": res["note"]})
-            print(f"{name:>9} n={n:<6} elkai: gap {_fmt(gap)}% wall {_fmt(res['wall_s'], 2)}s", flush=True)
-
+        rows += run_instance(name, *bks[name], root, args, use_fast, use_elkai)
     summary = _summarise(rows, names, args.seconds, bks, args.fast_tsp_max_n)
     _write(args, rows, summary, use_fast, use_elkai)
     return 0
@@ -239,10 +268,7 @@ def _summarise(rows, names, seconds_list, bks, fast_max_n):
 def _write(args, rows, summary, use_fast, use_elkai):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "bench_tsp_ils.csv", "w", newline="") as handle:
-        w = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(out / "bench_tsp_ils.csv", rows, CSV_COLUMNS)
     import numpy as np
 
     import metaheur

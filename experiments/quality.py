@@ -89,7 +89,8 @@ def plot(rows_by_lib: dict[str, list[dict]], path: Path) -> None:
     print(f"wrote {path}")
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command-line options, with the defaults of the mode (full or ``--quick``) filled in."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="six small instances, about a second each (smoke test)")
     ap.add_argument("--library", choices=("qaplib", "tsplib", "both"), default="both")
@@ -105,14 +106,19 @@ def main(argv: list[str] | None = None) -> None:
                     help=f"output folder (default {RESULTS}; --quick: a temporary folder)")
     args = ap.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
-    root = need_instances("quality")
     if args.quick:
         args.instances = args.instances or ",".join(QUICK)
-    base = args.base_seconds or (1.0 if args.quick else 10.0)
-    small = args.small_qap_seconds if args.small_qap_seconds is not None else (0.0 if args.quick else 30.0)
-    seeds = args.seeds or (2 if args.quick else 3)
-    epoch = args.epoch_seconds or (0.5 if args.quick else 1.0)
-    libs = ("qaplib", "tsplib") if args.library == "both" else (args.library,)
+    args.base_seconds = args.base_seconds or (1.0 if args.quick else 10.0)
+    if args.small_qap_seconds is None:
+        args.small_qap_seconds = 0.0 if args.quick else 30.0
+    args.seeds = args.seeds or (2 if args.quick else 3)
+    args.epoch_seconds = args.epoch_seconds or (0.5 if args.quick else 1.0)
+    return args
+
+
+def select_entries(root: Path, libs: tuple[str, ...], args: argparse.Namespace) -> list[dict]:
+    """The instances of the libraries, narrowed by ``--instances`` (names not present are
+    reported) and ``--max-n``."""
     entries = [e for lib in libs for e in library(root, lib)]
     if args.instances:
         wanted = split_names(args.instances)
@@ -122,44 +128,49 @@ def main(argv: list[str] | None = None) -> None:
         entries = [e for e in entries if e["name"] in wanted]
     if args.max_n:
         entries = [e for e in entries if e["n"] <= args.max_n]
-    if not entries:
-        sys.exit("quality: no instance selected")
-    one_thread_in_process()
-    warm_pool(auto_workers())
+    return entries
 
-    def seconds_for(e: dict) -> float:
-        kind = "qap" if e["lib"] == "qaplib" else "tsp"
-        b = budget_seconds(kind, e["n"], base)
-        return max(b, small) if kind == "qap" and e["n"] <= SMALL_QAP else b
 
-    total = sum(seconds_for(e) for e in entries) * seeds
-    log(f"quality: {len(entries)} instances x {seeds} seeds, at most {total:.0f} s of search "
-               "(runs stop at the best-known value)")
-    rows_by_lib: dict[str, list[dict]] = {lib: [] for lib in libs}
-    all_runs = []
-    for e in entries:
-        seconds = seconds_for(e)
-        entry = best_known(e["name"], e["n"])
-        runs = [solve_run(e["path"], config=e["name"], strategy="auto", seconds=seconds, seed=s,
-                                 epoch_seconds=epoch, target="bks" if entry else None) for s in range(seeds)]
-        for r in runs:
-            r.instance = e["name"]
-        all_runs += runs
-        ref = entry.value if entry else None
-        row = summarise(runs, ref, "bks" if ref is not None else "", 0.0 if ref is not None else None)
-        row.update({"instance": e["name"], "n": e["n"], "best_known": ref, "optimal": e["optimal"],
-                    "reached_bks": row.get("reached"), "time_to_bks_s": row.get("time_to_target_s")})
-        rows_by_lib[e["lib"]].append(row)
+def seconds_for(e: dict, base: float, small: float) -> float:
+    """The size-scaled budget, at least ``small`` for QAP instances with n <= SMALL_QAP."""
+    kind = "qap" if e["lib"] == "qaplib" else "tsp"
+    b = budget_seconds(kind, e["n"], base)
+    return max(b, small) if kind == "qap" and e["n"] <= SMALL_QAP else b
 
-    misses = [r for r in rows_by_lib.get("qaplib", []) if r["n"] <= SMALL_QAP
+
+def run_instance(e: dict, args: argparse.Namespace) -> tuple[dict, list]:
+    """Every seed on one instance, stopping at its best-known value: the summary row and the runs."""
+    entry = best_known(e["name"], e["n"])
+    seconds = seconds_for(e, args.base_seconds, args.small_qap_seconds)
+    runs = [solve_run(e["path"], config=e["name"], strategy="auto", seconds=seconds, seed=s,
+                      epoch_seconds=args.epoch_seconds, target="bks" if entry else None) for s in range(args.seeds)]
+    for r in runs:
+        r.instance = e["name"]
+    ref = entry.value if entry else None
+    row = summarise(runs, ref, "bks" if ref is not None else "", 0.0 if ref is not None else None)
+    row.update({"instance": e["name"], "n": e["n"], "best_known": ref, "optimal": e["optimal"],
+                "reached_bks": row.get("reached"), "time_to_bks_s": row.get("time_to_target_s")})
+    return row, runs
+
+
+def small_qap_note(rows: list[dict]) -> str:
+    """The QAP instances with n <= SMALL_QAP that missed their best-known value in some seed."""
+    misses = [r for r in rows if r["n"] <= SMALL_QAP
               and (r.get("reached_bks") is None or r["reached_bks"].split("/")[0] != r["reached_bks"].split("/")[1])]
-    small_note = (f"QAP instances with n <= {SMALL_QAP} that missed their best-known value in some seed: "
-                  + (", ".join(f"{r['instance']} ({r.get('reached_bks') or r['status']}, budget {r['budget_s']} s)"
-                               for r in misses) or "none"))
-    settings = (f"settings: strategy auto, {seeds} seed(s), budget B = {base} s (QAP B*n/50, TSP B*n/1000, clipped "
-                f"to [B/2, 10B]; QAP n <= {SMALL_QAP} at least {small} s), stop at the best-known value, "
-                f"epochs of {epoch} s")
-    head = run_header(settings)
+    return (f"QAP instances with n <= {SMALL_QAP} that missed their best-known value in some seed: "
+            + (", ".join(f"{r['instance']} ({r.get('reached_bks') or r['status']}, budget {r['budget_s']} s)"
+                         for r in misses) or "none"))
+
+
+def settings_line(args: argparse.Namespace) -> str:
+    return (f"settings: strategy auto, {args.seeds} seed(s), budget B = {args.base_seconds} s (QAP B*n/50, "
+            f"TSP B*n/1000, clipped to [B/2, 10B]; QAP n <= {SMALL_QAP} at least {args.small_qap_seconds} s), "
+            f"stop at the best-known value, epochs of {args.epoch_seconds} s")
+
+
+def write_report(args: argparse.Namespace, head: list[str], rows_by_lib: dict[str, list[dict]], all_runs: list,
+                 small_note: str) -> None:
+    """A table per library, the table of every run and the gap-against-n figure under ``args.out``."""
     suffix = "_quick" if args.quick else ""
     per_library = "" if args.library == "both" else f"_{args.library}"  # quality_runs_qaplib beside quality_qaplib
     titles = {"qaplib": "QAPLIB: gap to the best-known value", "tsplib": "TSPLIB: gap to the best-known value"}
@@ -171,6 +182,29 @@ def main(argv: list[str] | None = None) -> None:
                 [c for c in RUN_COLUMNS if c not in ("group", "config", "time_to_target_s")],
                 f"quality_runs{per_library}{suffix}", head, args.out, "Quality: every run")
     plot(rows_by_lib, args.out / f"quality_gap_vs_n{per_library}{suffix}.png")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    root = need_instances("quality")
+    libs = ("qaplib", "tsplib") if args.library == "both" else (args.library,)
+    entries = select_entries(root, libs, args)
+    if not entries:
+        sys.exit("quality: no instance selected")
+    one_thread_in_process()
+    warm_pool(auto_workers())
+    total = sum(seconds_for(e, args.base_seconds, args.small_qap_seconds) for e in entries) * args.seeds
+    log(f"quality: {len(entries)} instances x {args.seeds} seeds, at most {total:.0f} s of search "
+        "(runs stop at the best-known value)")
+    head = run_header(settings_line(args))
+    rows_by_lib: dict[str, list[dict]] = {lib: [] for lib in libs}
+    all_runs = []
+    for e in entries:
+        row, runs = run_instance(e, args)
+        rows_by_lib[e["lib"]].append(row)
+        all_runs += runs
+    small_note = small_qap_note(rows_by_lib.get("qaplib", []))
+    write_report(args, head, rows_by_lib, all_runs, small_note)
     print(small_note)
 
 

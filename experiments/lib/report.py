@@ -68,16 +68,24 @@ def markdown(rows: list[dict], columns: list[str]) -> str:
     return "\n".join(out)
 
 
+def write_csv(path: Path, rows: list[dict], columns: list[str], comment: str = "") -> None:
+    """Write ``rows`` as CSV with the header ``columns`` (other keys of a row left out), after a
+    line ``# comment`` when one is given."""
+    with open(path, "w", newline="") as handle:
+        if comment:
+            handle.write(f"# {comment}\n")
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def write_table(rows: list[dict], columns: list[str], stem: str, head: list[str], out: Path | None = None,
                 title: str = "") -> tuple[Path, Path]:
     """Write ``stem.csv`` and ``stem.md`` (header lines, then the table) and print the table."""
     folder = Path(out) if out else RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
-    with open(csv_path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(csv_path, rows, columns)
     table = markdown(rows, columns)
     md_path.write_text((f"# {title}\n\n" if title else "") + "\n".join(f"- {h}" for h in head) + "\n\n" + table + "\n")
     print("\n".join(head))
