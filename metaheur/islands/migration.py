@@ -93,17 +93,17 @@ class Migrator:
         self.rng = np.random.default_rng([seed, 0x616D])
         self.archive: list[tuple[int, np.ndarray]] = []
 
-    def migrate(self, states: list[IslandState], epoch: int, closed: frozenset[int] = frozenset()) -> list[Migration]:
-        """Move migrants between ``states`` (in place) after ``epoch``; islands in ``closed``
+    def migrate(self, states: list[IslandState], epoch: int, refusing: frozenset[int] = frozenset()) -> list[Migration]:
+        """Move migrants between ``states`` (in place) after ``epoch``; the islands in ``refusing``
         send but do not receive this time."""
         if len(states) < 2 or not self.params.interval or (epoch + 1) % self.params.interval:
             return []
         if self.params.policy == "elite":
-            return self._elite(states, closed)
+            return self._elite(states, refusing)
         bests = [(s.best.copy(), s.best_cost) if s.best is not None else None for s in states]
         done = []
         for src, dst in _senders(self.params.topology, len(states), self.rng):
-            if bests[src] is not None and dst not in closed and _receive(states[dst], bests[src][0], bests[src][1]):
+            if bests[src] is not None and dst not in refusing and _receive(states[dst], bests[src][0], bests[src][1]):
                 done.append(Migration(src, dst, int(bests[src][1])))
         return done
 
@@ -118,7 +118,7 @@ class Migrator:
         self.rng.bit_generator.state = state["rng"]
         self.archive = [(int(c), np.asarray(a)) for c, a in zip(state["archive_costs"], archive, strict=True)]
 
-    def _elite(self, states: list[IslandState], closed: frozenset[int]) -> list[Migration]:
+    def _elite(self, states: list[IslandState], refusing: frozenset[int]) -> list[Migration]:
         for s in states:
             if s.best is not None and not any(np.array_equal(s.best, a) for _, a in self.archive):
                 self.archive.append((int(s.best_cost), s.best.copy()))
@@ -126,7 +126,7 @@ class Migrator:
         del self.archive[self.params.archive:]
         done = []
         for i, s in enumerate(states):
-            if i in closed:
+            if i in refusing:
                 continue
             for cost, sol in self.archive:
                 if s.population is not None and not (s.population == sol[None, :]).all(axis=1).any():

@@ -304,13 +304,13 @@ def test_migration_does_not_duplicate_a_tsp_tour_given_in_another_rotation():
 
 
 @pytest.mark.parametrize("policy", ["best-worst", "elite"])
-def test_closed_islands_send_but_do_not_receive(policy):
+def test_refusing_islands_send_but_do_not_receive(policy):
     states = islands(3)
     for s in states:
         s.costs[-1] = 10_000
-    closed = frozenset({1})
+    refusing = frozenset({1})
     before = members(states[1])
-    done = Migrator(MigrationParams(topology="complete", policy=policy), seed=0).migrate(states, 0, closed)
+    done = Migrator(MigrationParams(topology="complete", policy=policy), seed=0).migrate(states, 0, refusing)
     assert members(states[1]) == before
     assert all(m.target != 1 for m in done)
     if policy == "best-worst":
