@@ -31,7 +31,15 @@ from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.migration import default_migration
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.operators import canonical_tours
-from metaheur.islands.params import GAParams, IslandParams, default_ga, default_tabu, default_tabu_islands, tabu_island
+from metaheur.islands.params import (
+    GAParams,
+    IslandParams,
+    default_ga,
+    default_ils,
+    default_tabu,
+    default_tabu_islands,
+    tabu_island,
+)
 from metaheur.problems import ATSP, QAP, TSP, best_known, load_instance
 from metaheur.problems.best_known import gap_percent
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
@@ -260,7 +268,7 @@ def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[Stop
     search = search_instance(problem)
     kind = search.kind
     ga = (params.ga or default_ga(search)).check_for(kind)
-    tabu, ils = params.tabu or default_tabu(search), params.ils or ILSParams()
+    tabu, ils = params.tabu or default_tabu(search), params.ils or default_ils(search)
     migration = params.migration or default_migration(search)
     island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
     island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)

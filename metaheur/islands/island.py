@@ -132,7 +132,7 @@ def island_for(spec: IslandSpec) -> Island:
     """The island's algorithm on its operators (built once per process, see :func:`operators_for`)."""
     cls = spec.algorithm
     ga = spec.params.ga
-    ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint, spec.index,
+    ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint,
                         ls_budget=cls.ls_budget(ga, spec.problem.kind, spec.problem.n),
                         quadrant=cls.candidate_quadrant)
     return cls(spec, ops)

@@ -14,6 +14,7 @@ import contextlib
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -57,6 +58,26 @@ def device_context(device: Device, stream):
     process overlap."""
     with device.context(), stream:
         yield
+
+
+def _keep_worker_caches() -> None:
+    """Stop loky from ending this worker process as leaking memory. loky ends a worker whose
+    memory grew by 300 MB after its first task; an island's operators are cached in its worker on
+    purpose (:func:`~metaheur.islands.operators.operators_for`, a bounded cache), and those of a
+    large instance (EAX buffers, candidate lists) pass that, so workers were replaced every few
+    epochs, each new one importing metaheur and rebuilding the operators again. The switch is a
+    private loky setting: where it does not exist, nothing changes."""
+    try:
+        from joblib.externals.loky import process_executor
+    except ImportError:
+        return
+    if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
+        process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
+
+
+def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
+    _keep_worker_caches()
+    return epoch(spec, state, **budget, in_worker=True)
 
 
 def _unpickled_epoch(epoch, spec: IslandSpec, state: bytes, budget: dict):
@@ -212,7 +233,7 @@ class IslandModel:
         tends to run every island where their states landed, one after the other."""
         if self.backend == "dask":
             return delayed(_unpickled_epoch)(self.epoch, spec, pickle.dumps(state), budget)
-        return delayed(self.epoch)(spec, state, **budget, in_worker=True)
+        return delayed(_worker_epoch)(self.epoch, spec, state, budget)
 
     def _budget(self, stop: StopRules) -> dict:
         from metaheur.stopping import MaxGenerations, TimeLimit

@@ -4,6 +4,7 @@ by the batched kernels; instances of them are cached per process (a worker build
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -244,15 +245,19 @@ _CACHE: dict[tuple, object] = {}
 _CACHE_SIZE = 8  # operators hold device buffers: keep those of the islands of one run
 
 
-def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str, island: int = 0, *,
+def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str, *,
                   ls_budget: int | None = None, quadrant: int | None = None):
-    """The operators of ``problem`` on ``device`` for one island (cached in this process under
-    ``key``, a fingerprint of the instance, and the island: operators hold device buffers, so
-    islands that run as threads of one process must not share them). ``ls_budget``: local-search
-    effort per child (None: the GA parameters' or the size-based default, :func:`default_ls_budget`);
-    ``quadrant``: TSP candidate lists' quadrant neighbours (None: the ILS parameters')."""
+    """The operators of ``problem`` on ``device`` (cached in this process under ``key``, a
+    fingerprint of the instance, and the calling thread). Islands that take turns in one thread
+    (the epochs of a worker process, or of the ``cpu-serial`` strategy) share them: an island
+    sets up its searches from its own state at every epoch, so only buffers and instance data
+    (neighbour lists, the instance on the device) are kept, once a process rather than once an
+    island. Islands that run at the same time as threads of one process (GPU islands, Dask's
+    threads) get their own. ``ls_budget``: local-search effort per child (None: the GA
+    parameters' or the size-based default, :func:`default_ls_budget`); ``quadrant``: TSP
+    candidate lists' quadrant neighbours (None: the ILS parameters')."""
     dev = parse_device(device)
-    cache_key = (key, dev.name, params, island, ls_budget, quadrant)
+    cache_key = (key, dev.name, params, threading.get_ident(), ls_budget, quadrant)
     ops = _CACHE.get(cache_key)
     if ops is None:
         if len(_CACHE) >= _CACHE_SIZE:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP, TSP
+from metaheur.problems.atsp import TwinTSP
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -99,6 +100,18 @@ def default_tabu(problem: QAP | TSP) -> TabuParams:
     of 4 on uniformly random QAP instances (:func:`uniformly_random`), where the populations of GA
     islands converge to better solutions with it (docs/decisions/tabu-tenures.md)."""
     return TabuParams(scale=4) if uniformly_random(problem) else TabuParams()
+
+
+#: Candidate list length on an ATSP's transformation (docs/decisions/atsp-method.md).
+ATSP_NEIGHBOURS = 16
+
+
+def default_ils(problem: QAP | TSP) -> ILSParams:
+    """The local search's defaults: :class:`ILSParams`' own, with ``ATSP_NEIGHBOURS`` candidates on
+    an ATSP's transformation, whose lists rank arcs by reduced cost: many arcs tie at zero there,
+    and the arcs of an optimal tour are among them when the assignment bound is tight
+    (docs/decisions/atsp-method.md)."""
+    return ILSParams(neighbours=ATSP_NEIGHBOURS) if isinstance(problem, TwinTSP) else ILSParams()
 
 
 def with_crossover(ga: GAParams, crossover: str) -> GAParams:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -137,6 +138,26 @@ def test_run_epoch_is_a_pure_function(problem, ga):
         assert a.streams == first.streams and (a.searches["stats"][:, 2] > first.searches["stats"][:, 2]).all()
 
 
+@pytest.mark.parametrize(("problem", "ga"), [
+    pytest.param(QAP20, {}, id="qap-ga"), pytest.param(TSP40, {"crossover": "eax", "population": 8}, id="tsp-eax")])
+def test_islands_taking_turns_in_a_thread_share_operators_but_not_results(problem, ga):
+    """Islands whose epochs take turns in one thread (a worker process) share its operators, built
+    once; a thread running at the same time gets its own; an island's epochs give the same states
+    whether another island's epochs ran in between or not."""
+    a, b = make_spec(problem, **ga), make_spec(problem, seed=5, index=1, **ga)
+    ops = operators_for(problem, "cpu", a.params, a.fingerprint)
+    assert operators_for(problem, "cpu", b.params, b.fingerprint) is ops
+    other = []
+    thread = threading.Thread(target=lambda: other.append(operators_for(problem, "cpu", a.params, a.fingerprint)))
+    thread.start()
+    thread.join()
+    assert other[0] is not ops
+    alone = run_epoch(a, run_epoch(a, IslandState(0), generations=2)[0], generations=2)[0]
+    first = run_epoch(a, IslandState(0), generations=2)[0]
+    run_epoch(b, IslandState(1), generations=3)
+    assert_states_equal(run_epoch(a, first, generations=2)[0], alone)
+
+
 def test_two_epochs_equal_one_double_epoch():
     spec = make_spec(QAP20, restart_after=0)
     s, _ = run_epoch(spec, IslandState(0), generations=2)
@@ -171,7 +192,7 @@ def test_building_a_tsp_population_by_descent_counts_its_moves():
     spec = make_spec(TSP40, crossover="eax", ls_budget=0)
     state, stats = run_epoch(spec, IslandState(0), generations=0)
     assert stats.generations == 0 and state.population.shape[0] == 8
-    ops = operators_for(TSP40, "cpu", spec.params, spec.fingerprint, 0)
+    ops = operators_for(TSP40, "cpu", spec.params, spec.fingerprint)
     starts = np.array([np.random.default_rng(k).permutation(40) for k in range(3)])
     _, _, iterations = ops.improve(starts, np.arange(3, dtype=np.uint64))
     assert (iterations > 0).all()  # a random tour of 40 cities is far from a local optimum

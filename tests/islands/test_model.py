@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import os
 import signal
+import sys
 import time
 import warnings
 
@@ -22,6 +23,7 @@ import pytest
 from metaheur.callbacks import Callbacks
 from metaheur.devices import cpu_device
 from metaheur.errors import MetaheurError
+from metaheur.islands import model
 from metaheur.islands.balance import DeviceLoad, LoadBalancer
 from metaheur.islands.island import EpochStats, IslandState, run_epoch
 from metaheur.islands.migration import MigrationParams
@@ -456,8 +458,10 @@ def test_dask_tasks_carry_the_state_inline():
     direct, _ = run_epoch(spec, state, **budget)
     assert np.array_equal(via_task.population, direct.population) and via_task.best_cost == direct.best_cost
     loky = IslandModel(QAP16, [CPU] * 2, island_params(2), seed=3, sync=True)
-    _, loky_args, loky_kwargs = loky._task(spec, state, budget)
-    assert loky_args == (spec, state) and loky_kwargs["in_worker"] is True
+    loky_func, loky_args, loky_kwargs = loky._task(spec, state, budget)
+    assert loky_args[1:] == (spec, state, budget) and not loky_kwargs  # the state travels as it is
+    via_loky, _ = loky_func(*loky_args)
+    assert np.array_equal(via_loky.population, direct.population) and via_loky.best_cost == direct.best_cost
 
 
 def test_epochs_last_as_long_as_the_slowest_generation():
@@ -470,3 +474,14 @@ def test_epochs_last_as_long_as_the_slowest_generation():
     assert epoch_span(1.0, [fast]) == 1.0
     assert epoch_span(5.0, [fast, slow]) == 5.0
     assert epoch_span(1.0, [fast, built]) == pytest.approx(8.1)  # a population build counts as a generation
+
+
+def test_worker_processes_keep_their_operators(monkeypatch):
+    """loky would end a worker whose memory grew by 300 MB as leaking, and with it the operators
+    the worker caches on purpose; the epochs' wrapper switches that check off in the worker. Fails
+    when loky no longer has the setting (the switch would then silently do nothing)."""
+    from joblib.externals.loky import process_executor
+
+    monkeypatch.setattr(process_executor, "_MAX_MEMORY_LEAK_SIZE", int(3e8))
+    model._keep_worker_caches()
+    assert sys.maxsize == process_executor._MAX_MEMORY_LEAK_SIZE
