@@ -187,6 +187,14 @@ class TwinTSP(TSP):
             self._cache["duals"] = assignment_duals(self.arc_costs())
         return self._cache["duals"]
 
+    def tied_arcs(self) -> np.ndarray:
+        """For each of the n cities (its incoming arcs, first n/2) and twins (outgoing arcs), how
+        many of its arcs have zero reduced cost: the ties that rank first in :meth:`candidates`."""
+        u, v = self.duals()
+        zero = (self.arc_costs() - u[:, None] - v[None, :]) == 0
+        np.fill_diagonal(zero, False)
+        return np.concatenate([zero.sum(axis=0), zero.sum(axis=1)])
+
     def candidates(self, k: int) -> np.ndarray:
         """Candidate lists (n x k int32): a city's twin, then its k - 1 edges of least reduced cost
         in the assignment relaxation of the ATSP (arc i -> j: ``c(i, j) - u_i - v_j`` with the

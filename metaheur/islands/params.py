@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
+import numpy as np
+
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP, TSP
 from metaheur.problems.atsp import TwinTSP
@@ -102,16 +104,21 @@ def default_tabu(problem: QAP | TSP) -> TabuParams:
     return TabuParams(scale=4) if uniformly_random(problem) else TabuParams()
 
 
-#: Candidate list length on an ATSP's transformation (docs/decisions/atsp-method.md).
-ATSP_NEIGHBOURS = 16
+#: Candidate list length on an ATSP's transformation with many ties (docs/decisions/atsp-method.md).
+TIED_ATSP_NEIGHBOURS = 16
 
 
 def default_ils(problem: QAP | TSP) -> ILSParams:
-    """The local search's defaults: :class:`ILSParams`' own, with ``ATSP_NEIGHBOURS`` candidates on
-    an ATSP's transformation, whose lists rank arcs by reduced cost: many arcs tie at zero there,
-    and the arcs of an optimal tour are among them when the assignment bound is tight
-    (docs/decisions/atsp-method.md)."""
-    return ILSParams(neighbours=ATSP_NEIGHBOURS) if isinstance(problem, TwinTSP) else ILSParams()
+    """The local search's defaults: :class:`ILSParams`' own, with ``TIED_ATSP_NEIGHBOURS``
+    candidates on an ATSP's transformation when the median city has more arcs tied at zero
+    reduced cost (:meth:`~metaheur.problems.atsp.TwinTSP.tied_arcs`) than the default lists hold
+    (stacker-crane instances such as rbg358): the arcs of an optimal tour are among those ties when
+    the assignment bound is tight, and lists that cut them keep the search from it. Lists without
+    such ties stay short, which makes each move cheaper (docs/decisions/atsp-method.md)."""
+    ils = ILSParams()
+    if isinstance(problem, TwinTSP) and np.median(problem.tied_arcs()) >= ils.neighbours - 1:
+        return replace(ils, neighbours=TIED_ATSP_NEIGHBOURS)
+    return ils
 
 
 def with_crossover(ga: GAParams, crossover: str) -> GAParams:

@@ -27,17 +27,20 @@ from metaheur.islands.island import (
 from metaheur.islands.memetic import MemeticIsland, replace_members
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import (
+    TIED_ATSP_NEIGHBOURS,
     UNIFORM_DOMINANCE,
     GAParams,
     IslandParams,
     default_ga,
+    default_ils,
     default_tabu,
     default_tabu_islands,
     tabu_island,
 )
 from metaheur.islands.tabu import TabuIsland
-from metaheur.problems import QAP, random_qap, uniform_tsp
+from metaheur.problems import ATSP, QAP, asymmetric_tsp, random_qap, uniform_tsp
 from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
+from metaheur.search.tsp_ils import ILSParams
 
 QAP20 = random_qap(20, seed=3)
 QAP8 = random_qap(8, seed=5)
@@ -370,6 +373,27 @@ def test_default_ga_and_tabu_follow_the_instance_class():
     assert (default_ga(uniform).restart, default_ga(sparse).restart) == ("full", "best")
     assert (default_tabu(uniform).scale, default_tabu(sparse).scale, default_tabu(tsp).scale) == (4, 8, 8)
     assert default_ga(tsp).crossover == "eax" and default_ga(uniform).crossover == "ux"
+
+
+def test_default_candidate_lists_grow_with_the_ties_of_an_atsp():
+    """An ATSP whose arcs tie at zero reduced cost beyond what lists of 10 hold gets longer lists;
+    one without such ties, and the TSP, keep the default."""
+    n = 30
+    rng = np.random.default_rng(3)
+    tied = np.where(rng.random((n, n)) < 0.6, 0, rng.integers(1, 4, size=(n, n)))  # most arcs cost 0
+    np.fill_diagonal(tied, 0)
+    twin = ATSP("tied", tied).transformed().tsp
+    assert np.median(twin.tied_arcs()) >= 9
+    assert default_ils(twin).neighbours == TIED_ATSP_NEIGHBOURS > ILSParams().neighbours
+    plain = asymmetric_tsp(n, seed=3).transformed().tsp
+    assert np.median(plain.tied_arcs()) < 9 and default_ils(plain) == ILSParams()
+    assert default_ils(uniform_tsp(n, seed=3)) == ILSParams()
+
+
+def test_tied_arcs_count_the_zero_reduced_costs():
+    """All arcs equal: every reduced cost is zero, so every city ties on all its n - 1 arcs."""
+    twin = ATSP("flat", np.full((6, 6), 5)).transformed().tsp
+    assert twin.tied_arcs().tolist() == [5] * 12
 
 
 def test_best_is_the_population_best_after_an_epoch_ending_on_a_restart():
