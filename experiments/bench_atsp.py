@@ -55,10 +55,11 @@ def quality_rows(names: list[str], bks: dict[str, int], seeds: int, seconds: flo
 
 
 def solve_in_wall_time(atsp, budget: float, seed: int):
-    """``metaheur.solve`` within ``budget`` seconds of wall time in all: the setup that runs before
-    its time limit starts (worker start, the transformation, candidate lists), measured on a 1 s
-    run first, is taken off the limit (the second run's setup is shorter: the transformation is
-    cached). Returns the result and the wall time of the call."""
+    """``metaheur.solve`` with ``budget`` seconds of wall time for setup and search together: the
+    setup that runs before its time limit starts (worker start, the transformation, candidate
+    lists) is measured on a 1 s run first and taken off the limit. The measured run finds that
+    setup done (workers and their caches are reused), so its own wall time is about the limit.
+    Returns the result and the wall time of the measured call."""
     start = time.perf_counter()
     probe = metaheur.solve(atsp, time_limit=1.0, seed=seed)
     setup = time.perf_counter() - start - probe.time_s
