@@ -187,11 +187,16 @@ class TwinTSP(TSP):
             self._cache["duals"] = assignment_duals(self.arc_costs())
         return self._cache["duals"]
 
+    def reduced_costs(self) -> np.ndarray:
+        """The reduced costs ``c(i, j) - u_i - v_j`` of :meth:`arc_costs` under the optimal duals of
+        :meth:`duals` (n/2 x n/2 int64, all >= 0)."""
+        u, v = self.duals()
+        return self.arc_costs() - u[:, None] - v[None, :]
+
     def tied_arcs(self) -> np.ndarray:
         """For each of the n cities (its incoming arcs, first n/2) and twins (outgoing arcs), how
         many of its arcs have zero reduced cost: the ties that rank first in :meth:`candidates`."""
-        u, v = self.duals()
-        zero = (self.arc_costs() - u[:, None] - v[None, :]) == 0
+        zero = self.reduced_costs() == 0
         np.fill_diagonal(zero, False)
         return np.concatenate([zero.sum(axis=0), zero.sum(axis=1)])
 
@@ -205,9 +210,7 @@ class TwinTSP(TSP):
         "Experimental analysis of heuristics for the ATSP", 2002)."""
         half = self.n // 2
         k = int(min(k, self.n - 1, half))
-        block = self.arc_costs()
-        u, v = self.duals()
-        reduced = block - u[:, None] - v[None, :]
+        block, reduced = self.arc_costs(), self.reduced_costs()
         # tie-breaking keys: reduced cost, then cost, then index (all exact int64; costs < 2^31)
         order_out = np.lexsort((np.broadcast_to(np.arange(half), block.shape), block, reduced), axis=1)
         order_in = np.lexsort((np.broadcast_to(np.arange(half)[:, None], block.shape), block, reduced), axis=0).T
