@@ -27,6 +27,15 @@ __device__ __forceinline__ int mh_3opt_t6(const mh_ils_t *S, int dir, int x4, in
   return (x6 == 0) == (dir == 0) ? mh_succ(S, t5) : mh_pred(S, t5);
 }
 
+/* Whether t5, a neighbour of t4, may end the third removed edge of a sequential 3-opt move
+ * t1 .. t4 (x4 as in mh_3opt_t6): not t1, t4 or a tour neighbour of t4, and when t4 follows t3,
+ * on the path from t2 to t3. */
+__device__ __forceinline__ bool mh_3opt_t5_ok(const mh_ils_t *S, int dir, int x4, int t1, int t2, int t3, int t4,
+                                              int t5) {
+  if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) return false;
+  return x4 == 0 || mh_between(S, dir, t2, t5, t3);
+}
+
 /* First improving sequential 3-opt move from t1 (Lin and Kernighan 1973 search to depth 3 with
  * neighbour lists; the move cases of Helsgaun's LKH Best3OptMove): remove (t1, t2), add (t2, t3)
  * with t3 among t2's neighbours and a positive partial gain, remove (t3, t4); close with (t4, t1)
@@ -59,8 +68,7 @@ __device__ ll mh_try_3opt(mh_ils_t *S, int t1, int k5) {
           const int t5 = S->neigh[(ll)t4 * S->k + q5];
           const ll g2 = g1b - S->neigh_d[(ll)t4 * S->k + q5];
           if (g2 <= 0) break;
-          if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) continue;
-          if (x4 == 1 && !mh_between(S, dir, t2, t5, t3)) continue;
+          if (!mh_3opt_t5_ok(S, dir, x4, t1, t2, t3, t4, t5)) continue;
           for (int x6 = 0; x6 < 1 + x4; ++x6) {
             const int t6 = mh_3opt_t6(S, dir, x4, x6, t2, t4, t5);
             if (t6 == t1 || t6 == t2 || t6 == t3 || t6 == t4) continue;
@@ -303,8 +311,7 @@ __device__ ll mh_try_lk3(mh_ils_t *S, int t1, int depth) {
             const int t5 = S->neigh[(ll)t4 * k + q5];
             const ll g2 = g1b - S->neigh_d[(ll)t4 * k + q5];
             if (g2 <= 0) break;
-            if (t5 == t1 || t5 == t4 || t5 == mh_succ(S, t4) || t5 == mh_pred(S, t4)) continue;
-            if (x4 == 1 && !mh_between(S, dir, t2, t5, t3)) continue;
+            if (!mh_3opt_t5_ok(S, dir, x4, t1, t2, t3, t4, t5)) continue;
             for (int x6 = 0; x6 < 1 + x4; ++x6) {
               const int t6 = mh_3opt_t6(S, dir, x4, x6, t2, t4, t5);
               if (t6 == t1 || t6 == t2 || t6 == t3 || t6 == t4) continue;
