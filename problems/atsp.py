@@ -168,10 +168,8 @@ class TwinTSP(TSP):
 
     def kernel_costs(self) -> np.ndarray:
         """What the kernels take as ``mat`` for ``TWIN``: ``block`` row by row, then ``forbidden``
-        (int32, cached)."""
-        if "kernel_costs" not in self._cache:
-            self._cache["kernel_costs"] = np.append(self.block.ravel(), np.int32(self.forbidden)).astype(np.int32)
-        return self._cache["kernel_costs"]
+        (int32; built when uploaded, not cached, so that it does not travel with the instance)."""
+        return np.append(self.block.ravel(), np.int32(self.forbidden)).astype(np.int32)
 
     def arc_costs(self) -> np.ndarray:
         """The n/2 x n/2 block ``[i, j] = d(i + n/2, j)``: arc i -> j plus M (forbidden: the
