@@ -45,75 +45,13 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 MOVES = ("swap", "insert", "reverse")
 
-_CPP_WORDS = frozenset(
-    [
-        "alignas",
-        "alignof",
-        "and",
-        "asm",
-        "auto",
-        "bool",
-        "break",
-        "case",
-        "catch",
-        "char",
-        "class",
-        "const",
-        "constexpr",
-        "continue",
-        "decltype",
-        "default",
-        "delete",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "explicit",
-        "extern",
-        "false",
-        "float",
-        "for",
-        "friend",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "mutable",
-        "namespace",
-        "new",
-        "noexcept",
-        "not",
-        "nullptr",
-        "operator",
-        "or",
-        "private",
-        "protected",
-        "public",
-        "register",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "template",
-        "this",
-        "throw",
-        "true",
-        "try",
-        "typedef",
-        "typename",
-        "union",
-        "unsigned",
-        "using",
-        "virtual",
-        "void",
-        "volatile",
-        "while",
-    ]
-)
+_CPP_WORDS = frozenset("""
+    alignas alignof and asm auto bool break case catch char class const constexpr continue decltype
+    default delete do double else enum explicit extern false float for friend goto if inline int
+    long mutable namespace new noexcept not nullptr operator or private protected public register
+    return short signed sizeof static struct switch template this throw true try typedef typename
+    union unsigned using virtual void volatile while
+""".split())  # noqa: SIM905
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _FUNCTION = re.compile(
