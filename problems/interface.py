@@ -131,6 +131,11 @@ class Problem(ABC):
     n: int
     source: str | None
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.sense not in SENSES:
+            raise MetaheurError(f"{cls.__name__}: sense must be 'min' or 'max', got {cls.sense!r}")
+
     # ------------------------------------------------------------------ values
     @abstractmethod
     def evaluate(self, perms: np.ndarray) -> np.ndarray:

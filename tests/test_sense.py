@@ -58,6 +58,11 @@ def arrangement():
     TABLES.pop(problem.kind)
 
 
+def test_a_problem_class_says_min_or_max():
+    with pytest.raises(MetaheurError, match="Upward: sense must be 'min' or 'max', got 'maximise'"):
+        type("Upward", (Arrangement,), {"sense": "maximise"})
+
+
 def test_gap_is_above_for_a_minimisation_and_below_for_a_maximisation():
     assert gap_percent(110, 100) == pytest.approx(10.0) == gap_percent(110, 100, "min")
     assert gap_percent(90, 100, "max") == pytest.approx(10.0)
