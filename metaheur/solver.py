@@ -236,6 +236,9 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
     search = problem.search_form().problem
+    if type(search).operators is Problem.operators:
+        raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
+                            "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
     defaults = problem.default_params()
     ga = (params.ga or defaults.ga).check_for(problem)
     tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
