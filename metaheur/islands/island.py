@@ -143,6 +143,13 @@ def island_for(spec: IslandSpec) -> Island:
     return cls(spec, ops)
 
 
+def leave_ctrl_c_to_owner(spec: IslandSpec) -> None:
+    """In a worker process (not the run's own, ``spec.owner_pid``), ignore Ctrl-C: it is the
+    run's, which then asks the islands to stop (Dask runs tasks in threads, which keep it)."""
+    if os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def warm_up(spec: IslandSpec) -> int:
     """Build this island's operators (imports, kernels) in the calling worker process before a
     run's clock starts; returns the process id."""
@@ -222,8 +229,8 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     parent. CPU kernels run on ``spec.cpu_threads`` OpenMP threads (one: an island is one core's
     work). The run's stop request ends the epoch within a kernel launch, keeping what was found,
     and the island reports its progress while it runs (:mod:`metaheur.live`)."""
-    if in_worker and os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (Dask runs tasks in threads)
+    if in_worker:
+        leave_ctrl_c_to_owner(spec)
     set_cpu_threads(spec.cpu_threads)
     t0 = time.perf_counter()
     island = island_for(spec)

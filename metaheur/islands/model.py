@@ -34,6 +34,7 @@ from metaheur.islands.island import (
     EpochStats,
     IslandSpec,
     IslandState,
+    leave_ctrl_c_to_owner,
     ls_only,
     refusing_migrants,
     run_counters,
@@ -75,6 +76,11 @@ def _keep_worker_caches() -> None:
         return
     if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
         process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
+
+
+def _worker_warm_up(spec: IslandSpec) -> int:
+    leave_ctrl_c_to_owner(spec)
+    return warm_up(spec)
 
 
 def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
@@ -283,7 +289,7 @@ class IslandModel:
 
             get_client().run(warm_up_all, workers)
         else:
-            parallel(delayed(warm_up)(s) for s in workers)
+            parallel(delayed(_worker_warm_up)(s) for s in workers)
 
     def _warm_up_main(self) -> None:
         """Build the main-process islands' operators (kernels, instance data on the device, the
@@ -355,14 +361,22 @@ class IslandModel:
 
     def _start(self, record: RunRecord) -> None:
         """Open the worker islands' executor and build every island's kernels before the clock
-        (the time this takes is ``record.setup_seconds``), then start the clock."""
+        (the time this takes is ``record.setup_seconds``), then start the clock. A terminal's
+        Ctrl-C reaches the worker processes too: one that arrives while they start ends them, so
+        new ones are started and build the islands in the first epoch, which the stop request
+        keeps short."""
         self.parallel = self._open_parallel()
         t_setup = time.perf_counter()
         self.start_time = t_setup - record.seconds  # for on_progress while the workers start
         workers = [s for s in self.specs if s.index not in self.main]
         with self._heartbeat():
             if self.parallel is not None:
-                self._warm_up(self.parallel, workers)
+                try:
+                    self._warm_up(self.parallel, workers)
+                except Exception:
+                    if not self.interrupted:
+                        raise
+                    self.parallel = self._open_parallel()
             self._warm_up_main()
         record.setup_seconds = time.perf_counter() - t_setup
         self.start_time = time.perf_counter() - record.seconds

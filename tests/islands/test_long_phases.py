@@ -35,6 +35,9 @@ class Watch(Callbacks):
         self.during_build: list[tuple[float, int | None, int]] = []  # (elapsed, best, search iterations)
         self.epochs = 0
 
+    def on_start(self, model) -> None:
+        model.progress_seconds = 0.25  # look more often than the islands report (every second)
+
     def on_progress(self, model, elapsed: float) -> None:
         if model.live is not None and self.epochs == 0:
             self.during_build.append((elapsed, model.live.best, model.live.counters["search_iterations"]))
@@ -45,12 +48,12 @@ class Watch(Callbacks):
 
 @pytest.fixture(scope="module")
 def long_build():
-    """A 6-s run on two worker islands whose EAX populations of 60 tours take seconds to build,
-    with epochs of 0.3 s and no restarts (a restart rebuilds a population too)."""
+    """A 6-s run on two worker islands whose automatic EAX populations take seconds to build (30 %
+    of the time limit), with epochs of 0.3 s and no restarts (a restart rebuilds a population too)."""
     tsp = uniform_tsp(2000, seed=4)
     watch = Watch()
     params = SolveParams(strategy="cpu-islands", islands=2, epoch_seconds=EPOCH_SECONDS,
-                         ga=replace(default_ga(tsp), population=60, restart_after=0))
+                         ga=replace(default_ga(tsp), restart_after=0))
     result = solve(tsp, time_limit=6, seed=1, params=params, callbacks=watch)
     return result, watch
 
@@ -63,17 +66,16 @@ def test_the_epochs_after_a_long_build_keep_their_length(long_build):
     assert all(row.generations == 0 for row in result.history if row.epoch == 0)  # epoch 0 only builds
     gens = [row for row in result.history if row.epoch > 0 and row.generations]
     per_generation = max(row.busy_s / row.generations for row in gens)
-    assert per_generation < EPOCH_SECONDS
+    assert per_generation < build / 4  # the rule tells a build from a generation
     walls = [b - a for (_, a), (_, b) in itertools.pairwise(ends)]
-    assert len(walls) >= 5
+    assert len(walls) >= 4
     assert max(walls[:-1]) < 2 * EPOCH_SECONDS + per_generation, walls  # the last one: cut by the time limit
 
 
 def test_worker_islands_report_progress_during_the_build(long_build):
-    result, watch = long_build
-    build_end = min(row.time_s for row in result.history if row.epoch == 0)
-    seen = [(t, best, it) for t, best, it in watch.during_build if t < build_end - 0.5]
-    assert len(seen) >= 2
+    _, watch = long_build
+    seen = watch.during_build  # before the first epoch (the build) ended
+    assert len(seen) >= 4
     assert any(best is not None for _, best, _ in seen)  # a best before the epoch ends
     iterations = [it for _, _, it in seen]
     assert iterations == sorted(iterations) and iterations[-1] > iterations[0]  # the counters move
@@ -107,27 +109,29 @@ def test_the_time_limit_ends_a_build_on_time():
     assert result.time_s < 2 + 2
 
 
-def test_ctrl_c_during_the_build_of_a_large_instance_ends_the_run_at_once(tmp_path):
-    """SIGINT, as a terminal's Ctrl-C sends it (to the process group), while 20,000-city
-    populations are being built: exit 130 within about two seconds, with the JSON written and a
-    valid tour in it."""
+@pytest.mark.parametrize("when", ["starting the islands", "building"])
+def test_ctrl_c_during_the_build_of_a_large_instance_ends_the_run_at_once(tmp_path, when):
+    """SIGINT, as a terminal's Ctrl-C sends it (to the process group, worker processes included),
+    while the worker processes start or while 20,000-city populations are being built: exit 130,
+    with the JSON written and a valid tour in it; during the build, within about two seconds."""
     proc = subprocess.Popen([sys.executable, "-m", "metaheur.cli", "solve", "gen:tsp:20000", "-t", "120",
                              "--json", "out.json"], cwd=tmp_path, env=dict(os.environ, METAHEUR_NO_GPU="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     lines: list[str] = []
-    building = threading.Event()
+    ready = threading.Event()
 
     def read():
         for line in proc.stderr:
             lines.append(line)
-            if "best" in line and "gen 0" in line:
-                building.set()
+            if when in line if when != "building" else ("best" in line and "gen 0" in line):
+                ready.set()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        assert building.wait(90), "".join(lines)  # the populations are being built
-        time.sleep(1.0)
+        assert ready.wait(90), "".join(lines)
+        if when == "building":
+            time.sleep(1.0)
         sent = time.perf_counter()
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=60)
@@ -140,8 +144,10 @@ def test_ctrl_c_during_the_build_of_a_large_instance_ends_the_run_at_once(tmp_pa
     reader.join(5)
     err = "".join(lines)
     assert proc.returncode == 130, err
-    assert "Traceback" not in err
-    assert took < 2 + 1.5, took  # two seconds and a generation (none yet), on a busy machine
+    assert "cli.py" not in err  # no traceback of the run (a worker ended while starting may print its own)
+    if when == "building":
+        assert "Traceback" not in err
+        assert took < 2 + 1.5, took  # two seconds and a generation (none yet), on a busy machine
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["stop_reason"] == "interrupted" and data["generations"] == 0
     tour = data["permutation"]
