@@ -309,7 +309,8 @@ class IslandModel:
     # -------------------------------------------------------------------------------- run
     def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:
         """Run epochs until a stop rule fires; the first Ctrl-C ends the epoch under way within a
-        kernel launch and a generation, every island keeping what it found, and stops the run.
+        kernel launch and a generation, every island keeping what it found (``sync``: the epoch is
+        dropped, unless it is the first), and stops the run.
 
         ``resume``: a record from a checkpoint to continue (its states, counters and time).
         ``checkpoint``: called as ``checkpoint(record, migrator, final)`` after every epoch (and
@@ -338,6 +339,12 @@ class IslandModel:
                         # keep what was found: the run ends here with its best solution
                         warnings.warn(f"metaheur: the run stops early: {exc}", RuntimeWarning, stacklevel=2)
                         reason = f"failed: {exc}"
+                        break
+                    if self.sync and self.interrupted and record.best is not None:
+                        # a synchronous epoch that Ctrl-C cut short is dropped: the run and its
+                        # checkpoint end at the last whole epoch, which a resumed run continues
+                        # exactly as an uninterrupted one would
+                        reason = "interrupted"
                         break
                     self._after_epoch(record, out, t0)
                     generations = min(s.generation for s in record.states)
