@@ -19,7 +19,6 @@ import pytest
 
 from metaheur import live
 from metaheur.callbacks import Callbacks
-from metaheur.islands.params import default_ga
 from metaheur.problems import uniform_tsp
 from metaheur.search.batch import LaunchPacer
 from metaheur.solve_params import SolveParams
@@ -53,7 +52,7 @@ def long_build():
     tsp = uniform_tsp(2000, seed=4)
     watch = Watch()
     params = SolveParams(strategy="cpu-islands", islands=2, epoch_seconds=EPOCH_SECONDS,
-                         ga=replace(default_ga(tsp), restart_after=0))
+                         ga=replace(tsp.default_params().ga, restart_after=0))
     result = solve(tsp, time_limit=6, seed=1, params=params, callbacks=watch)
     return result, watch
 
