@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.ga.qap_ga import QAPCrossover
@@ -215,8 +216,9 @@ class TSPOperators(_Operators):
         kicks = result.iterations.astype(np.int64)  # the moves of the first descent, then one per kick
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
         for _ in range(self.ls_budget):
-            if time_limit is not None and left() <= 0:
+            if (time_limit is not None and left() <= 0) or live.stop_requested():
                 break
+            live.beat()
             kicked = dev.asarray(best, np.int32)
             self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
             result = self._descent.run(to_host(kicked), time_limit=left())
@@ -262,10 +264,6 @@ def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams
     if ops is None:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))  # forget the oldest
-        if hasattr(problem, "operators"):  # a problem that builds its own (problems/permutation.py)
-            ops = problem.operators(dev, params, ls_budget, quadrant)
-        else:
-            cls = QAPOperators if isinstance(problem, QAP) else TSPOperators
-            ops = cls(problem, dev, params, ls_budget, quadrant)
+        ops = problem.operators(dev, params, ls_budget, quadrant)
         _CACHE[cache_key] = ops
     return ops
