@@ -8,8 +8,9 @@ search (metaheur/search/qap_tabu.py), on one core, side by side in one run.
           delta is one read, as in the built-in search;
   builtin the built-in robust tabu search (kernels/qap_tabu.cu), the reference.
 
-Every search is one tabu search over swaps from the same random start, run for the same number
-of iterations, runs interleaved; iterations per second (median of the repetitions), and the
+Every search is one tabu search over swaps from the same random start, each form run for about
+``--seconds`` of its own speed (``iterations``: the built-in's count), runs interleaved;
+iterations per second (median of the repetitions), and the
 ratio of the built-in's rate to each user form's. The rules differ in their details (the
 built-in adds Taillard's long-term aspiration; the generic one draws one tenure per position
 left), so trajectories differ; the rate of an iteration (scan of every swap, move, update) is
@@ -39,6 +40,7 @@ from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
 from metaheur.search.qap_tabu import QAPTabuBatch
 
 INSTANCES = ["tai30a", "tai50a", "tai100a"]
+FORMS = ("builtin", "cached", "pair")
 
 
 def rate(form: str, qap, start: np.ndarray, iterations: int) -> tuple[float, int]:
@@ -72,18 +74,19 @@ def main() -> None:
     for name in names:
         qap = load_instance(name)
         start = np.random.default_rng(1).permutation(qap.n)
-        probe, _ = rate("builtin", qap, start, 200)
-        iterations = max(200, int(seconds * 200 / max(probe, 1e-6)))
-        times: dict[str, list[float]] = {"builtin": [], "cached": [], "pair": []}
+        iterations = {}
+        for form in FORMS:  # each form's budget: about `seconds` of its own speed
+            probe, _ = rate(form, qap, start, 50)
+            iterations[form] = max(50, int(seconds * 50 / max(probe, 1e-6)))
+        times: dict[str, list[float]] = {form: [] for form in FORMS}
         best: dict[str, int] = {}
         for r in range(reps):
-            forms = list(times) if r % 2 == 0 else list(times)[::-1]
-            for form in forms:
-                t, b = rate(form, qap, start, iterations)
+            for form in FORMS if r % 2 == 0 else FORMS[::-1]:
+                t, b = rate(form, qap, start, iterations[form])
                 times[form].append(t)
                 best[form] = b
-        per_s = {f: iterations / float(np.median(t)) for f, t in times.items()}
-        rows.append({"instance": name, "n": qap.n, "iterations": iterations, "reps": reps,
+        per_s = {f: iterations[f] / float(np.median(t)) for f, t in times.items()}
+        rows.append({"instance": name, "n": qap.n, "iterations": iterations["builtin"], "reps": reps,
                      "builtin_iters_per_s": round(per_s["builtin"]), "cached_iters_per_s": round(per_s["cached"]),
                      "pair_iters_per_s": round(per_s["pair"]),
                      "builtin_over_cached": round(per_s["builtin"] / per_s["cached"], 2),
