@@ -3,9 +3,10 @@ search (metaheur/search/qap_tabu.py), on one core, side by side in one run.
 
   pair    a user QAP with only the O(n) swap pair delta (no cache): every iteration evaluates
           the n(n-1)/2 swaps at O(n) each;
-  cached  a user QAP through the cache hooks: Taillard's delta matrix in the cache, updated in
-          O(1) per pair after a swap (O(n) for the pairs touching the swapped units), so a swap
-          delta is one read, as in the built-in search;
+  cached  a user QAP through the cache hooks as Taillard's code keeps it (TaillardQAP): the delta
+          matrix and the permuted distance matrix with its transpose in the cache, a swap
+          trading two rows and columns of it, every pair updated in O(1) from contiguous rows
+          (O(n) for the pairs touching the swapped units); a swap delta is one read;
   builtin the built-in robust tabu search (kernels/qap_tabu.cu), the reference.
 
 Every search is one tabu search over swaps from the same random start, each form run for about
@@ -32,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "perm"))
 from lib.report import out_folder, run_header, write_table
-from perm_problems import CachedQAP, UserQAP
+from perm_problems import TaillardQAP, UserQAP
 
 from metaheur.engine import set_cpu_threads
 from metaheur.problems import load_instance
@@ -50,7 +51,7 @@ def rate(form: str, qap, start: np.ndarray, iterations: int) -> tuple[float, int
         t0 = time.perf_counter()
         res = batch.run(iterations)
         return time.perf_counter() - t0, int(res.best_costs[0])
-    cls = UserQAP if form == "pair" else CachedQAP
+    cls = UserQAP if form == "pair" else TaillardQAP
     pb = cls(qap.flow, qap.distance, name=qap.name)
     batch = PermSearchBatch(pb, "cpu", 1, PermSearchParams(method="tabu", move="swap"))
     batch.run(start[None], np.array([7], np.uint64), 1)  # compiled and warm

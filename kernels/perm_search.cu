@@ -105,12 +105,37 @@ __device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int i) {
 /* The first j of row i in a scan (a swap or reversal is scanned once, as i < j). */
 __device__ __forceinline__ int mh_ps_first(int type, int i) { return type == MH_INSERT ? 0 : i + 1; }
 
-/* Engine delta of move (type, i, j) of the row being scanned: read from S->rows where a row
- * function filled it (`rowfn`), else the pair delta (or cost after the move) of this thread. */
-__device__ __forceinline__ ll mh_ps_delta(mh_ps_t *S, int rowfn, int type, int i, int j) {
-  return MH_SENSE * (rowfn ? S->rows[j]
-                           : mh_perm_delta(S->D, S->p, S->cache, type, i, j, MH_SENSE * S->st[MH_PS_COST],
-                                           S->scr + (ll)S->tid * S->n));
+/* One thread's part of the scan of row i of move type T: its best (key, idx) by engine delta
+ * (the row function's S->rows where `rowfn`, else pair deltas or cost after the move). Tabu
+ * search (`tabu`): keys ranked by class first, aspired (a new best) < allowed < tabu. */
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int i, int now, ll *cls, ll *key, ll *idx) {
+  const int n = S->n, nt = S->nt, a = S->p[i];
+  const int *p = S->p, *tb = S->tb;
+  const ll *rows = S->rows, *cache = S->cache;
+  const ll cur = S->st[MH_PS_COST], bestc = S->st[MH_PS_BEST], base = MH_SENSE * cur;
+  int *scratch = S->scr + (ll)S->tid * n;
+  for (int j = mh_ps_first(T, i) + S->tid; j < n; j += nt) {
+    if (j == i) continue;
+    const ll d = MH_SENSE * (rowfn ? rows[j] : mh_perm_delta_t<T>(S->D, p, cache, i, j, base, scratch));
+    const ll at = (ll)i * n + j;
+    if (!TABU) {
+      mh_argmin_step(key, idx, d, at);
+      continue;
+    }
+    const int tabu_move = T == MH_INSERT ? tb[(ll)a * n + j] >= now
+                                         : tb[(ll)a * n + j] >= now && tb[(ll)p[j] * n + i] >= now;
+    const ll c = cur + d < bestc ? 0 : (tabu_move ? 2 : 1);
+    if (c < *cls || (c == *cls && (d < *key || (d == *key && at < *idx)))) { *cls = c; *key = d; *idx = at; }
+  }
+}
+
+template <int TABU>
+__device__ __forceinline__ void mh_ps_scan(const mh_ps_t *S, int type, int rowfn, int i, int now, ll *cls, ll *key,
+                                           ll *idx) {
+  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, i, now, cls, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, i, now, cls, key, idx);
+  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, i, now, cls, key, idx);
 }
 
 /* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
@@ -126,8 +151,8 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
     for (int r = 0; r < rows; ++r) {
       const int i = first ? i0 : r;
       if (rowfn) mh_ps_row(S, type, i);
-      for (int j = mh_ps_first(type, i) + S->tid; j < n; j += S->nt)
-        if (j != i) mh_argmin_step(&key, &idx, mh_ps_delta(S, rowfn, type, i, j), (ll)i * n + j);
+      ll unused = 0;
+      mh_ps_scan<0>(S, type, rowfn, i, 0, &unused, &key, &idx);
     }
     mh_block_argmin(&key, &idx);
     if (key < 0) {
@@ -157,20 +182,10 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
   }
   for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
     const int now = (int)S.st[MH_PS_ITER] + 1;
-    const ll cur = S.st[MH_PS_COST], bestc = S.st[MH_PS_BEST];
     ll cls = MH_PS_CLASSES, key = MH_LL_MAX, idx = MH_LL_MAX;
     for (int i = 0; i < n; ++i) {
       if (rowfn) mh_ps_row(&S, type, i);
-      const int a = S.p[i];
-      for (int j = mh_ps_first(type, i) + S.tid; j < n; j += S.nt) {
-        if (j == i) continue;
-        const ll d = mh_ps_delta(&S, rowfn, type, i, j);
-        const int b = S.p[j];
-        const int tabu_move = type == MH_INSERT ? S.tb[(ll)a * n + j] >= now
-                                                : S.tb[(ll)a * n + j] >= now && S.tb[(ll)b * n + i] >= now;
-        const ll c = cur + d < bestc ? 0 : (tabu_move ? 2 : 1);
-        if (c < cls || (c == cls && (d < key || (d == key && (ll)i * n + j < idx)))) { cls = c; key = d; idx = (ll)i * n + j; }
-      }
+      mh_ps_scan<1>(&S, type, rowfn, i, now, &cls, &key, &idx);
     }
     ll cmin = cls, dummy = 0;
     mh_block_argmin(&cmin, &dummy);

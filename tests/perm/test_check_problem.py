@@ -6,14 +6,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from perm_problems import QAP_CACHED, QAP_PAIR, WT_CODE, CachedQAP, MaxQAP, UserQAP, random_qap_arrays, random_tardiness
+from perm_problems import (
+    QAP_CACHED,
+    QAP_PAIR,
+    WT_CODE,
+    CachedQAP,
+    MaxQAP,
+    TaillardQAP,
+    UserQAP,
+    random_qap_arrays,
+    random_tardiness,
+)
 
 from metaheur.devices import gpu_devices
 from metaheur.errors import MetaheurError
 from metaheur.problems.permutation_check import apply_move, check_problem
 
 GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
-        lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4)]
+        lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),
+        lambda: TaillardQAP(*random_qap_arrays(11, 5))]
 
 
 @pytest.mark.parametrize("make", GOOD)
@@ -101,7 +112,7 @@ def test_every_device_and_thread_order_agrees(simulated_gpus, monkeypatch, order
     simulation (64 threads a block) the block functions meet at their barriers in any order."""
     monkeypatch.setenv("METAHEUR_SIMULATED_THREADS", "1")
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
-    pb = CachedQAP(*random_qap_arrays(33, 8))
+    pb = TaillardQAP(*random_qap_arrays(33, 8))
     report = check_problem(pb, trials=3)
     assert {line.split(": ")[0] for line in report.checks} == {"cpu", "cuda:0", "cuda:1"}
     check_problem(random_tardiness(33, 9), devices=["cuda:1"], trials=3)
