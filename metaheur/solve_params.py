@@ -70,7 +70,7 @@ class SolveParams:
         """The parameters of a configuration read by :func:`metaheur.config.read_config`."""
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in config["solve"].items() if k in names}
-        values.update({k: config[k] for k in ("ga", "tabu", "ils", "migration") if config.get(k) is not None})
+        values.update({k: config[k] for k in ("ga", "tabu", "ils", "perm", "migration") if config.get(k) is not None})
         return cls(**values)
 
     @classmethod
