@@ -81,7 +81,10 @@ class LoadBalancer:
     def rebalance(self, specs: list[IslandSpec], stats: list[EpochStats]) -> list[IslandSpec]:
         """New specs with the main islands' generation size scaled so that their seconds per
         generation (building members not counted) match the worker islands' mean (unchanged when
-        within tolerance); a GPU island's in whole waves of its device, at least one."""
+        within tolerance); a GPU island's in whole waves of its device, at least one. Only islands
+        whose generation is sized by the GPU wave (:attr:`Island.sized_by_gpu_wave`) are resized:
+        an EAX island makes one child per member, so its generation is its population, which
+        keeps its own limits."""
         if not self.main or len(self.main) == len(specs):
             return specs
         per_gen = {s.index: (s.seconds - s.build_seconds) / s.generations for s in stats if s.generations > 0}
@@ -92,7 +95,8 @@ class LoadBalancer:
         out = []
         for spec in specs:
             t = per_gen.get(spec.index)
-            if spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance:
+            if (spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance
+                    and spec.algorithm.sized_by_gpu_wave):
                 ga = spec.params.ga
                 wave = gpu_wave(spec.problem, spec.device)
                 waves = round(-(-ga.offspring // wave) * goal / t)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from metaheur.device_data import tsp_data
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
 from metaheur.errors import MetaheurError
-from metaheur.islands import operators
+from metaheur.islands import eax, operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
 from metaheur.islands.model import IslandModel
@@ -173,6 +174,27 @@ def test_the_balancer_sizes_gpu_islands_in_whole_waves_never_below_one(simulated
     assert slow[0].params.ga.offspring == wave
     capped = LoadBalancer(model.specs, main_islands={0}, max_offspring=2 * wave + 1)
     assert capped.rebalance(model.specs, [stats(0, 0.01), stats(1, 1.0)])[0].params.ga.offspring == 2 * wave
+
+
+def _gpu_fast_epoch(spec, state, **budget):
+    """An island epoch whose GPU island reports a hundredth of its time: a GPU far faster than
+    the CPU islands, so that the balancer resizes every GPU island it may resize."""
+    out, stats = run_epoch(spec, state, **budget)
+    if spec.device == "cpu":
+        return out, stats
+    return out, replace(stats, seconds=stats.seconds / 100, build_seconds=stats.build_seconds / 100)
+
+
+def test_the_balancer_leaves_a_gpu_eax_island_within_the_eax_population_cap(simulated):
+    """Review 2, finding B: only islands sized by the GPU wave are resized; an EAX island (one
+    child per member) would otherwise become a population of many waves."""
+    ga = GAParams(population=8, crossover="eax", tries=2)
+    model = IslandModel(TSP40, [simulated.devices[0], cpu_device()], [IslandParams(ga=ga)] * 2, seed=1, sync=True,
+                        epoch_generations=1, backend="threading", epoch=_gpu_fast_epoch)
+    record = model.run(stop_rules(generations=2))
+    gpu = record.specs[0].params.ga
+    assert gpu.population == 8 <= eax.MAX_POPULATION and gpu.offspring == ga.offspring
+    assert record.states[0].population.shape[0] == 8 and model.balancer.resized == 0
 
 
 def test_a_batch_too_large_for_the_gpu_memory_is_split_and_gives_the_same_children(simulated):
