@@ -197,6 +197,24 @@ def test_the_balancer_leaves_a_gpu_eax_island_within_the_eax_population_cap(simu
     assert record.states[0].population.shape[0] == 8 and model.balancer.resized == 0
 
 
+def test_each_gpu_island_builds_its_operators_once_over_warm_up_epochs_and_resizes(simulated, monkeypatch):
+    """Review 2, finding C: the operators a GPU island's warm-up builds serve all its epochs,
+    which run on a new thread each, and the balancer's resizes (generation size only) keep them."""
+    builds = []
+    build = QAPOperators.__init__
+
+    def counted(self, qap, device, *args, **kwargs):
+        builds.append(device.name)
+        build(self, qap, device, *args, **kwargs)
+
+    monkeypatch.setattr(QAPOperators, "__init__", counted)
+    model = IslandModel(QAP12, [*simulated.devices, cpu_device()], qap_params(3), seed=1, sync=True,
+                        epoch_generations=1, backend="threading", epoch=_gpu_fast_epoch)
+    record = model.run(stop_rules(generations=4))
+    assert record.next_epoch == 4 and model.balancer.resized >= 2  # both GPU islands were resized
+    assert sorted(d for d in builds if d != "cpu") == ["cuda:0", "cuda:1"]
+
+
 def test_a_batch_too_large_for_the_gpu_memory_is_split_and_gives_the_same_children(simulated):
     gpu = simulated(1, memory="2M")[0]
     params = IslandParams(ga=QAP_GA)
