@@ -182,8 +182,8 @@ class KernelModule:
             params = self.signatures[name]
             if self.device.is_gpu:
                 with self.device.context():  # CuPy loads the module on the current device
-                    fn = self.handle.get_function(name)
-                    limit = _max_threads(self.device, fn)
+                    fn = self.handle.get_function(name)  # a RawKernel: the driver's limit is its attribute
+                    limit = int(fn.max_threads_per_block)
                 self._kernels[name] = Kernel(name, params, self, fn, limit)
             else:
                 self._kernels[name] = Kernel(name, params, self, cpu_build.bind(self.handle, name, params),
@@ -191,16 +191,6 @@ class KernelModule:
         return self._kernels[name]
 
     __getitem__ = kernel
-
-
-def _max_threads(device: Device, fn) -> int:
-    """The most threads per block ``fn`` launches with on ``device`` (its registers and launch
-    bounds decide; the driver says), or CUDA's 1024 where the driver cannot be asked."""
-    driver = device.cupy.cuda.driver
-    try:
-        return int(driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.ptr))
-    except (AttributeError, TypeError):
-        return _BLOCK_LIMITS[0]
 
 
 def _normalise_defines(defines) -> tuple[str, ...]:
