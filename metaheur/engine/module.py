@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metaheur.devices import Device, cpu_count, parse_device
-from metaheur.engine import cpu_build, gpu_build
+from metaheur.engine import cpu_build, gpu_build, shapes
 from metaheur.engine.source import Param, load_source
 from metaheur.errors import MetaheurError
 
@@ -135,6 +135,17 @@ class Kernel:
         dev = self.module.device
         return [_check_array(self.name, p, a, dev) if p.pointer else _check_scalar(self.name, p, a)
                 for p, a in zip(self.params, args, strict=True)]
+
+    def resident_blocks(self, block) -> int:
+        """Blocks of shape ``block`` of this kernel that one multiprocessor runs at once: on a GPU
+        the driver's occupancy query (its registers, shared memory and launch bounds; no dynamic
+        shared memory), 1 on the CPU build (one block per core at a time)."""
+        dev = self.module.device
+        if not dev.is_gpu:
+            return 1
+        driver = dev.cupy.cuda.driver
+        with dev.context():
+            return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(self._fn.kernel.ptr, shapes.threads(block), 0))
 
     def __call__(self, grid, block, args, *, stream=None, threads: int | None = None) -> None:
         """Launch over ``grid`` blocks of ``block`` threads.

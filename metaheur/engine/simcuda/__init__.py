@@ -17,7 +17,8 @@ The layer is strict where CuPy is, or it would prove nothing (docs/gpu.md):
   without peer access); a kernel takes only arrays of its own device, never numpy arrays;
 - ``RawModule.get_function`` gives a :class:`RawKernel` shaped as CuPy 14's (no ``ptr``; its
   ``kernel``, the :class:`Function` of the current device, has one; ``max_threads_per_block``
-  asks the driver); a :class:`Function` belongs to the device that was current when it was
+  asks the driver, whose occupancy query answers from the resource table of
+  experiments/kernel_resources.py); a :class:`Function` belongs to the device that was current when it was
   loaded, and launching it under another device's context, on a stream of another device, or
   with more threads than its limit fails as the driver does;
 - allocations count against a per-device memory pool whose limit
@@ -31,7 +32,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from metaheur.engine.simcuda.arrays import array, asarray, ascontiguousarray, asnumpy, empty, full, ndarray, zeros
-from metaheur.engine.simcuda.kernels import Function, RawKernel, RawModule, _func_get_attribute
+from metaheur.engine.simcuda.kernels import Function, RawKernel, RawModule, _func_get_attribute, _occupancy
 from metaheur.engine.simcuda.runtime import (
     DEFAULT_MAX_THREADS,
     DEFAULT_MEMORY,
@@ -68,7 +69,8 @@ cuda = SimpleNamespace(
     runtime=SimpleNamespace(getDeviceCount=_device_count, getDeviceProperties=_properties, memGetInfo=_mem_get_info,
                             CUDARuntimeError=CUDARuntimeError),
     driver=SimpleNamespace(CUDADriverError=CUDADriverError, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK=0,
-                           funcGetAttribute=_func_get_attribute),
+                           funcGetAttribute=_func_get_attribute,
+                           occupancyMaxActiveBlocksPerMultiprocessor=_occupancy),
     memory=SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
     compiler=SimpleNamespace(CompileException=CompileException),
 )

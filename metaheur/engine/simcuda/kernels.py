@@ -157,3 +157,19 @@ def _func_get_attribute(attribute: int, ptr: int) -> int:
     if attribute != CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
         raise CUDADriverError(f"CUDA_ERROR_INVALID_VALUE: attribute {attribute} is not simulated")
     return _FUNCTIONS[ptr].max_threads_per_block
+
+
+def _occupancy(func: int, block_size: int, dynamic_shared: int) -> int:
+    """``cuOccupancyMaxActiveBlocksPerMultiprocessor`` of a simulated function: the H200's limits
+    (:func:`metaheur.engine.sm90.blocks_per_sm`) applied to the registers and shared memory the
+    resource table (:func:`metaheur.engine.sm90.table_resources`) lists for its kernel variant."""
+    from dataclasses import replace
+
+    from metaheur.engine import sm90
+
+    fn = _FUNCTIONS[func]
+    res = sm90.table_resources().get((fn.variant[0], fn.name, fn.variant[1]))
+    if res is None:
+        raise CUDADriverError(f"simulated occupancy of {fn.name} ({fn.variant[0]}, {fn.variant[1]}): no row in "
+                              f"{sm90.RESOURCE_TABLE} (python experiments/kernel_resources.py writes it)")
+    return sm90.blocks_per_sm(replace(res, shared=res.shared + int(dynamic_shared)), int(block_size))
