@@ -143,6 +143,8 @@ def test_a_block_larger_than_the_kernels_limit_is_refused_before_the_launch(simu
     with dev.context(), pytest.raises(simcuda.CUDADriverError, match="too many resources requested"):
         kernel._fn((2,), (128,), (x, np.int32(3), y))
     assert load_module("tsp_moves.cu", dev, {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions").max_threads == 1024
+    with pytest.raises(simcuda.CUDADriverError, match=r"simulated occupancy of scale .*no row in"):
+        kernel.resident_blocks(64)  # a kernel the resource table does not list has no simulated occupancy
 
 
 def test_memory_pool_limit_raises_out_of_memory_and_frees_what_is_released(simulated):
