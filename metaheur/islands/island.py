@@ -125,12 +125,14 @@ def island_class(problem: Problem, ga: GAParams) -> type[Island]:
 
 
 def island_for(spec: IslandSpec) -> Island:
-    """The island's algorithm on its operators (built once per process, see :func:`operators_for`)."""
+    """The island's algorithm on its operators (built once per process, see :func:`operators_for`;
+    in the model's own process once per island, whose epochs run on a new thread each)."""
     cls = spec.algorithm
     ga = spec.params.ga
     ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint,
                         ls_budget=cls.ls_budget(ga, spec.problem.kind, spec.problem.n),
-                        quadrant=cls.candidate_quadrant)
+                        quadrant=cls.candidate_quadrant,
+                        island=spec.index if os.getpid() == spec.owner_pid else None)
     return cls(spec, ops)
 
 

@@ -111,10 +111,13 @@ class RunRecord:
     stale: int = 0  # epochs without a new best
     trace: list[tuple[float, int, int]] = field(default_factory=list)  # (time_s, island, cost) of island bests
     setup_seconds: float = 0.0  # starting the worker processes, before the clock
+    #: islands' states of a synchronous epoch that Ctrl-C cut short: not part of the run (nor of a
+    #: checkpoint), but their best is the run's best solution when it is better
+    dropped: list[IslandState] = field(default_factory=list)
 
     def best_solution(self) -> tuple[np.ndarray, int, int]:
-        """(solution, cost as tracked, island) of the best island."""
-        done = [s for s in self.states if s.best_cost is not None]
+        """(solution, cost as tracked, island) of the best island, a dropped epoch's included."""
+        done = [s for s in self.states + self.dropped if s.best_cost is not None]
         if not done:
             raise MetaheurError("no island finished an epoch")
         s = min(done, key=lambda x: (x.best_cost, x.index))
@@ -343,7 +346,8 @@ class IslandModel:
                     if self.sync and self.interrupted and record.best is not None:
                         # a synchronous epoch that Ctrl-C cut short is dropped: the run and its
                         # checkpoint end at the last whole epoch, which a resumed run continues
-                        # exactly as an uninterrupted one would
+                        # exactly as an uninterrupted one would; what it found is still returned
+                        record.dropped = [state for state, _ in out]
                         reason = "interrupted"
                         break
                     self._after_epoch(record, out, t0)

@@ -209,3 +209,10 @@ class QAPTabuBatch:
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """Current permutations and costs (host copies)."""
         return to_host(self.perm).astype(np.int64), to_host(self.stats)[:, COST].copy()
+
+
+def wave_blocks_per_sm(qap: QAP, device: Device) -> int:
+    """Tabu searches of ``qap`` that one multiprocessor of ``device`` runs at once (blocks of
+    ``qap_tabu_run`` at :func:`default_block`, by the driver's occupancy query)."""
+    module = load_module("qap_tabu.cu", device, qap_data(qap, device).tabu_defines)
+    return module.kernel("qap_tabu_run").resident_blocks(default_block(device, qap.n))

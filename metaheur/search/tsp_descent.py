@@ -106,3 +106,12 @@ class TSPDescentBatch:
         return BatchResult(best=to_host(d_tours).astype(np.int64), best_costs=to_host(cost).copy(),
                            iterations=to_host(moves).copy(), seconds=time.perf_counter() - t0, launches=launches,
                            stop_reason=reason, extra={"passes": passes})
+
+
+def wave_blocks_per_sm(tsp: TSP, device: Device) -> int:
+    """Descents of ``tsp`` that one multiprocessor of ``device`` runs at once: the fewest resident
+    blocks (driver's occupancy query, :data:`GPU_BLOCK` threads) of the kernels of a pass."""
+    full = tsp.n <= FULL_NEIGHBOURHOOD_N
+    module = load_module("tsp_moves.cu", device, tsp_data(tsp, device).defines)
+    names = ("tsp_2opt_full", "tsp_oropt_full") if full else ("tsp_2opt_cand", "tsp_oropt_cand")
+    return min(module.kernel(name).resident_blocks(shapes.DESCENT) for name in (*names, "tsp_apply_best"))
