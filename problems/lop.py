@@ -16,8 +16,8 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
-from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.qap import check_permutation
+from metaheur.problems.permutation import PermutationProblem
+from metaheur.problems.qap import INT32_MAX, check_permutation
 
 SUM_LIMIT = 2**62
 BATCH_ENTRIES = 1 << 22  # k * n * n entries scored at once by evaluate
@@ -40,32 +40,120 @@ def overflow_reason(matrix: np.ndarray) -> str | None:
         return None
     return f"the absolute values of the matrix entries sum to {total}, at least 2**62: values could overflow 64 bits"
 
+# The device code (docs/problems.md, the device contract): ``m`` is M and ``d`` is D = M - M^T,
+# both row-major, int32 when their entries fit; values and deltas in the problem's own sense.
+DEVICE_CODE = r"""
+/* The value: sum over i < j of M[p_i][p_j]; one thread, O(n^2). */
+__device__ ll cost(const Data &d, const int *perm) {
+  ll v = 0;
+  for (int i = 0; i + 1 < d.n; ++i) {
+    const auto *row = d.m + (ll)perm[i] * d.n;
+    for (int j = i + 1; j < d.n; ++j) v += row[perm[j]];
+  }
+  return v;
+}
 
-class LOP:
+/* Swap positions i < j (items a, b): the pair (a, b) turns, and each item c between changes
+ * sides with both: -D[a][b] + sum_c (D[b][c] - D[a][c]). */
+__device__ ll swap_delta(const Data &d, const int *perm, const ll *cache, int i, int j) {
+  const auto *ra = d.d + (ll)perm[i] * d.n, *rb = d.d + (ll)perm[j] * d.n;
+  ll v = -(ll)ra[perm[j]];
+  for (int k = i + 1; k < j; ++k) v += (ll)rb[perm[k]] - (ll)ra[perm[k]];
+  return v;
+}
+
+/* Move the item x at position i to position j: x passes the items between, each pair turns:
+ * -sum D[x][p_k] over k in (i, j] (moving right), +sum D[x][p_k] over k in [j, i) (left). */
+__device__ ll insert_delta(const Data &d, const int *perm, const ll *cache, int i, int j) {
+  const auto *rx = d.d + (ll)perm[i] * d.n;
+  ll v = 0;
+  if (i < j) for (int k = i + 1; k <= j; ++k) v -= rx[perm[k]];
+  else for (int k = j; k < i; ++k) v += rx[perm[k]];
+  return v;
+}
+
+/* In place, a[k] <- a[0] + ... + a[k-1] for k < m (exclusive prefix sums), every thread of the
+ * block together (each scans a contiguous chunk; the chunks' totals are added after a barrier). */
+__device__ void lop_block_exclusive_scan(ll *a, int m) {
+  __shared__ ll s_total[MH_MAX_BLOCK];
+  const int t = mh_tid(), nt = mh_nthreads(), chunk = (m + nt - 1) / nt;
+  const int lo = mh_imin(m, t * chunk), hi = mh_imin(m, lo + chunk);
+  ll run = 0;
+  for (int k = lo; k < hi; ++k) { const ll x = a[k]; a[k] = run; run += x; }
+  s_total[t] = run;
+  __syncthreads();
+  ll offset = 0;
+  for (int u = 0; u < t; ++u) offset += s_total[u];
+  for (int k = lo; k < hi; ++k) a[k] += offset;
+  __syncthreads();
+}
+
+/* out[j] = insert_delta(i, j) for every j in O(n): with t_k = D[x][p_k] (t_i = 0) and E its
+ * exclusive prefix sums, out[j] = E(i) - E(j) for j <= i and E(i) - E(j) - t_j for j > i. */
+__device__ void insert_row(const Data &d, const int *perm, const ll *cache, int i, ll *out, ll *work) {
+  const auto *rx = d.d + (ll)perm[i] * d.n;
+  const int t = mh_tid(), nt = mh_nthreads();
+  for (int k = t; k < d.n; k += nt) out[k] = k == i ? 0 : (ll)rx[perm[k]];
+  __syncthreads();
+  lop_block_exclusive_scan(out, d.n);
+  const ll at_i = out[i];
+  __syncthreads();
+  for (int k = t; k < d.n; k += nt) out[k] = at_i - out[k] - (k > i ? (ll)rx[perm[k]] : 0);
+  __syncthreads();
+}
+
+/* out[k] = value of the partial order seq[0..len) with elem inserted at position k, k = 0..len:
+ * the partial order's own value, plus elem's pairs: sum M[elem][s] with elem first, each step
+ * right past seq_k adding -D[elem][seq_k]. */
+__device__ void partial_insert_row(const Data &d, const int *seq, int len, int elem, ll *out, ll *work) {
+  const auto *me = d.m + (ll)elem * d.n;
+  const auto *de = d.d + (ll)elem * d.n;
+  const int t = mh_tid(), nt = mh_nthreads();
+  ll part = 0;
+  for (int s = t; s < len; s += nt) {
+    const auto *row = d.m + (ll)seq[s] * d.n;
+    part += me[seq[s]];
+    for (int u = s + 1; u < len; ++u) part += row[seq[u]];
+  }
+  const ll base = mh_block_sum(part);
+  for (int k = t; k <= len; k += nt) out[k] = k < len ? -(ll)de[seq[k]] : 0;
+  __syncthreads();
+  lop_block_exclusive_scan(out, len + 1);
+  for (int k = t; k <= len; k += nt) out[k] += base;
+  __syncthreads();
+}
+"""
+
+
+class LOP(PermutationProblem):
     """A LOP instance: the n x n int64 matrix ``M``; ``evaluate`` scores orders exactly."""
 
     kind = "lop"
     title = "linear ordering problem"
     sense = "max"
+    moves = ("insert", "swap")
+    device_code = DEVICE_CODE
 
     def __init__(self, matrix, name: str = "lop", source: str | None = None):
         m = exact_integers(matrix, f"{name}: LOP matrix")
         if m.ndim != 2 or m.shape[0] != m.shape[1]:
             raise MetaheurError(f"{name}: the LOP matrix must be square, got shape {m.shape}")
-        if m.shape[0] < 1:
-            raise MetaheurError(f"{name}: a LOP needs n >= 1")
+        if m.shape[0] < 2:
+            raise MetaheurError(f"{name}: a LOP needs n >= 2")
         reason = overflow_reason(m)
         if reason:
             raise MetaheurError(f"{name}: {reason}")
         m.setflags(write=False)
         self.matrix = m
-        self.name = name
-        self.n = int(m.shape[0])
-        self.source = source
+        super().__init__(name=name, n=int(m.shape[0]), source=source)
 
-    def fingerprint(self) -> str:
-        """A fingerprint of the instance's data (name, size and matrix)."""
-        return fingerprint(f"{self.kind}:{self.name}:{self.n}", (self.matrix,))
+    def data(self) -> dict:
+        """``m`` = M and ``d`` = M - M^T (row-major; int32 when the entries fit)."""
+        return {"m": _narrow(self.matrix), "d": _narrow(self.matrix - self.matrix.T)}
+
+    def value_bound(self) -> int:
+        """The off-diagonal absolute sum: no value or delta is larger in magnitude."""
+        return absolute_sum(self.matrix)
 
     def check_solution(self, perm, where: str | None = None) -> np.ndarray:
         """``perm`` as a 0-based int64 order, or a :class:`MetaheurError` saying why it is not one."""
@@ -87,15 +175,12 @@ class LOP:
             out[start : start + step] = np.where(upper, permuted, 0).sum(axis=(1, 2), dtype=np.int64)
         return out
 
-    def value(self, perm) -> int:
-        """The exact value of one order, recomputed from scratch."""
-        return int(self.evaluate(self.check_solution(perm)[None, :])[0])
-
     def properties(self) -> dict:
         """Matrix properties shown by ``metaheur info``."""
         m = self.matrix
         off = m[~np.eye(self.n, dtype=bool)]
         return {
+            **super().properties(),
             "matrix_min": int(m.min()),
             "matrix_max": int(m.max()),
             "zero_entries_percent": round(100.0 * float(np.count_nonzero(off == 0)) / max(off.size, 1), 1),
@@ -105,6 +190,13 @@ class LOP:
         }
 
 
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """``a`` as int32 when every entry fits, else int64."""
+    if a.size and max(int(a.max()), -int(a.min())) <= INT32_MAX:
+        return a.astype(np.int32)
+    return a
+
+
 def random_lop(n: int, seed: int = 1, *, agree: float = 0.8, name: str | None = None) -> LOP:
     """An xLOLIB-like random LOP (our own generator, after the input-output tables behind LOLIB:
     sparse, heavy-tailed entries). A hidden order is drawn; for every pair of items one entry is
@@ -112,8 +204,8 @@ def random_lop(n: int, seed: int = 1, *, agree: float = 0.8, name: str | None = 
     pair's two entries goes to the direction of the hidden order with probability ``agree``, the
     other way otherwise (noise). The diagonal is zero. Seeded: the same ``(n, seed)`` gives the
     same matrix."""
-    if n < 1:
-        raise MetaheurError(f"LOP size must be at least 1, got {n}")
+    if n < 2:
+        raise MetaheurError(f"LOP size must be at least 2, got {n}")
     if not 0.0 <= agree <= 1.0:
         raise MetaheurError(f"agree must be in [0, 1], got {agree}")
     rng = np.random.default_rng(seed)

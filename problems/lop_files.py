@@ -30,8 +30,8 @@ def read_lolib(path: str | os.PathLike, name: str | None = None) -> LOP:
     if values.size == 0:
         raise InputFormatError(path, "empty file; expected n followed by an n x n matrix")
     n = int(values[0])
-    if n < 1:
-        raise InputFormatError(path, f"n = {n}; the first number must be the size n >= 1", token_line(lines, 0))
+    if n < 2:
+        raise InputFormatError(path, f"n = {n}; the first number must be the size n >= 2", token_line(lines, 0))
     if n > MAX_N:
         raise InputFormatError(path, f"n = {n} is too large for a dense LOP matrix", token_line(lines, 0))
     need = 1 + n * n
@@ -60,7 +60,7 @@ def looks_like_lolib(path: str | os.PathLike) -> bool:
     if not tokens or not tokens[0].isdigit():
         return False
     n = int(tokens[0])
-    return n >= 1 and len(tokens) == 1 + n * n
+    return n >= 2 and len(tokens) == 1 + n * n
 
 
 def read_order(path: str | os.PathLike, lop: LOP | None = None) -> np.ndarray:

@@ -33,7 +33,7 @@ SOL_TEXT = " ".join(str(int(x) + 1) for x in ORDER) + "\n"
 
 def oracle_lolib(content: bytes) -> np.ndarray:
     values = oracle_ints(content)
-    if not values or not 1 <= values[0] <= 100_000:
+    if not values or not 2 <= values[0] <= 100_000:
         raise Invalid("n")
     n = values[0]
     if len(values) != 1 + n * n:
