@@ -88,11 +88,20 @@ __device__ void lop_block_exclusive_scan(ll *a, int m) {
   __syncthreads();
 }
 
-/* out[j] = insert_delta(i, j) for every j in O(n): with t_k = D[x][p_k] (t_i = 0) and E its
- * exclusive prefix sums, out[j] = E(i) - E(j) for j <= i and E(i) - E(j) - t_j for j > i. */
+/* out[j] = insert_delta(i, j) for every j in O(n): one thread keeps a running sum each way from i;
+ * a block of threads uses, with t_k = D[x][p_k] (t_i = 0) and E its exclusive prefix sums,
+ * out[j] = E(i) - E(j) for j <= i and E(i) - E(j) - t_j for j > i. */
 __device__ void insert_row(const Data &d, const int *perm, const ll *cache, int i, ll *out, ll *work) {
   const auto *rx = d.d + (ll)perm[i] * d.n;
   const int t = mh_tid(), nt = mh_nthreads();
+  if (nt == 1) { /* one thread (the CPU build): the two running sums, outwards from i */
+    ll v = 0;
+    out[i] = 0;
+    for (int k = i + 1; k < d.n; ++k) out[k] = v -= rx[perm[k]];
+    v = 0;
+    for (int k = i - 1; k >= 0; --k) out[k] = v += rx[perm[k]];
+    return;
+  }
   for (int k = t; k < d.n; k += nt) out[k] = k == i ? 0 : (ll)rx[perm[k]];
   __syncthreads();
   lop_block_exclusive_scan(out, d.n);
