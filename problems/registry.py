@@ -74,8 +74,8 @@ def problem_class(name_or_spec: str | type[Problem]) -> type[Problem]:
     classes = registered()
     if text.lower() in classes:
         return classes[text.lower()]
-    raise MetaheurError(f"unknown problem {text!r}: registered problems are {', '.join(classes)}"
-                        f"{did_you_mean(text, classes)} (or give module:Class)")
+    raise MetaheurError(f"unknown problem {text!r}{did_you_mean(text, classes)}: the registered problems are "
+                        f"{', '.join(classes)}, or give module:Class")
 
 
 def folders() -> list[str]:
