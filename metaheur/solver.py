@@ -35,6 +35,7 @@ from metaheur.problems.best_known import gap_percent
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
@@ -83,14 +84,14 @@ def _precompile(problem: Problem, devices: list[Device]) -> None:
 
 
 def _island_params(problem: Problem, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
-                   gpu_sized: bool) -> IslandParams:
+                   gpu_sized: bool, perm: PermSearchParams) -> IslandParams:
     """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
     generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
     sized from the time its first members took, which on a GPU is that of a whole batch)."""
     if dev.is_gpu and gpu_sized and island_class(problem, ga).sized_by_gpu_wave:
         size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
-    return IslandParams(ga=ga, tabu=tabu, ils=ils)
+    return IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
 
 
 def _with_tabu_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
@@ -239,7 +240,8 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ga = (params.ga or defaults.ga).check_for(problem)
     tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
     migration = params.migration or problem.default_migration()
-    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), defaults.perm)
+                     for d in island_devices]
     island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)
     settings = RunSettings(

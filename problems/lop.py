@@ -16,6 +16,9 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
+from metaheur.problems.best_known import BestKnown
+from metaheur.problems.interface import Problem
+from metaheur.problems.lop_best_known import lop_best_known
 from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.qap import INT32_MAX, check_permutation
 
@@ -134,7 +137,7 @@ __device__ void partial_insert_row(const Data &d, const int *seq, int len, int e
 """
 
 
-class LOP(PermutationProblem):
+class LOP(PermutationProblem, Problem):
     """A LOP instance: the n x n int64 matrix ``M``; ``evaluate`` scores orders exactly."""
 
     kind = "lop"
@@ -155,6 +158,18 @@ class LOP(PermutationProblem):
         m.setflags(write=False)
         self.matrix = m
         super().__init__(name=name, n=int(m.shape[0]), source=source)
+
+    def default_params(self):
+        """Memetic islands after Schiavinotto and Stuetzle (2004): the cycle crossover (CX keeps
+        each item at a parent's position), every child improved by an iterated local search over
+        insertions (first improvement, kicks of 3 random insertions); a small population (10,
+        5 children a generation) that restarts around its best after 30 generations without a new
+        best. Settings: docs/decisions/lop-method.md."""
+        from metaheur.islands.params import GAParams, IslandParams
+        from metaheur.search.perm_search import PermSearchParams
+
+        return IslandParams(ga=GAParams(population=10, offspring=5, crossover="cx", restart_after=30, ls_budget=20),
+                            perm=PermSearchParams(method="ils", move="insert", kick_moves=3))
 
     def data(self) -> dict:
         """``m`` = M and ``d`` = M - M^T (row-major; int32 when the entries fit)."""
@@ -189,7 +204,6 @@ class LOP(PermutationProblem):
         m = self.matrix
         off = m[~np.eye(self.n, dtype=bool)]
         return {
-            **super().properties(),
             "matrix_min": int(m.min()),
             "matrix_max": int(m.max()),
             "zero_entries_percent": round(100.0 * float(np.count_nonzero(off == 0)) / max(off.size, 1), 1),
@@ -197,6 +211,19 @@ class LOP(PermutationProblem):
             # an order collects one entry of each pair, at best the larger one
             "upper_bound": int(np.maximum(m, m.T)[np.triu_indices(self.n, 1)].sum()),
         }
+
+
+    @classmethod
+    def describe_lines(cls, props: dict) -> list[str]:
+        """``metaheur info``'s lines for :meth:`properties`."""
+        return [f"matrix      {'symmetric' if props['symmetric'] else 'asymmetric'}, entries "
+                f"{props['matrix_min']}..{props['matrix_max']}, {props['zero_entries_percent']} % zero off the "
+                "diagonal",
+                f"bound       {props['upper_bound']} (every pair's larger entry)"]
+
+    def best_known(self) -> BestKnown | None:
+        """The LOLIB table's entry (problems/lop_best_known.py) of this name and size, or None."""
+        return lop_best_known(self.name, self.n)
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -236,3 +263,7 @@ def random_lop(n: int, seed: int = 1, *, agree: float = 0.8, name: str | None = 
     matrix[first, second] = np.where(fwd, high[a, b], low[a, b])
     matrix[second, first] = np.where(fwd, low[a, b], high[a, b])
     return LOP(matrix, name or f"gen-lop-{n}-s{seed}", source=f"gen:lop:{n}:{seed}")
+
+
+# The file formats (problems/lop_files.py) build LOP objects, so they are attached after the class.
+from metaheur.problems import lop_files  # noqa: E402, F401  (sets LOP.formats)

@@ -11,7 +11,7 @@ and Lozano (EJOR 2015). ``optimal`` is set for the IO and SGB sets, whose optima
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import BestKnown
+from metaheur.problems.best_known import BestKnown, register_table
 
 LIBRARY = "LOLIB"
 
@@ -235,6 +235,7 @@ TABLE: tuple[tuple[str, str, int, int, bool], ...] = (
 )
 
 _BY_NAME = {row[0].lower(): row for row in TABLE}
+register_table("lop", (BestKnown(r[0], f"{LIBRARY}-{r[1]}", r[2], r[3], r[4]) for r in TABLE))
 
 
 def lop_best_known(name: str, n: int | None = None) -> BestKnown | None:

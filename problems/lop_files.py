@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError
-from metaheur.problems.lop import LOP, overflow_reason
+from metaheur.problems.generators import generated_size
+from metaheur.problems.interface import LoadedSolution, ProblemFormats
+from metaheur.problems.lop import LOP, overflow_reason, random_lop
 from metaheur.problems.qap import numbered_permutation
 from metaheur.problems.textio import parse_ints, read_text, token_line
 
@@ -81,3 +83,19 @@ def write_order(path: str | os.PathLike, lop: LOP, perm) -> int:
     p = lop.check_solution(perm)
     Path(path).write_text(" ".join(str(int(x) + 1) for x in p) + "\n")
     return lop.value(p)
+
+
+def read_solution(lop: LOP, path: str | os.PathLike) -> LoadedSolution:
+    """A LOP solution file (:func:`read_order`) as the interface's :class:`LoadedSolution`."""
+    return LoadedSolution(read_order(path, lop), None, None)
+
+
+def _generate(spec: str) -> LOP:
+    n, seed = generated_size(spec, max_n=20_000)
+    return random_lop(n, seed)
+
+
+LOP.formats = ProblemFormats(
+    extensions=(), folder="lop", read=read_lolib, sniff=looks_like_lolib, read_solution=read_solution,
+    write_solution=lambda lop, path, perm: write_order(path, lop, perm), solution_suffix=SOLUTION_SUFFIX,
+    generators={"lop": _generate})
