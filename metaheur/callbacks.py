@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 
 class Callbacks:
-    """Hooks a caller may override; every one is a no-op by default."""
+    """Hooks a caller may override; every one is a no-op by default. The costs they see are the
+    engine's (``model.problem.engine_sign * value``: the value itself for a minimisation, its
+    negation for a maximisation), as the islands keep them."""
 
     def on_start(self, model: IslandModel) -> None: ...
 
