@@ -19,6 +19,10 @@ next to the repository).
 
     python experiments/bench_lop.py [--quick] [--seeds 3] [--times 10 60] [--solved-seconds 5]
         [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--yardsticks DIR] [--out experiments/results]
+    python experiments/bench_lop.py --settings be75eec_250,t75d11xx_250 --times 10 --seeds 2
+
+``--settings NAMES`` writes ``bench_lop_settings`` instead: each GA setting of :data:`SETTINGS`
+changed alone from the defaults, mean and worst gap over the instances and seeds.
 
 The full tables take about 13 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
 at 10 s with one seed, and four IO/SGB instances.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import os
 import re
 import statistics
@@ -114,6 +119,34 @@ def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seed
     return summary, runs
 
 
+#: The GA settings compared by the ``settings`` table: changes to LOP.default_params().ga.
+SETTINGS = {
+    "default": {},
+    "population 20, 10 children": {"population": 20, "offspring": 10},
+    "40 kicks per child": {"ls_budget": 40},
+    "10 kicks per child": {"ls_budget": 10},
+    "order crossover (ox)": {"crossover": "ox"},
+    "ILS islands (no crossover)": {"crossover": "none", "population": 1, "offspring": 1, "restart_after": 0},
+}
+
+
+def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds: int) -> list[dict]:
+    """Each of SETTINGS on ``names`` (xLOLIB/xLOLIB2), ``seconds`` each, seeds 0.."""
+    rows = []
+    for label, change in SETTINGS.items():
+        gaps = []
+        for name in names:
+            lop = read_lolib(root / bks[name]["set"] / name)
+            ga = dataclasses.replace(lop.default_params().ga, **change)
+            for seed in range(seeds):
+                r = metaheur.solve(lop, time_limit=seconds, seed=seed, params=metaheur.SolveParams(ga=ga))
+                gaps.append(gap(r.value, bks[name]["value"]))
+                print(f"  {label} {name} seed {seed}: {gaps[-1]:.4f} %", flush=True)
+        rows.append({"instance": ", ".join(names), "config": label, "seconds": seconds, "runs": len(gaps),
+                     "mean_gap_%": round(statistics.mean(gaps), 4), "max_gap_%": round(max(gaps), 4)})
+    return rows
+
+
 def solved_rows(root: Path, bks: dict, seconds: float, quick: bool) -> list[dict]:
     names = QUICK["solved"] if quick else sorted(k for k, r in bks.items() if r["set"] in ("IO", "SGB"))
     rows = []
@@ -135,6 +168,8 @@ def main() -> None:
     ap.add_argument("--times", type=float, nargs="*", default=None, help="seconds per run (default 10 60; quick 10)")
     ap.add_argument("--solved-seconds", type=float, default=5.0)
     ap.add_argument("--sets", default="xLOLIB150,xLOLIB250,xLOLIB2,solved")
+    ap.add_argument("--settings", default=None, help="instead: the GA settings table on these comma-separated "
+                    "xLOLIB/xLOLIB2 instances (at the first of --times, --seeds seeds)")
     ap.add_argument("--yardsticks", default=None, help="folder with lop_ils.c (default $METAHEUR_YARDSTICKS)")
     ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
                     "folder)")
@@ -155,6 +190,14 @@ def main() -> None:
                   f"; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     out = out_folder(args.out, args.quick)
     metaheur.solve(read_lolib(root / "IO" / "be75eec"), time_limit=1.0, seed=0)  # kernels built before timing
+    if args.settings:
+        names = [s for s in args.settings.split(",") if s]
+        write_table(settings_rows(root, bks, names, times[0], seeds), ["instance", "config", "seconds", "runs",
+                                                                      "mean_gap_%", "max_gap_%"],
+                    f"bench_lop_settings{suffix}", [*head, "metaheur.solve, default strategy, one setting of "
+                                                           "LOP.default_params().ga changed at a time"],
+                    out, "LOP: GA settings")
+        return
     versus = [s for s in wanted if s in SETS]
     if versus:
         with tempfile.TemporaryDirectory() as tmp:

@@ -22,3 +22,16 @@ def test_lop_device_code_on_simulated_gpus(simulated, monkeypatch, n, order):
     report = check_problem(lop, devices=["cuda:0"], trials=3, seed=n)
     assert any(line.startswith("cuda:0: insert_row") for line in report.checks)
     assert any(line.startswith("cuda:0: partial_insert_row") for line in report.checks)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [2, 33, 300])
+def test_lop_device_code_on_a_real_gpu(n):
+    """The NVRTC build of the LOP's device code (blocks of 64 threads) against numpy."""
+    from metaheur.devices import gpu_devices
+
+    gpus = [g for g in gpu_devices() if not g.simulated]
+    if not gpus:
+        pytest.skip("no CUDA device visible to CuPy (metaheur.devices.gpu_devices() is empty)")
+    report = check_problem(random_lop(n, n), devices=[gpus[0].name], trials=6, seed=n)
+    assert any(": insert_row" in line for line in report.checks)
