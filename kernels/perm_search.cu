@@ -137,7 +137,7 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
                                      int n, int type, int iters, double tenure_scale, int init, long long target,
                                      long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
                                      int *scratch, int *tabu /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s >= k) return;
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys);
@@ -186,7 +186,7 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
                                     int n, int type, int first, int kick_move, int kick_moves, int iters, int init,
                                     long long target, long long *caches, int cs, long long *work, int ws,
                                     long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s >= k) return;
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
@@ -228,7 +228,7 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
                                    int n, int first, int destruct, double temperature, int iters, int init,
                                    long long target, long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
   const ll s = mh_block();
   if (s >= k) return;
@@ -292,7 +292,7 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
 
 /* values[s] = MH_SENSE * cost(best[s]), recomputed from scratch (the exact result of a search). */
 extern "C" __global__ void perm_best_values(const int *best, int k, int n, long long *values /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s < k && mh_tid() == 0) values[s] = MH_SENSE * user::cost(D, best + s * n);
 }

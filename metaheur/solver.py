@@ -244,7 +244,8 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ga = (params.ga or defaults.ga).check_for(problem)
     tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
     migration = params.migration or problem.default_migration()
-    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), defaults.perm)
+    perm = params.perm or defaults.perm
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm)
                      for d in island_devices]
     island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)

@@ -80,11 +80,11 @@ class LoadBalancer:
 
     def rebalance(self, specs: list[IslandSpec], stats: list[EpochStats]) -> list[IslandSpec]:
         """New specs with the main islands' generation size scaled so that their seconds per
-        generation match the worker islands' mean (unchanged when within tolerance); a GPU
-        island's in whole waves of its device, at least one."""
+        generation (building members not counted) match the worker islands' mean (unchanged when
+        within tolerance); a GPU island's in whole waves of its device, at least one."""
         if not self.main or len(self.main) == len(specs):
             return specs
-        per_gen = {s.index: s.seconds / s.generations for s in stats if s.generations > 0}
+        per_gen = {s.index: (s.seconds - s.build_seconds) / s.generations for s in stats if s.generations > 0}
         workers = [per_gen[i] for i in per_gen if i not in self.main]
         if not workers:
             return specs

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.ga.qap_ga import QAPCrossover
@@ -215,8 +216,9 @@ class TSPOperators(_Operators):
         kicks = result.iterations.astype(np.int64)  # the moves of the first descent, then one per kick
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
         for _ in range(self.ls_budget):
-            if time_limit is not None and left() <= 0:
+            if (time_limit is not None and left() <= 0) or live.stop_requested():
                 break
+            live.beat()
             kicked = dev.asarray(best, np.int32)
             self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
             result = self._descent.run(to_host(kicked), time_limit=left())

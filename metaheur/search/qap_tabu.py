@@ -197,7 +197,8 @@ class QAPTabuBatch:
         first = max(1, min(first, 2_000_000 // (self.count * self.qap.n * self.qap.n)))
         pacer = LaunchPacer(iterations, time_limit, first)
         reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize,
-                            lambda: target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any()))
+                            lambda: target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any()),
+                            progress=lambda: (int(to_host(self.stats)[:, BEST].min()), pacer.done * self.count))
         stats = to_host(self.stats)
         return BatchResult(
             best=to_host(self.best_perm).astype(np.int64), best_costs=stats[:, BEST].copy(),

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
@@ -91,6 +92,9 @@ class TSPDescentBatch:
             launches += 3 * step
             if min(to_host(delta2).min(), to_host(deltao).min()) >= 0:
                 break  # the last pass found no improving move: every tour is a local optimum
+            if live.stop_requested():
+                reason = "stopped"
+                break
             if time_limit is not None:
                 spent = time.perf_counter() - t0
                 if spent >= time_limit:

@@ -163,6 +163,12 @@ class Tardiness(PermutationProblem):
         done = np.cumsum(self.p[perms], axis=1)
         return (self.w[perms] * np.maximum(0, done - self.due[perms])).sum(axis=1).astype(np.int64)
 
+    def partial_value(self, seq) -> int:
+        """The tardiness of a partial sequence (the reference of partial_insert_row)."""
+        seq = np.asarray(seq)
+        done = np.cumsum(self.p[seq])
+        return int((self.w[seq] * np.maximum(0, done - self.due[seq])).sum())
+
     def construction_key(self):
         return self.w / self.p
 
