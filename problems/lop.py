@@ -17,7 +17,6 @@ import numpy as np
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
 from metaheur.problems.best_known import BestKnown
-from metaheur.problems.interface import Problem
 from metaheur.problems.lop_best_known import lop_best_known
 from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.qap import INT32_MAX, check_permutation
@@ -137,7 +136,7 @@ __device__ void partial_insert_row(const Data &d, const int *seq, int len, int e
 """
 
 
-class LOP(PermutationProblem, Problem):
+class LOP(PermutationProblem):
     """A LOP instance: the n x n int64 matrix ``M``; ``evaluate`` scores orders exactly."""
 
     kind = "lop"
