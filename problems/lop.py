@@ -220,6 +220,19 @@ class LOP(PermutationProblem):
                 "diagonal",
                 f"bound       {props['upper_bound']} (every pair's larger entry)"]
 
+    picture = "ordered matrix"
+
+    def draw(self, ax, perm) -> None:
+        """The matrix with rows and columns in the order ``perm`` (log scale): the value is the
+        sum of the entries above the diagonal."""
+        p = self.check_solution(perm)
+        shown = np.log1p(np.maximum(self.matrix[np.ix_(p, p)], 0).astype(np.float64))
+        np.fill_diagonal(shown, 0.0)
+        ax.imshow(shown, cmap="viridis", interpolation="nearest")
+        ax.set_title("the matrix in this order (log scale)")
+        ax.set_xticks([])
+        ax.set_yticks([])
+
     def best_known(self) -> BestKnown | None:
         """The LOLIB table's entry (problems/lop_best_known.py) of this name and size, or None."""
         return lop_best_known(self.name, self.n)

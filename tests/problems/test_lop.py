@@ -204,3 +204,19 @@ def test_data_is_the_matrix_and_its_antisymmetric_part():
     data = lop.data()
     assert np.array_equal(data["m"], lop.matrix) and np.array_equal(data["d"], lop.matrix - lop.matrix.T)
     assert lop.value_bound() == int(np.abs(lop.matrix).sum())
+
+
+def test_draw_shows_the_matrix_in_the_order():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lop = random_lop(12, 5)
+    order = np.random.default_rng(3).permutation(12)
+    fig, ax = plt.subplots()
+    lop.draw(ax, order)
+    shown = ax.get_images()[0].get_array()
+    plt.close(fig)
+    assert shown.shape == (12, 12)
+    assert np.allclose(shown, np.log1p(lop.matrix[np.ix_(order, order)]) * (1 - np.eye(12)))
