@@ -135,16 +135,17 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
     if generated_instance is not None:
         return generated_instance
     path = resolve_instance(spec, cls)
-    cls = cls or _library_class(path) or class_for_file(path)
+    cls = cls or _library_class(path) or class_for_file(path)  # a registered extension still decides first
     if cls.formats is None or cls.formats.read is None:
         raise MetaheurError(f"{path}: the {cls.kind or cls.__name__} problem reads no files")
     return cls.formats.read(path)
 
 
 def _library_class(path: Path) -> type[Problem] | None:
-    """The registered problem whose library folder under ``METAHEUR_INSTANCES`` holds ``path``."""
+    """The registered problem whose library folder under ``METAHEUR_INSTANCES`` holds ``path``
+    (None for a file with a registered extension: that decides)."""
     root = instances_dir()
-    if root is None:
+    if root is None or path.suffix.lower() in extensions():
         return None
     for cls in registered().values():
         folder = cls.formats.folder if cls.formats else None

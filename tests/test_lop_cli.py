@@ -95,3 +95,17 @@ def test_evaluate_rescores_every_shared_solution(monkeypatch, tmp_path, instance
         ev = json.loads(ok(runner.invoke(cli, ["evaluate", row["name"], str(sol), "--json"])))
         assert (ev["problem"], ev["cost"], ev["best_known"]) == ("LOP", int(row["best_known"]), int(row["best_known"]))
         assert ev["gap_percent"] == 0 and ev["best_known_optimal"] == (row["set"] in ("IO", "SGB"))
+
+
+def test_library_lookup_by_name_in_sets_and_folder(monkeypatch, tmp_path):
+    """A name is found without extension in lop/'s set folders (case aside); a file there is read as
+    a LOP even when its content would not say so (the LOP's own error, not the QAP's)."""
+    library = tmp_path / "lib"
+    (library / "lop" / "SETA").mkdir(parents=True)
+    write_lolib(library / "lop" / "SETA" / "Mine.01", random_lop(8, 2))
+    (library / "lop" / "SETA" / "broken").write_text("3\n1 2 3\n")
+    monkeypatch.setenv("METAHEUR_INSTANCES", str(library))
+    runner = cpu_runner(monkeypatch, tmp_path)
+    data = json.loads(ok(runner.invoke(cli, ["solve", "mine.01", *QUICK, "--json", "-"])))
+    assert (data["problem"], data["instance"], data["n"]) == ("LOP", "Mine.01", 8)
+    user_error(runner.invoke(cli, ["info", "broken"]), "truncated: n = 3 needs 9 matrix entries")
