@@ -66,6 +66,17 @@ __device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm
   __syncthreads();
 }
 
+/* Whether the problem has a row function for `type` (else the searches take pair deltas one by one). */
+__device__ __forceinline__ int mh_perm_has_row(int type) {
+#ifdef MH_USER_HAS_SWAP_ROW
+  if (type == MH_SWAP) return 1;
+#endif
+#ifdef MH_USER_HAS_INSERT_ROW
+  if (type == MH_INSERT) return 1;
+#endif
+  return 0;
+}
+
 /* Whether the problem keeps its cache up to date after a `type` move by itself. */
 __device__ __forceinline__ int mh_perm_has_update(int type) {
 #ifdef MH_USER_HAS_UPDATE_SWAP

@@ -102,23 +102,32 @@ __device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int i) {
   mh_perm_row(S->D, S->p, S->cache, type, i, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
 }
 
-/* Whether (i, j) is a move of the neighbourhood's scan (a swap or reversal once, as i < j). */
-__device__ __forceinline__ int mh_ps_valid(int type, int i, int j) { return type == MH_INSERT ? i != j : i < j; }
+/* The first j of row i in a scan (a swap or reversal is scanned once, as i < j). */
+__device__ __forceinline__ int mh_ps_first(int type, int i) { return type == MH_INSERT ? 0 : i + 1; }
+
+/* Engine delta of move (type, i, j) of the row being scanned: read from S->rows where a row
+ * function filled it (`rowfn`), else the pair delta (or cost after the move) of this thread. */
+__device__ __forceinline__ ll mh_ps_delta(mh_ps_t *S, int rowfn, int type, int i, int j) {
+  return MH_SENSE * (rowfn ? S->rows[j]
+                           : mh_perm_delta(S->D, S->p, S->cache, type, i, j, MH_SENSE * S->st[MH_PS_COST],
+                                           S->scr + (ll)S->tid * S->n));
+}
 
 /* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
  * neighbourhood) or first-improvement (the best move of the first row with an improving one,
  * rows scanned cyclically from where the last improvement was found). Stops at `target`. */
 __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
   const int n = S->n;
+  const int rowfn = mh_perm_has_row(type);
   int i0 = 0, since = 0;
   while (S->st[MH_PS_BEST] > target) {
     ll key = MH_LL_MAX, idx = MH_LL_MAX;
     const int rows = first ? 1 : n;
     for (int r = 0; r < rows; ++r) {
       const int i = first ? i0 : r;
-      mh_ps_row(S, type, i);
-      for (int j = S->tid; j < n; j += S->nt)
-        if (mh_ps_valid(type, i, j)) mh_argmin_step(&key, &idx, MH_SENSE * S->rows[j], (ll)i * n + j);
+      if (rowfn) mh_ps_row(S, type, i);
+      for (int j = mh_ps_first(type, i) + S->tid; j < n; j += S->nt)
+        if (j != i) mh_argmin_step(&key, &idx, mh_ps_delta(S, rowfn, type, i, j), (ll)i * n + j);
     }
     mh_block_argmin(&key, &idx);
     if (key < 0) {
@@ -141,6 +150,7 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
   const ll s = mh_block();
   if (s >= k) return;
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys);
+  const int rowfn = mh_perm_has_row(type);
   if (init) {
     for (ll e = S.tid; e < (ll)n * n; e += S.nt) S.tb[e] = 0;
     mh_ps_start(&S);
@@ -150,11 +160,11 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
     const ll cur = S.st[MH_PS_COST], bestc = S.st[MH_PS_BEST];
     ll cls = MH_PS_CLASSES, key = MH_LL_MAX, idx = MH_LL_MAX;
     for (int i = 0; i < n; ++i) {
-      mh_ps_row(&S, type, i);
+      if (rowfn) mh_ps_row(&S, type, i);
       const int a = S.p[i];
-      for (int j = S.tid; j < n; j += S.nt) {
-        if (!mh_ps_valid(type, i, j)) continue;
-        const ll d = MH_SENSE * S.rows[j];
+      for (int j = mh_ps_first(type, i) + S.tid; j < n; j += S.nt) {
+        if (j == i) continue;
+        const ll d = mh_ps_delta(&S, rowfn, type, i, j);
         const int b = S.p[j];
         const int tabu_move = type == MH_INSERT ? S.tb[(ll)a * n + j] >= now
                                                 : S.tb[(ll)a * n + j] >= now && S.tb[(ll)b * n + i] >= now;

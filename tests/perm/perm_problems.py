@@ -38,24 +38,24 @@ __device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, in
 QAP_CACHED = QAP_COST + r"""
 __device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
 __device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
-  const int n = d.n;
-  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
-    const int i = k / n, j = k % n;
-    if (i < j) cache[k] = qap_pair(d, p, i, j);
-  }
+  for (int i = 0; i < d.n; ++i)
+    for (int j = i + 1 + mh_tid(); j < d.n; j += mh_nthreads()) cache[i * d.n + j] = qap_pair(d, p, i, j);
 }
 __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
   const int n = d.n; const int *a = d.a, *b = d.b;
   const int pr = p[r], ps = p[s];
-  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
-    const int i = k / n, j = k % n;
-    if (i >= j) continue;
-    if (i == r || i == s || j == r || j == s) { cache[k] = qap_pair(d, p, i, j); continue; }
-    const int pi = p[i], pj = p[j];
-    cache[k] += (ll)(a[r * n + i] - a[r * n + j] + a[s * n + j] - a[s * n + i]) *
-                    (b[ps * n + pi] - b[ps * n + pj] + b[pr * n + pj] - b[pr * n + pi]) +
-                (ll)(a[i * n + r] - a[j * n + r] + a[j * n + s] - a[i * n + s]) *
-                    (b[pi * n + ps] - b[pj * n + ps] + b[pj * n + pr] - b[pi * n + pr]);
+  for (int i = 0; i < n; ++i) {
+    const int pi = p[i];
+    const int ari = a[r * n + i], asi = a[s * n + i], air = a[i * n + r], ais = a[i * n + s];
+    const int bsi = b[ps * n + pi], bri = b[pr * n + pi], bis = b[pi * n + ps], bir = b[pi * n + pr];
+    for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) {
+      if (i == r || i == s || j == r || j == s) { cache[i * n + j] = qap_pair(d, p, i, j); continue; }
+      const int pj = p[j];
+      cache[i * n + j] += (ll)(ari - a[r * n + j] + a[s * n + j] - asi) *
+                              (bsi - b[ps * n + pj] + b[pr * n + pj] - bri) +
+                          (ll)(air - a[j * n + r] + a[j * n + s] - ais) *
+                              (bis - b[pj * n + ps] + b[pj * n + pr] - bir);
+    }
   }
 }
 """

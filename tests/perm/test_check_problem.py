@@ -47,7 +47,7 @@ class WrongUpdate(CachedQAP):
     """A planted mistake: the cache update skips the pairs that touch the moved units."""
 
     kind = "wrongupdate"
-    device_code = QAP_CACHED.replace("{ cache[k] = qap_pair(d, p, i, j); continue; }", "continue;")
+    device_code = QAP_CACHED.replace("{ cache[i * n + j] = qap_pair(d, p, i, j); continue; }", "continue;")
 
 
 class WrongRow(type(random_tardiness(3, 0))):

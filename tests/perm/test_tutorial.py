@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from joblib.externals.loky import get_reusable_executor
 
 from metaheur.cli import cli
 from metaheur.devices import gpu_devices
@@ -29,6 +30,8 @@ def tutorial(tmp_path, monkeypatch):
     (tmp_path / "small.wt").write_text(_blocks("text")[0])
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    # worker processes started by earlier tests have the old sys.path, without the module: new ones
+    get_reusable_executor().shutdown(wait=True)
     yield tmp_path
     sys.modules.pop("wt_tutorial", None)
 
