@@ -8,6 +8,7 @@ No timing or quality is asserted: those are what the scripts measure."""
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -159,7 +160,10 @@ def test_peers_quick(tmp_path, instances_dir):
 
 def test_bench_lop_quick(tmp_path, instances_dir):
     """The --quick subset with 1 s runs: the per-set table, every run, the solved sets."""
-    run("bench_lop.py", tmp_path, "--times", "1", "--solved-seconds", "1")
+    yardsticks = Path(os.environ.get("METAHEUR_YARDSTICKS") or EXPERIMENTS.parents[1] / "shared" / "yardsticks")
+    if not (yardsticks / "lop_ils.c").is_file():
+        pytest.skip(f"no lop_ils.c in {yardsticks} (set METAHEUR_YARDSTICKS)")
+    run("bench_lop.py", tmp_path, "--times", "1", "--solved-seconds", "1", "--yardsticks", str(yardsticks))
     rows = table(tmp_path, "bench_lop_quick", {"instance", "n", "seconds", "metaheur_mean_gap_%",
                                                "lop_ils_mean_gap_%", "ratio"})
     assert [r["instance"] for r in rows] == ["xLOLIB150", "xLOLIB250", "xLOLIB2"]
