@@ -357,7 +357,8 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
     ga = params[0].ga
     return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
                        "ga": dataclasses.asdict(ga), "tabu": dataclasses.asdict(params[0].tabu),
-                       "ils": dataclasses.asdict(params[0].ils), "migration": dataclasses.asdict(settings.migration),
+                       "ils": dataclasses.asdict(params[0].ils), "perm": dataclasses.asdict(params[0].perm),
+                       "migration": dataclasses.asdict(settings.migration),
                        "sync": settings.sync, "epoch_seconds": settings.epoch_seconds,
                        "epoch_generations": settings.epoch_generations, "islands": len(island_devices),
                        "stop": stop.built_in(), "stop_at_optimum": settings.stop_at_optimum,

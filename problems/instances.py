@@ -16,7 +16,7 @@ from pathlib import Path
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.interface import LoadedSolution, Problem
-from metaheur.problems.registry import class_for_file, extensions, folders, generated, problem_class
+from metaheur.problems.registry import class_for_file, extensions, folders, generated, problem_class, registered
 from metaheur.problems.textio import read_text
 from metaheur.suggest import did_you_mean
 
@@ -44,6 +44,12 @@ def _candidates(root: Path, name: str, cls: type[Problem] | None = None):
     for folder in _folders(root, cls):
         for suffix in suffixes:
             yield folder / f"{stem}{suffix}"
+    # then the name as it is (LOLIB's files have no extension), also in a library folder's sets
+    # (lop/xLOLIB/be75eec_250)
+    for folder in _folders(root, cls):
+        yield folder / name
+        if folder != root and folder.is_dir():
+            yield from (sub / name for sub in sorted(folder.iterdir()) if sub.is_dir())
 
 
 def _folders(root: Path, cls: type[Problem] | None = None) -> list[Path]:
@@ -100,8 +106,9 @@ def resolve_instance(name_or_path: str | os.PathLike, cls: type[Problem] | None 
         for candidate in _candidates(root, text, cls):
             if candidate.is_file():
                 return candidate
-        lowered = {c.name.lower(): c for c in _candidates(root, text, cls)}
-        for folder in _folders(root, cls):
+        candidates = list(_candidates(root, text, cls))
+        lowered = {c.name.lower() for c in candidates}
+        for folder in dict.fromkeys(c.parent for c in candidates):
             if folder.is_dir():
                 for entry in folder.iterdir():
                     if entry.name.lower() in lowered and entry.is_file():
@@ -128,10 +135,23 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
     if generated_instance is not None:
         return generated_instance
     path = resolve_instance(spec, cls)
-    cls = cls or class_for_file(path)
+    cls = cls or _library_class(path) or class_for_file(path)  # a registered extension still decides first
     if cls.formats is None or cls.formats.read is None:
         raise MetaheurError(f"{path}: the {cls.kind or cls.__name__} problem reads no files")
     return cls.formats.read(path)
+
+
+def _library_class(path: Path) -> type[Problem] | None:
+    """The registered problem whose library folder under ``METAHEUR_INSTANCES`` holds ``path``
+    (None for a file with a registered extension: that decides)."""
+    root = instances_dir()
+    if root is None or path.suffix.lower() in extensions():
+        return None
+    for cls in registered().values():
+        folder = cls.formats.folder if cls.formats else None
+        if folder and cls.formats.read and path.absolute().is_relative_to(root / folder):
+            return cls
+    return None
 
 
 def load_solution(instance: Problem, path: str | os.PathLike) -> LoadedSolution:
