@@ -11,6 +11,7 @@ alone would pass a Python ``float`` as ``double`` and an ``int`` as ``long long`
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ import numpy as np
 
 from metaheur.devices import Device, cpu_count, parse_device
 from metaheur.engine import cpu_build, gpu_build
-from metaheur.engine.source import Param, load_source
+from metaheur.engine.source import KernelSource, Param, load_source
 from metaheur.errors import MetaheurError
 
 _INT_RANGES = {name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
@@ -213,8 +214,11 @@ def _normalise_defines(defines) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def load_module(source_name: str, device: str | Device = "cpu", defines=None, *, sim: bool = False) -> KernelModule:
-    """The kernel file ``kernels/<source_name>`` compiled for ``device`` (cached per process).
+def load_module(source_name: str | KernelSource, device: str | Device = "cpu", defines=None, *,
+                sim: bool = False) -> KernelModule:
+    """The kernel file ``kernels/<source_name>`` compiled for ``device`` (cached per process), or a
+    generated :class:`KernelSource` (a user problem's kernels, metaheur/engine/user_source.py:
+    cached by the SHA-256 of its text).
 
     ``defines`` (dict or list of ``NAME``/``NAME=VALUE``) become ``-D`` options: instance-specific
     constants. ``sim=True`` (CPU or simulated GPU) builds the fiber simulation that honours
@@ -228,11 +232,13 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
         from metaheur.engine import simcuda
 
         sim = sim or simcuda.threads_simulated()
-    key = (source_name, dev.name, dev.simulated, defs, sim)
+    generated = isinstance(source_name, KernelSource)
+    name = hashlib.sha256(source_name.text.encode()).hexdigest() if generated else source_name
+    key = (name, dev.name, dev.simulated, defs, sim)
     with _LOCK:
         module = _MODULES.get(key)
         if module is None:
-            source = load_source(source_name)
+            source = source_name if generated else load_source(source_name)
             if dev.is_gpu:
                 built = gpu_build.build(source, defs, dev, sim)
                 handle, seconds = built.module, built.compile_seconds
@@ -240,6 +246,6 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
                 built = cpu_build.build(source, defs, sim)
                 handle, seconds = built.library, built.compile_seconds
             _COMPILE["seconds"] += seconds
-            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim, source.max_threads)
+            module = KernelModule(source.name, dev, defs, seconds, handle, source.signatures, sim, source.max_threads)
             _MODULES[key] = module
     return module
