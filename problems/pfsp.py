@@ -14,11 +14,11 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
-from metaheur.problems.fingerprint import fingerprint
+from metaheur.problems.permutation import PermutationProblem
+from metaheur.problems.pfsp_device import DEVICE_CODE, MAX_MACHINES
 from metaheur.problems.pfsp_generator import MODULUS, TAILLARD_SEEDS, taillard_instance_times, taillard_times
 from metaheur.problems.pfsp_io import read_flow_shop
 from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
-from metaheur.problems.qap import check_permutation
 
 # name -> (n, m, upper bound, lower bound, proven optimal)
 BOUNDS = {row[0].lower(): (row[1], row[2], *row[4:]) for row in TAILLARD}
@@ -60,29 +60,27 @@ def machine_lower_bound(times: np.ndarray) -> int:
     return int(max(loads.max(), times.sum(axis=0).max()))
 
 
-class PFSP:
+class PFSP(PermutationProblem):
     """A permutation flow shop instance: ``times`` is m x n (machine i, job j), non-negative integers."""
 
     kind = "pfsp"
     title = "permutation flow shop (makespan)"
     sense = "min"
+    moves = ("insert", "swap")
+    device_code = DEVICE_CODE
 
     def __init__(self, times, name: str = "pfsp", source: str | None = None):
         t = exact_integers(times, f"{name}: processing times")
-        if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
-            raise MetaheurError(f"{name}: processing times must be an m x n array with m, n >= 1")
+        if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2:
+            raise MetaheurError(f"{name}: processing times must be an m x n array with m >= 1 machines and "
+                                "n >= 2 jobs")
         if t.min() < 0:
             raise MetaheurError(f"{name}: processing times must be non-negative")
         if t.max() > MODULUS:
             raise MetaheurError(f"{name}: processing times must fit 32 bits (at most {MODULUS})")
         t.setflags(write=False)
         self.times = t
-        self.name = name
-        self.source = source
-
-    @property
-    def n(self) -> int:
-        return int(self.times.shape[1])
+        super().__init__(name=name, n=t.shape[1], source=source)
 
     @property
     def m(self) -> int:
@@ -91,24 +89,37 @@ class PFSP:
     def __repr__(self) -> str:
         return f"PFSP({self.name!r}, n={self.n}, m={self.m})"
 
-    def fingerprint(self) -> str:
-        """A fingerprint of the instance's data (name, size and times)."""
-        return fingerprint(f"{self.kind}:{self.name}:{self.n}x{self.m}", (self.times,))
+    def data(self) -> dict:
+        """The device data: ``m`` and the job-major times ``p[j * m + h]``."""
+        if self.m > MAX_MACHINES:
+            raise MetaheurError(f"{self.name}: the flow shop's device code takes at most {MAX_MACHINES} machines, "
+                                f"the instance has {self.m}")
+        return {"m": self.m, "p": np.ascontiguousarray(self.times.T, dtype=np.int32)}
 
-    def check_solution(self, perm, where: str | None = None) -> np.ndarray:
-        """``perm`` as a validated 0-based job order."""
-        return check_permutation(perm, self.n, where)
+    def work_size(self) -> int:
+        """Heads and tails of Taillard's acceleration: 2 n m int64 per search."""
+        return 2 * self.n * self.m
+
+    def value_bound(self) -> int:
+        """No makespan exceeds the total work."""
+        return int(self.times.sum())
+
+    def temperature_scale(self) -> float:
+        """Ruiz and Stuetzle (2007): the temperature is T times the mean processing time over 10."""
+        return float(self.times.sum()) / (10.0 * self.n * self.m)
+
+    def construction_key(self) -> np.ndarray:
+        """NEH (Nawaz, Enscore and Ham 1983): jobs inserted by decreasing total processing time."""
+        return self.times.sum(axis=0)
 
     def evaluate(self, perms) -> np.ndarray:
         """Exact makespans of a k x n batch of job orders (or one order, as a batch of one)."""
         p = np.asarray(perms, dtype=np.int64)
         return makespans(self.times, p.reshape(-1, self.n) if p.ndim == 1 else p)
 
-    def value(self, perm) -> int:
-        """The makespan of one job order."""
-        return int(self.evaluate(self.check_solution(perm)[None, :])[0])
-
-    makespan = value
+    def makespan(self, perm) -> int:
+        """The makespan of one job order (:meth:`value`)."""
+        return self.value(perm)
 
     def completion_times(self, perm) -> np.ndarray:
         """When each position's job leaves each machine (m x n)."""

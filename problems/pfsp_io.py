@@ -118,8 +118,8 @@ def _header(path: Path, lines: list[str], k: int, expected: str, longer: bool = 
         raise InputFormatError(path, f"expected {expected}", k + 1)
     values = parse_ints(path, [" ".join(tokens)], k + 1)
     n, m = int(values[0]), int(values[1])
-    if n < 1 or m < 1:
-        raise InputFormatError(path, f"n = {n} jobs, m = {m} machines; both must be at least 1", k + 1)
+    if n < 2 or m < 1:
+        raise InputFormatError(path, f"n = {n} jobs, m = {m} machines; a flow shop needs n >= 2 and m >= 1", k + 1)
     if n * m > 50_000_000:
         raise InputFormatError(path, f"n x m = {n} x {m} is too large", k + 1)
     return n, m

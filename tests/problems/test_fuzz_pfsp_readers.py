@@ -22,7 +22,7 @@ TAILLARD_TEXT = ("number of jobs, number of machines, initial seed, upper bound 
                  + "\n".join(" ".join(str(int(v)) for v in row) for row in TIMES) + "\n")
 VRF_TEXT = f"{N} {M}\n" + "\n".join(" ".join(f"{i} {int(TIMES[i, j])}" for i in range(M)) for j in range(N)) + "\n"
 ORLIB_TEXT = (" +++++\n instance one\n +++++\n first (2 x 3)\n" + VRF_TEXT
-              + " +++++\n instance two\n +++++\n second\n 1 1\n 0 9\n +++++\n")
+              + " +++++\n instance two\n +++++\n second\n 2 1\n 0 9\n 0 8\n +++++\n")
 ORDER = [3, 1, 4, 2]
 ORDER_TEXT = "# b: makespan 321\n" + " ".join(map(str, ORDER)) + "\n"
 
@@ -66,7 +66,7 @@ def oracle_vrf(content: bytes) -> np.ndarray:
     if not filled or len(lines[filled[0]].split()) != 2:
         raise Invalid("header")
     n, m = _ints([lines[filled[0]]])
-    if n < 1 or m < 1 or n * m > 50_000_000:
+    if n < 2 or m < 1 or n * m > 50_000_000:
         raise Invalid("size")
     values = _ints(lines[filled[0] + 1:])
     if len(values) != 2 * n * m:
@@ -98,7 +98,7 @@ def oracle_taillard(content: bytes) -> np.ndarray:
     if not filled or len(lines[filled[0]].split()) < 2:
         raise Invalid("header")
     n, m = _ints([lines[filled[0]]])[:2]
-    if n < 1 or m < 1 or n * m > 50_000_000:
+    if n < 2 or m < 1 or n * m > 50_000_000:
         raise Invalid("size")
     body = filled[0] + 1
     if len(filled) > 1 and "processing times" in lines[filled[1]].lower():

@@ -1,0 +1,68 @@
+"""The flow shop's device code against the numpy makespan: check_problem on random instances and
+shapes (CPU build and the simulated GPUs' block of threads), and NEH's partial insertions at every
+partial length."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metaheur.devices import to_host
+from metaheur.engine.user_source import upload
+from metaheur.errors import MetaheurError
+from metaheur.problems.permutation_check import check_problem
+from metaheur.problems.pfsp import PFSP, makespans, taillard
+
+
+@pytest.mark.parametrize("n, m, high", [(2, 1, 9), (5, 2, 99), (9, 7, 99), (23, 20, 99), (40, 3, 5),
+                                        (17, 60, 1000)])
+def test_check_problem_on_random_shapes(n, m, high):
+    times = np.random.default_rng(n * 1000 + m).integers(0, high, size=(m, n))
+    report = check_problem(PFSP(times, name=f"r{n}x{m}"), trials=6, seed=n)
+    for function in ("cost", "swap_delta", "insert_delta", "insert_row", "partial_insert_row"):
+        assert any(f": {function} (" in line for line in report.checks), function
+
+
+def test_check_problem_on_a_taillard_instance():
+    check_problem(taillard("ta011"), devices=["cpu"], trials=4)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda:0"])
+def test_partial_insertions_at_every_length(device, monkeypatch):
+    """out[k] = makespan of seq[0..len) with elem inserted at k, for len = 0..n-1 (NEH's steps)."""
+    if device != "cpu":
+        monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
+    from metaheur.devices import parse_device
+
+    dev = parse_device(device)
+    rng = np.random.default_rng(7)
+    problem = PFSP(rng.integers(1, 99, size=(6, 11)))
+    n = problem.n
+    mod = problem.user_code().module("perm_eval.cu", dev)
+    fields, arrays = problem.device_data()
+    data = upload(fields, arrays, dev)
+    k = n
+    seqs = np.array([np.append(rng.permutation(n)[: n - 1], 0) for _ in range(k)], dtype=np.int32)
+    lens = np.arange(k, dtype=np.int32) % n
+    elems = np.array([np.setdiff1d(np.arange(n), s[:ln])[0] for s, ln in zip(seqs, lens, strict=True)],
+                     dtype=np.int32)
+    out = dev.zeros((k, n + 1), np.int64)
+    ws = problem.work_entries()
+    block = 64 if dev.is_gpu else 1
+    args = (dev.asarray(seqs), dev.asarray(lens), dev.asarray(elems), k, n, dev.zeros((k, ws), np.int64), ws, out)
+    mod.kernel("perm_partial")(k, block, (*args, *data))
+    got = to_host(out)
+    for b in range(k):
+        ln = int(lens[b])
+        partial = PFSP(problem.times[:, np.append(seqs[b][:ln], elems[b])]) if ln else None
+        for pos in range(ln + 1):
+            order = np.insert(np.arange(ln), pos, ln)
+            want = int(makespans(partial.times, order[None, :])[0]) if ln else int(problem.times[:, elems[b]].sum())
+            assert got[b, pos] == want, (b, ln, pos)
+
+
+def test_too_many_machines_for_the_device_code_is_one_line():
+    problem = PFSP(np.ones((300, 3), dtype=np.int64))
+    assert problem.value([0, 1, 2]) == 302
+    with pytest.raises(MetaheurError, match="at most 256 machines"):
+        problem.device_data()
