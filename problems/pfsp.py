@@ -14,10 +14,12 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
+from metaheur.problems.best_known import BestKnown
+from metaheur.problems.instances import LoadedSolution
 from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp_device import DEVICE_CODE, MAX_MACHINES
 from metaheur.problems.pfsp_generator import MODULUS, TAILLARD_SEEDS, taillard_instance_times, taillard_times
-from metaheur.problems.pfsp_io import read_flow_shop
+from metaheur.problems.pfsp_io import read_flow_shop, read_job_order, write_job_order
 from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
 
 # name -> (n, m, upper bound, lower bound, proven optimal)
@@ -132,6 +134,14 @@ class PFSP(PermutationProblem):
             return None
         return row[2], row[3], row[4]
 
+    def best_known(self) -> BestKnown | None:
+        """The published upper bound of this Taillard or VRF instance (by name and size), if any."""
+        bounds = self.bounds()
+        if bounds is None:
+            return None
+        library = "Taillard" if self.name.lower() in TAILLARD_SEEDS else "VRF"
+        return BestKnown(self.name, library, self.n, bounds[0], bounds[2])
+
     def properties(self) -> dict:
         """What ``metaheur info`` shows: the size, the times, and the bounds."""
         props = {"jobs": self.n, "machines": self.m, "time_min": int(self.times.min()),
@@ -214,3 +224,18 @@ def generated_pfsp(spec: str) -> PFSP:
     if not 1 <= seed < MODULUS:
         raise MetaheurError(f"bad built-in instance {spec!r}: the seed must be in 1..{MODULUS - 1}")
     return random_pfsp(n, m, seed)
+
+
+def read_solution(problem: PFSP, path: str | os.PathLike) -> LoadedSolution:
+    """A job-order file for ``problem`` (:func:`metaheur.problems.pfsp_io.read_job_order`)."""
+    found = read_job_order(path, problem.n)
+    return LoadedSolution(found.order, found.stated_makespan, "the file numbers jobs from 0" if found.zero_based
+                          else None)
+
+
+def write_solution(problem: PFSP, path: str | os.PathLike, perm) -> int:
+    """Write ``perm`` as a 1-based job order with its makespan; returns the makespan."""
+    order = problem.check_solution(perm)
+    value = problem.value(order)
+    write_job_order(path, problem.name, order, value)
+    return value
