@@ -117,6 +117,63 @@ class PermutationProblem:
     def best_known(self):
         return None
 
+    # ------------------------------------------------------------ what the islands run
+    def default_params(self):
+        """GA islands with the order crossover (ox) when the problem's first move is an insertion
+        (an order: scheduling, layout), the position-based uniform crossover (ux) otherwise (an
+        assignment); the generic local search of :class:`PermSearchParams` (``auto``). Without
+        device code: the numpy-only route (:mod:`metaheur.islands.numpy_operators`)."""
+        from metaheur.islands.params import GAParams, IslandParams
+        from metaheur.islands.perm_operators import default_perm_budget
+        from metaheur.search.perm_search import PermSearchParams
+
+        crossover = "ox" if self.moves[0] == "insert" else "ux"
+        method = PermSearchParams().resolved(self)[0] if self.device_code is not None else "numpy"
+        return IslandParams(ga=GAParams(population=20, offspring=10, crossover=crossover, restart_after=30,
+                                        ls_budget=default_perm_budget(method, self.n)))
+
+    def default_migration(self):
+        from metaheur.islands.migration import MigrationParams
+
+        return MigrationParams()
+
+    def operators(self, device, params, ls_budget: int | None = None, quadrant: int | None = None):
+        """The generic operators (metaheur/islands/perm_operators.py), or the numpy-only ones."""
+        if self.device_code is None:
+            from metaheur.islands.numpy_operators import NumpyOperators
+
+            return NumpyOperators(self, device, params, ls_budget)
+        from metaheur.islands.perm_operators import PermOperators
+
+        return PermOperators(self, device, params, ls_budget, quadrant)
+
+    def island_algorithms(self) -> dict:
+        """A two-parent crossover runs the memetic GA, ``none`` continued local searches."""
+        from metaheur.islands.ils import ILSIsland
+        from metaheur.islands.memetic import MemeticIsland
+
+        return {"none": ILSIsland, **{c: MemeticIsland for c in self.crossovers if c != "none"}}
+
+    def precompile(self, device) -> None:
+        """Build the generic kernels for ``device`` (compile errors come before the run's clock);
+        without device code, the numpy-only route's one warning."""
+        code = self.user_code()
+        if code is None:
+            from metaheur.islands.numpy_operators import warn_numpy_route
+
+            warn_numpy_route(self)
+        else:
+            for kernel_file in ("perm_eval.cu", "perm_search.cu"):
+                code.module(kernel_file, device)
+
+    def check_memory(self, devices) -> None:
+        return None
+
+    gpu_wave_kernel = "perm_search"
+
+    def default_tabu_islands(self, cpu_islands: int) -> int:
+        return 0
+
     # ------------------------------------------------------------ the engine's view
     def device_data(self) -> tuple[tuple[Field, ...], dict]:
         """The validated data layout and arrays (C-contiguous int32/int64 copies, read-only),

@@ -50,6 +50,9 @@ class IslandSpec:
     @property
     def algorithm(self) -> type[Island]:
         """The island's algorithm class (:func:`island_class`)."""
+        own = getattr(self.problem, "island_algorithms", None)  # a problem that names its islands
+        if own is not None:
+            return own().get(self.params.ga.crossover, MemeticIsland)
         return island_class(self.problem.kind, self.params.ga)
 
 

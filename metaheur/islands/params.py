@@ -9,6 +9,7 @@ import numpy as np
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP, TSP
 from metaheur.problems.atsp import TwinTSP
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -81,6 +82,7 @@ class IslandParams:
     ga: GAParams = field(default_factory=GAParams)
     tabu: TabuParams = field(default_factory=TabuParams)
     ils: ILSParams = field(default_factory=ILSParams)
+    perm: PermSearchParams = field(default_factory=PermSearchParams)  # a user problem's local search
 
 
 def default_ga(problem: QAP | TSP) -> GAParams:
