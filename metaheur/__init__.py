@@ -1,4 +1,5 @@
-"""metaheur: hybrid metaheuristics for QAP and TSP on CPU cores, GPUs and Dask clusters.
+"""metaheur: hybrid metaheuristics for permutation problems (QAP, TSP, ATSP, a user's own
+:class:`Problem`) on CPU cores, GPUs and Dask clusters.
 
 ``metaheur.solve(problem, stop, seed, params, initial)`` returns a :class:`Result`;
 ``metaheur.resume(checkpoint)`` continues a saved run. The problem layer is ``metaheur.problems``,
@@ -14,9 +15,13 @@ from metaheur.problems import (
     ATSP,
     QAP,
     TSP,
+    Problem,
+    ProblemFormats,
+    SearchForm,
     best_known,
     load_instance,
     load_solution,
+    problem_class,
     read_qaplib,
     read_sln,
     read_tour,
@@ -56,9 +61,12 @@ __all__ = [
     "MigrationParams",
     "MigrationRow",
     "NoImprovement",
+    "Problem",
+    "ProblemFormats",
     "Progress",
     "ProvenOptimum",
     "Result",
+    "SearchForm",
     "SolveParams",
     "StopRules",
     "TabuParams",
@@ -69,6 +77,7 @@ __all__ = [
     "best_known",
     "load_instance",
     "load_solution",
+    "problem_class",
     "read_qaplib",
     "read_sln",
     "read_tour",

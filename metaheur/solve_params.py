@@ -27,9 +27,9 @@ class SolveParams:
     ``tabu_islands``: QAP CPU islands that run one continued robust tabu search each instead of the
     GA (default half of them, rounded down). ``ga``, ``tabu``, ``ils``, ``migration``: the
     parameters of the GA, the tabu search (QAP), the iterated local search (TSP) and the migration;
-    ``None`` takes the instance's defaults (:func:`~metaheur.islands.params.default_ga`,
-    :func:`~metaheur.islands.params.default_tabu`, :func:`~metaheur.islands.params.default_ils`,
-    :func:`~metaheur.islands.migration.default_migration`).
+    ``None`` takes the instance's defaults (:meth:`Problem.default_params
+    <metaheur.problems.Problem.default_params>` and :meth:`Problem.default_migration
+    <metaheur.problems.Problem.default_migration>`).
     ``sync``: epochs of ``epoch_generations`` generations (the result is then the same for a seed
     wherever it runs), else epochs of ``epoch_seconds``. ``scheduler`` (``tcp://HOST:PORT``) or
     ``dask_local`` (workers): run the CPU islands on a Dask cluster. ``stop_at_optimum``: end the

@@ -19,21 +19,21 @@ from dataclasses import dataclass, replace
 
 from metaheur.devices import Device, parse_device
 from metaheur.islands.island import EpochStats, IslandSpec
-from metaheur.problems import QAP, TSP
+from metaheur.problems.interface import Problem
 
 #: Blocks of one island's local search that a multiprocessor runs at once (by registers, from
-#: the sm_90 register report in docs/gpu.md): the QAP tabu search (a 256-thread block below
-#: n = 128, a larger one above), and the TSP descent's 128-thread blocks.
+#: the sm_90 register report in docs/gpu.md), by the problem's ``gpu_wave_kernel``: the QAP tabu
+#: search (a 256-thread block below n = 128, a larger one above), and the TSP descent's
+#: 128-thread blocks. A kernel not listed counts one block per multiprocessor.
 BLOCKS_PER_SM = {"qap_small": 3, "qap": 1, "tsp": 14}
 
 
-def gpu_wave(problem: QAP | TSP, device: str | Device) -> int:
+def gpu_wave(problem: Problem, device: str | Device) -> int:
     """Children of one wave of a local search of ``problem`` on ``device`` (1 on the CPU)."""
     device = parse_device(device)
     if not device.is_gpu:
         return 1
-    kind = ("qap_small" if problem.n < 128 else "qap") if isinstance(problem, QAP) else "tsp"
-    return device.cores * BLOCKS_PER_SM[kind]
+    return device.cores * BLOCKS_PER_SM.get(problem.gpu_wave_kernel, 1)
 
 
 @dataclass

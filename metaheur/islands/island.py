@@ -23,13 +23,10 @@ import numpy as np
 
 from metaheur.engine import set_cpu_threads
 from metaheur.islands.base import Island
-from metaheur.islands.eax import EAXIsland
-from metaheur.islands.ils import ILSIsland
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.islands.tabu import TabuIsland
-from metaheur.problems import QAP, TSP
+from metaheur.problems.interface import Problem
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class IslandSpec:
     """What does not change between epochs: the problem, the device, the parameters."""
 
     index: int
-    problem: QAP | TSP
+    problem: Problem  # what the islands search (the search form's problem)
     fingerprint: str  # problem.fingerprint(), computed once
     device: str
     params: IslandParams
@@ -50,10 +47,7 @@ class IslandSpec:
     @property
     def algorithm(self) -> type[Island]:
         """The island's algorithm class (:func:`island_class`)."""
-        own = getattr(self.problem, "island_algorithms", None)  # a problem that names its islands
-        if own is not None:
-            return own().get(self.params.ga.crossover, MemeticIsland)
-        return island_class(self.problem.kind, self.params.ga)
+        return island_class(self.problem, self.params.ga)
 
 
 @dataclass
@@ -117,18 +111,12 @@ class EpochStats:
     pid: int = field(default_factory=os.getpid)
 
 
-_ISLANDS: dict[tuple[str, str], type[Island]] = {
-    ("qap", "none"): TabuIsland,
-    ("tsp", "none"): ILSIsland,
-    ("tsp", "eax"): EAXIsland,
-}
-
-
-def island_class(kind: str, ga: GAParams) -> type[Island]:
-    """The algorithm of an island of a ``kind`` problem with GA parameters ``ga``: the memetic GA
-    for a crossover of two parents, the tabu island (QAP) or the ILS island (TSP) without
-    crossover, the EAX GA (TSP) for ``eax``. The one place where a crossover name picks a class."""
-    return _ISLANDS.get((kind, ga.crossover), MemeticIsland)
+def island_class(problem: Problem, ga: GAParams) -> type[Island]:
+    """The algorithm of an island of ``problem`` with GA parameters ``ga``: the class the problem
+    names for the crossover (:meth:`Problem.island_algorithms`: the tabu island of the QAP or the
+    ILS island of the TSP without crossover, the EAX GA of the TSP for ``eax``), else the memetic
+    GA. The one place where a crossover name picks a class."""
+    return problem.island_algorithms().get(ga.crossover, MemeticIsland)
 
 
 def island_for(spec: IslandSpec) -> Island:

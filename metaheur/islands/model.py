@@ -317,7 +317,8 @@ class IslandModel:
                         break
                     self._after_epoch(record, out, t0)
                     generations = min(s.generation for s in record.states)
-                    reason = stop.fired(Progress(elapsed=record.seconds, best_cost=record.best,
+                    best = None if record.best is None else self.problem.engine_sign * record.best
+                    reason = stop.fired(Progress(elapsed=record.seconds, best_cost=best,
                                                  generations=generations, epochs=record.next_epoch,
                                                  epochs_without_improvement=record.stale,
                                                  interrupted=self.interrupted))

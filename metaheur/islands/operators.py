@@ -262,10 +262,6 @@ def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams
     if ops is None:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))  # forget the oldest
-        if hasattr(problem, "operators"):  # a problem that builds its own (problems/permutation.py)
-            ops = problem.operators(dev, params, ls_budget, quadrant)
-        else:
-            cls = QAPOperators if isinstance(problem, QAP) else TSPOperators
-            ops = cls(problem, dev, params, ls_budget, quadrant)
+        ops = problem.operators(dev, params, ls_budget, quadrant)
         _CACHE[cache_key] = ops
     return ops
