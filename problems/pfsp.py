@@ -14,17 +14,19 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
-from metaheur.problems.best_known import BestKnown
-from metaheur.problems.instances import LoadedSolution
+from metaheur.problems.best_known import BestKnown, register_table
+from metaheur.problems.interface import LoadedSolution, Problem, ProblemFormats
 from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp_device import DEVICE_CODE, MAX_MACHINES
 from metaheur.problems.pfsp_generator import MODULUS, TAILLARD_SEEDS, taillard_instance_times, taillard_times
-from metaheur.problems.pfsp_io import read_flow_shop, read_job_order, write_job_order
+from metaheur.problems.pfsp_io import is_flow_shop_file, read_flow_shop, read_job_order, write_job_order
 from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
 
 # name -> (n, m, upper bound, lower bound, proven optimal)
 BOUNDS = {row[0].lower(): (row[1], row[2], *row[4:]) for row in TAILLARD}
 BOUNDS.update({row[0].lower(): row[1:] for row in VRF_SMALL})
+register_table("pfsp", [BestKnown(row[0], "Taillard", row[1], row[4], row[6]) for row in TAILLARD]
+               + [BestKnown(row[0], "VRF", row[1], row[3], row[5]) for row in VRF_SMALL])
 
 
 def makespans(times: np.ndarray, perms: np.ndarray) -> np.ndarray:
@@ -62,12 +64,14 @@ def machine_lower_bound(times: np.ndarray) -> int:
     return int(max(loads.max(), times.sum(axis=0).max()))
 
 
-class PFSP(PermutationProblem):
+class PFSP(PermutationProblem, Problem):
     """A permutation flow shop instance: ``times`` is m x n (machine i, job j), non-negative integers."""
 
     kind = "pfsp"
     title = "permutation flow shop (makespan)"
     sense = "min"
+    picture = "gantt"
+    picture_column = True
     moves = ("insert", "swap")
     device_code = DEVICE_CODE
 
@@ -152,7 +156,8 @@ class PFSP(PermutationProblem):
             props.update(upper_bound=bounds[0], lower_bound=bounds[1], optimal=bounds[2])
         return props
 
-    def describe_lines(self, props: dict) -> list[str]:
+    @classmethod
+    def describe_lines(cls, props: dict) -> list[str]:
         """``metaheur info`` lines for :meth:`properties`."""
         lines = [f"{props['jobs']} jobs x {props['machines']} machines, times {props['time_min']}..{props['time_max']}"
                  f", total work {props['total_work']}",
@@ -239,3 +244,8 @@ def write_solution(problem: PFSP, path: str | os.PathLike, perm) -> int:
     value = problem.value(order)
     write_job_order(path, problem.name, order, value)
     return value
+
+
+PFSP.formats = ProblemFormats(
+    extensions=(".fsp",), folder="pfsp", read=read_pfsp, sniff=is_flow_shop_file, read_solution=read_solution,
+    write_solution=write_solution, solution_suffix=".sol", generators={"pfsp": generated_pfsp})

@@ -24,6 +24,7 @@ BUILT_IN = {
     "qap": "metaheur.problems.qap:QAP",
     "atsp": "metaheur.problems.atsp:ATSP",
     "tsp": "metaheur.problems.tsp:TSP",
+    "pfsp": "metaheur.problems.pfsp:PFSP",
 }
 
 
