@@ -53,8 +53,8 @@ def test_malformed_file_is_exit_2_naming_file_and_line(runner, tmp_path):
     (tmp_path / "bad_Gap.txt").write_text("3 2\n0 4 1 5\n0 6 2 7\n0 1 1 1\n")
     user_error(runner.invoke(cli, ["solve", "--problem", "pfsp", "bad_Gap.txt", *QUICK]), "bad_Gap.txt:3:",
                "machine 2 is out of range 0..1")
-    (tmp_path / "neg.fsp").write_text("number of jobs, number of machines, initial seed, upper bound and lower bound :\n"
-                                      " 2 1 1 0 0\nprocessing times :\n 3 -4\n")
+    label = "number of jobs, number of machines, initial seed, upper bound and lower bound :"
+    (tmp_path / "neg.fsp").write_text(f"{label}\n 2 1 1 0 0\nprocessing times :\n 3 -4\n")
     user_error(runner.invoke(cli, ["info", "neg.fsp"]), "neg.fsp:4:", "negative")
 
 
