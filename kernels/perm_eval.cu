@@ -16,14 +16,14 @@
 #include "perm_moves.cuh"
 
 extern "C" __global__ void perm_cost(const int *perms, int k, int n, long long *out /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b < k && mh_tid() == 0) out[b] = user::cost(D, perms + b * n);
 }
 
 extern "C" __global__ void perm_pair(const int *perms, const int *moves, int k, int n, const long long *caches,
                                      int cs, const long long *base, int *scratch, long long *out /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b >= k || mh_tid() != 0) return;
   const int *m = moves + 3 * b;
@@ -33,7 +33,7 @@ extern "C" __global__ void perm_pair(const int *perms, const int *moves, int k, 
 extern "C" __global__ void perm_row(const int *perms, const int *rows, int k, int n, const long long *caches, int cs,
                                     const long long *base, long long *work, int ws, int *scratch,
                                     long long *out /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b >= k) return;
   mh_perm_row(D, perms + b * n, caches + b * cs, rows[2 * b], rows[2 * b + 1], base[b], out + b * n, work + b * ws,
@@ -42,14 +42,14 @@ extern "C" __global__ void perm_row(const int *perms, const int *rows, int k, in
 
 extern "C" __global__ void perm_prepare(const int *perms, int k, int n, long long *caches, int cs, long long *work,
                                         int ws /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b < k) mh_perm_prepare(D, perms + b * n, caches + b * cs, cs, work + b * ws);
 }
 
 extern "C" __global__ void perm_update(const int *perms, const int *moves, int k, int n, long long *caches, int cs,
                                        long long *work, int ws /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b >= k) return;
   const int *m = moves + 3 * b;
@@ -58,7 +58,7 @@ extern "C" __global__ void perm_update(const int *perms, const int *moves, int k
 
 extern "C" __global__ void perm_partial(const int *seqs, const int *lens, const int *elems, int k, int n,
                                         long long *work, int ws, long long *out /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b >= k) return;
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW

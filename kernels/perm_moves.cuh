@@ -32,22 +32,33 @@ __device__ __forceinline__ void mh_perm_apply(int *p, int type, int i, int j) {
   for (; i < j; ++i, --j) { const int t = p[i]; p[i] = p[j]; p[j] = t; }
 }
 
+/* Delta of move (T, i, j), i != j, on perm whose value is `base` (one thread); a template on the
+ * move type, so a scan over one neighbourhood compiles without the paths of the others. */
+template <int T>
+__device__ __forceinline__ ll mh_perm_delta_t(const user::Data &D, const int *perm, const ll *cache, int i, int j,
+                                              ll base, int *scratch) {
+  const int a = i < j ? i : j, b = i < j ? j : i;
+#ifdef MH_USER_HAS_SWAP_DELTA
+  if (T == MH_SWAP) return user::swap_delta(D, perm, cache, a, b);
+#endif
+#ifdef MH_USER_HAS_INSERT_DELTA
+  if (T == MH_INSERT) return user::insert_delta(D, perm, cache, i, j);
+#endif
+#ifdef MH_USER_HAS_REVERSE_DELTA
+  if (T == MH_REVERSE) return user::reverse_delta(D, perm, cache, a, b);
+#endif
+  (void)a; (void)b;
+  for (int k = 0; k < D.n; ++k) scratch[k] = perm[k];
+  mh_perm_apply(scratch, T, i, j);
+  return user::cost(D, scratch) - base;
+}
+
 /* Delta of move (type, i, j), i != j, on perm whose value is `base` (one thread). */
 __device__ __forceinline__ ll mh_perm_delta(const user::Data &D, const int *perm, const ll *cache, int type, int i,
                                             int j, ll base, int *scratch) {
-  const int a = i < j ? i : j, b = i < j ? j : i;
-#ifdef MH_USER_HAS_SWAP_DELTA
-  if (type == MH_SWAP) return user::swap_delta(D, perm, cache, a, b);
-#endif
-#ifdef MH_USER_HAS_INSERT_DELTA
-  if (type == MH_INSERT) return user::insert_delta(D, perm, cache, i, j);
-#endif
-#ifdef MH_USER_HAS_REVERSE_DELTA
-  if (type == MH_REVERSE) return user::reverse_delta(D, perm, cache, a, b);
-#endif
-  for (int k = 0; k < D.n; ++k) scratch[k] = perm[k];
-  mh_perm_apply(scratch, type, i, j);
-  return user::cost(D, scratch) - base;
+  if (type == MH_SWAP) return mh_perm_delta_t<MH_SWAP>(D, perm, cache, i, j, base, scratch);
+  if (type == MH_INSERT) return mh_perm_delta_t<MH_INSERT>(D, perm, cache, i, j, base, scratch);
+  return mh_perm_delta_t<MH_REVERSE>(D, perm, cache, i, j, base, scratch);
 }
 
 /* out[j] = delta of move (type, i, j) for every j, out[i] = 0. Every thread of the block calls
@@ -64,6 +75,17 @@ __device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm
   for (int j = t; j < D.n; j += nt)
     out[j] = j == i ? 0 : mh_perm_delta(D, perm, cache, type, i, j, base, scratch + (ll)t * D.n);
   __syncthreads();
+}
+
+/* Whether the problem has a row function for `type` (else the searches take pair deltas one by one). */
+__device__ __forceinline__ int mh_perm_has_row(int type) {
+#ifdef MH_USER_HAS_SWAP_ROW
+  if (type == MH_SWAP) return 1;
+#endif
+#ifdef MH_USER_HAS_INSERT_ROW
+  if (type == MH_INSERT) return 1;
+#endif
+  return 0;
 }
 
 /* Whether the problem keeps its cache up to date after a `type` move by itself. */

@@ -102,23 +102,57 @@ __device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int i) {
   mh_perm_row(S->D, S->p, S->cache, type, i, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
 }
 
-/* Whether (i, j) is a move of the neighbourhood's scan (a swap or reversal once, as i < j). */
-__device__ __forceinline__ int mh_ps_valid(int type, int i, int j) { return type == MH_INSERT ? i != j : i < j; }
+/* The first j of row i in a scan (a swap or reversal is scanned once, as i < j). */
+__device__ __forceinline__ int mh_ps_first(int type, int i) { return type == MH_INSERT ? 0 : i + 1; }
+
+/* One thread's part of the scan of row i of move type T: its best (key, idx) by engine delta
+ * (the row function's S->rows where `rowfn`, else pair deltas or cost after the move). Tabu
+ * search (`tabu`): keys ranked by class first, aspired (a new best) < allowed < tabu. */
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int i, int now, ll *cls, ll *key, ll *idx) {
+  const int n = S->n, nt = S->nt, a = S->p[i];
+  const int *p = S->p, *tb = S->tb;
+  const ll *rows = S->rows, *cache = S->cache;
+  const ll cur = S->st[MH_PS_COST], bestc = S->st[MH_PS_BEST], base = MH_SENSE * cur;
+  int *scratch = S->scr + (ll)S->tid * n;
+  for (int j = mh_ps_first(T, i) + S->tid; j < n; j += nt) {
+    if (j == i) continue;
+    const ll d = MH_SENSE * (rowfn ? rows[j] : mh_perm_delta_t<T>(S->D, p, cache, i, j, base, scratch));
+    const ll at = (ll)i * n + j;
+    if (!TABU) {
+      mh_argmin_step(key, idx, d, at);
+      continue;
+    }
+    const int tabu_move = T == MH_INSERT ? tb[(ll)a * n + j] >= now
+                                         : tb[(ll)a * n + j] >= now && tb[(ll)p[j] * n + i] >= now;
+    const ll c = cur + d < bestc ? 0 : (tabu_move ? 2 : 1);
+    if (c < *cls || (c == *cls && (d < *key || (d == *key && at < *idx)))) { *cls = c; *key = d; *idx = at; }
+  }
+}
+
+template <int TABU>
+__device__ __forceinline__ void mh_ps_scan(const mh_ps_t *S, int type, int rowfn, int i, int now, ll *cls, ll *key,
+                                           ll *idx) {
+  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, i, now, cls, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, i, now, cls, key, idx);
+  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, i, now, cls, key, idx);
+}
 
 /* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
  * neighbourhood) or first-improvement (the best move of the first row with an improving one,
  * rows scanned cyclically from where the last improvement was found). Stops at `target`. */
 __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
   const int n = S->n;
+  const int rowfn = mh_perm_has_row(type);
   int i0 = 0, since = 0;
   while (S->st[MH_PS_BEST] > target) {
     ll key = MH_LL_MAX, idx = MH_LL_MAX;
     const int rows = first ? 1 : n;
     for (int r = 0; r < rows; ++r) {
       const int i = first ? i0 : r;
-      mh_ps_row(S, type, i);
-      for (int j = S->tid; j < n; j += S->nt)
-        if (mh_ps_valid(type, i, j)) mh_argmin_step(&key, &idx, MH_SENSE * S->rows[j], (ll)i * n + j);
+      if (rowfn) mh_ps_row(S, type, i);
+      ll unused = 0;
+      mh_ps_scan<0>(S, type, rowfn, i, 0, &unused, &key, &idx);
     }
     mh_block_argmin(&key, &idx);
     if (key < 0) {
@@ -137,30 +171,21 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
                                      int n, int type, int iters, double tenure_scale, int init, long long target,
                                      long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
                                      int *scratch, int *tabu /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s >= k) return;
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys);
+  const int rowfn = mh_perm_has_row(type);
   if (init) {
     for (ll e = S.tid; e < (ll)n * n; e += S.nt) S.tb[e] = 0;
     mh_ps_start(&S);
   }
   for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
     const int now = (int)S.st[MH_PS_ITER] + 1;
-    const ll cur = S.st[MH_PS_COST], bestc = S.st[MH_PS_BEST];
     ll cls = MH_PS_CLASSES, key = MH_LL_MAX, idx = MH_LL_MAX;
     for (int i = 0; i < n; ++i) {
-      mh_ps_row(&S, type, i);
-      const int a = S.p[i];
-      for (int j = S.tid; j < n; j += S.nt) {
-        if (!mh_ps_valid(type, i, j)) continue;
-        const ll d = MH_SENSE * S.rows[j];
-        const int b = S.p[j];
-        const int tabu_move = type == MH_INSERT ? S.tb[(ll)a * n + j] >= now
-                                                : S.tb[(ll)a * n + j] >= now && S.tb[(ll)b * n + i] >= now;
-        const ll c = cur + d < bestc ? 0 : (tabu_move ? 2 : 1);
-        if (c < cls || (c == cls && (d < key || (d == key && (ll)i * n + j < idx)))) { cls = c; key = d; idx = (ll)i * n + j; }
-      }
+      if (rowfn) mh_ps_row(&S, type, i);
+      mh_ps_scan<1>(&S, type, rowfn, i, now, &cls, &key, &idx);
     }
     ll cmin = cls, dummy = 0;
     mh_block_argmin(&cmin, &dummy);
@@ -186,7 +211,7 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
                                     int n, int type, int first, int kick_move, int kick_moves, int iters, int init,
                                     long long target, long long *caches, int cs, long long *work, int ws,
                                     long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s >= k) return;
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
@@ -228,7 +253,7 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
                                    int n, int first, int destruct, double temperature, int iters, int init,
                                    long long target, long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
   const ll s = mh_block();
   if (s >= k) return;
@@ -292,7 +317,7 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
 
 /* values[s] = MH_SENSE * cost(best[s]), recomputed from scratch (the exact result of a search). */
 extern "C" __global__ void perm_best_values(const int *best, int k, int n, long long *values /*@DATA_PARAMS@*/) {
-  /*@DATA_INIT@*/
+  user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s < k && mh_tid() == 0) values[s] = MH_SENSE * user::cost(D, best + s * n);
 }

@@ -15,10 +15,12 @@ from metaheur.problems import (
     ATSP,
     QAP,
     TSP,
+    PermutationProblem,
     Problem,
     ProblemFormats,
     SearchForm,
     best_known,
+    check_problem,
     load_instance,
     load_solution,
     problem_class,
@@ -30,6 +32,7 @@ from metaheur.problems import (
     write_tour,
 )
 from metaheur.result import DeviceRow, EpochRow, IslandRow, MigrationRow, Result, TracePoint
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
@@ -61,6 +64,8 @@ __all__ = [
     "MigrationParams",
     "MigrationRow",
     "NoImprovement",
+    "PermSearchParams",
+    "PermutationProblem",
     "Problem",
     "ProblemFormats",
     "Progress",
@@ -75,6 +80,7 @@ __all__ = [
     "TracePoint",
     "__version__",
     "best_known",
+    "check_problem",
     "load_instance",
     "load_solution",
     "problem_class",

@@ -1,6 +1,7 @@
 """Progress of a solve on the terminal: a live status line (elapsed/limit, best, gap, GA
 generations and local-search steps per island, throughput, islands per device) refreshed at a
-fixed interval, also while an epoch runs (populations being built), and marking new bests; plain
+fixed interval, also while an epoch runs (populations being built: the islands' own reports,
+:attr:`IslandModel.live <metaheur.islands.model.IslandModel.live>`), and marking new bests; plain
 periodic lines when the output is not a terminal; nothing when quiet."""
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class ProgressReporter(Callbacks):
             self._emit(now)
 
     def on_progress(self, model, elapsed: float) -> None:
+        live = getattr(model, "live", None)
+        if live is not None:  # the islands' reports from the middle of the epoch
+            if live.best is not None and (self.best is None or live.best < self.best):
+                self.best, self.new_best = live.best, True
+            self.counters = {k: max(v, self.counters.get(k, 0)) for k, v in live.counters.items()}
         now = time.perf_counter()
         if now - self.last < self.interval:
             return

@@ -35,6 +35,7 @@ from metaheur.problems.best_known import gap_percent
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
@@ -83,14 +84,14 @@ def _precompile(problem: Problem, devices: list[Device]) -> None:
 
 
 def _island_params(problem: Problem, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
-                   gpu_sized: bool) -> IslandParams:
+                   gpu_sized: bool, perm: PermSearchParams) -> IslandParams:
     """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
     generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
     sized from the time its first members took, which on a GPU is that of a whole batch)."""
     if dev.is_gpu and gpu_sized and island_class(problem, ga).sized_by_gpu_wave:
         size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
-    return IslandParams(ga=ga, tabu=tabu, ils=ils)
+    return IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
 
 
 def _with_tabu_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
@@ -208,15 +209,16 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ``problem``: an instance, a path, a library name or a ``gen:`` name. ``stop``: a stop rule
     (any callable ``rule(progress) -> bool``, :mod:`metaheur.stopping`) or a list of them; the run
     stops when any fires. The shortcuts add built-in rules: ``time_limit`` seconds,
-    ``generations`` (per island), ``target`` (a number or ``"bks"``: the best-known value),
-    ``no_improvement`` epochs; a target is "this value or better" in the problem's sense (at most for
-    a minimisation, at least for a maximisation). Among all rules there must be a time limit or a generation budget;
-    with no rule at all the run takes 10 s. ``params``: how the run goes (:class:`SolveParams`;
-    its ``stop_at_optimum`` ends the run at a proven optimum of the built-in table).
+    ``generations`` (per island), ``target`` (a number or ``"bks"``: the best-known value; "this
+    value or better" in the problem's sense: at most for a minimisation, at least for a
+    maximisation), ``no_improvement`` epochs. Among all rules there must be a time limit or a
+    generation budget; with no rule at all the run takes 10 s. ``params``: how the run goes
+    (:class:`SolveParams`; its ``stop_at_optimum`` ends the run at a proven optimum of the
+    problem's best-known table).
     ``initial``: warm starts (a permutation, a list of them, or ``.sln`` / ``.tour`` paths) that
     seed every island's first population; the result is never worse than the best of them.
     ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
-    at the end (continue it with :func:`resume`). The returned cost is recomputed from scratch.
+    at the end (continue it with :func:`resume`). The returned value is recomputed from scratch.
     """
     params = params or SolveParams()
     if problem is None:
@@ -235,11 +237,16 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
     search = problem.search_form().problem
+    if type(search).operators is Problem.operators:
+        raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
+                            "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
     defaults = problem.default_params()
     ga = (params.ga or defaults.ga).check_for(problem)
     tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
     migration = params.migration or problem.default_migration()
-    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    perm = params.perm or defaults.perm
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm)
+                     for d in island_devices]
     island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)
     settings = RunSettings(

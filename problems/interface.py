@@ -131,6 +131,11 @@ class Problem(ABC):
     n: int
     source: str | None
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.sense not in SENSES:
+            raise MetaheurError(f"{cls.__name__}: sense must be 'min' or 'max', got {cls.sense!r}")
+
     # ------------------------------------------------------------------ values
     @abstractmethod
     def evaluate(self, perms: np.ndarray) -> np.ndarray:
@@ -144,6 +149,10 @@ class Problem(ABC):
     def engine_sign(self) -> int:
         """+1 for a minimisation, -1 for a maximisation: the engine minimises ``engine_sign * value``."""
         return sense_sign(self.sense)
+
+    def engine_costs(self, perms: np.ndarray) -> np.ndarray:
+        """``engine_sign * evaluate(perms)``: what the engine minimises."""
+        return self.engine_sign * self.evaluate(perms)
 
     def check_solution(self, perm, where: str | None = None) -> np.ndarray:
         """``perm`` as a validated 0-based int64 permutation (a one-line error otherwise)."""
@@ -181,7 +190,9 @@ class Problem(ABC):
     def operators(self, device: Device, params: IslandParams, ls_budget: int | None = None,
                   quadrant: int | None = None) -> Any:
         """The operators the islands drive on ``device`` (random solutions, crossover, mutation,
-        local search, distances, exact cost; see metaheur/islands/operators.py)."""
+        local search, distances, exact cost; see metaheur/islands/operators.py). The costs they
+        return are engine costs (``engine_sign * value``), what islands, migration and selection
+        minimise."""
         raise MetaheurError(f"the {self.kind or type(self).__name__} problem has no island operators")
 
     def island_algorithms(self) -> dict[str, type[Island]]:

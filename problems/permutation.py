@@ -19,6 +19,7 @@ import numpy as np
 from metaheur.engine.user_source import MOVES, Field, UserCode, check_identifier, contract_functions
 from metaheur.errors import MetaheurError
 from metaheur.problems.fingerprint import fingerprint
+from metaheur.problems.interface import Problem
 
 #: A cost bound (``value_bound``) above this is refused: a delta of two costs must fit in int64.
 VALUE_LIMIT = 2**62
@@ -27,7 +28,7 @@ _WIDEN = {"bool": "int32", "int8": "int32", "uint8": "int32", "int16": "int32", 
 _CACHED = ("_mh_code", "_mh_fields", "_mh_arrays")
 
 
-class PermutationProblem:
+class PermutationProblem(Problem):
     """Base class of a user's permutation problem (the contract of docs/problems.md)."""
 
     kind: str = "user"
@@ -37,9 +38,8 @@ class PermutationProblem:
     device_code: str | None = None
     cache_size: int = 0
     work_size: int = 0
-    formats = None
     crossovers: tuple[str, ...] = ("ox", "pmx", "cx", "ux", "none")
-
+    gpu_wave_kernel = "perm_search"
     def __init__(self, name: str | None = None, n: int | None = None, source: str | None = None):
         if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
             raise MetaheurError(f"{type(self).__name__}: n must be an int >= 2, got {n!r}")
@@ -71,13 +71,6 @@ class PermutationProblem:
         return None
 
     # ------------------------------------------------------------ the Problem interface
-    @property
-    def engine_sign(self) -> int:
-        return -1 if self.sense == "max" else 1
-
-    def value(self, perm) -> int:
-        return int(self.evaluate(self.check_solution(perm, "a solution")[None, :])[0])
-
     def values(self, perms) -> np.ndarray:
         """:meth:`evaluate` checked: an int64 array of one value per row."""
         perms = np.ascontiguousarray(perms, dtype=np.int64).reshape(-1, self.n)
@@ -87,18 +80,6 @@ class PermutationProblem:
                                 f"shape {out.shape} dtype {out.dtype}")
         return out.astype(np.int64)
 
-    def check_solution(self, perm, where: str = "a solution") -> np.ndarray:
-        p = np.asarray(perm)
-        if p.ndim != 1 or p.shape[0] != self.n or p.dtype.kind not in "iu":
-            raise MetaheurError(f"{where}: expected {self.n} integers, got shape {p.shape}")
-        p = p.astype(np.int64)
-        if not np.array_equal(np.sort(p), np.arange(self.n)):
-            raise MetaheurError(f"{where}: not a permutation of 0..{self.n - 1}")
-        return p
-
-    def canonical(self, perms: np.ndarray) -> np.ndarray:
-        return np.asarray(perms)
-
     def fingerprint(self) -> str:
         _, arrays = self.device_data()
         return fingerprint(f"{type(self).__qualname__}:{self.kind}:{self.n}:{self.sense}:{self.device_code}",
@@ -107,15 +88,6 @@ class PermutationProblem:
     def properties(self) -> dict:
         return {"kind": self.kind, "problem": self.title, "n": self.n, "sense": self.sense,
                 "moves": ", ".join(self.moves), "device code": "yes" if self.device_code else "no (numpy only)"}
-
-    def describe_lines(self, props: dict) -> list[str]:
-        return [f"{self.title} ({self.kind}), n = {self.n}, {props['sense']}imise, moves: {props['moves']}"]
-
-    def draw(self, ax, perm) -> None:
-        return None
-
-    def best_known(self):
-        return None
 
     # ------------------------------------------------------------ what the islands run
     def default_params(self):
@@ -131,11 +103,6 @@ class PermutationProblem:
         method = PermSearchParams().resolved(self)[0] if self.device_code is not None else "numpy"
         return IslandParams(ga=GAParams(population=20, offspring=10, crossover=crossover, restart_after=30,
                                         ls_budget=default_perm_budget(method, self.n)))
-
-    def default_migration(self):
-        from metaheur.islands.migration import MigrationParams
-
-        return MigrationParams()
 
     def operators(self, device, params, ls_budget: int | None = None, quadrant: int | None = None):
         """The generic operators (metaheur/islands/perm_operators.py), or the numpy-only ones."""
@@ -165,14 +132,6 @@ class PermutationProblem:
         else:
             for kernel_file in ("perm_eval.cu", "perm_search.cu"):
                 code.module(kernel_file, device)
-
-    def check_memory(self, devices) -> None:
-        return None
-
-    gpu_wave_kernel = "perm_search"
-
-    def default_tabu_islands(self, cpu_islands: int) -> int:
-        return 0
 
     # ------------------------------------------------------------ the engine's view
     def device_data(self) -> tuple[tuple[Field, ...], dict]:

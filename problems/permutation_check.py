@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metaheur.devices import Device, available_devices, parse_device, to_host
+from metaheur.engine.shapes import PERM, threads
 from metaheur.engine.user_source import MOVES, upload
 from metaheur.errors import MetaheurError
 from metaheur.problems.permutation import PermutationProblem
 
 _TYPE = {m: k for k, m in enumerate(MOVES)}
 _ROWS = {"swap": "swap_row", "insert": "insert_row"}
-GPU_BLOCK = 64
+GPU_BLOCK = threads(PERM)  # block functions run with a GPU's threads there
 
 
 def move_words(move: str, i: int, j: int) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from metaheur.errors import MetaheurError
 from metaheur.problems.arrays import exact_integers
 from metaheur.problems.best_known import BestKnown, register_table
-from metaheur.problems.interface import LoadedSolution, Problem, ProblemFormats
+from metaheur.problems.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp_device import DEVICE_CODE, MAX_MACHINES
 from metaheur.problems.pfsp_generator import MODULUS, TAILLARD_SEEDS, taillard_instance_times, taillard_times
@@ -65,7 +65,7 @@ def machine_lower_bound(times: np.ndarray) -> int:
     return int(max(loads.max(), times.sum(axis=0).max()))
 
 
-class PFSP(PermutationProblem, Problem):
+class PFSP(PermutationProblem):
     """A permutation flow shop instance: ``times`` is m x n (machine i, job j), non-negative integers."""
 
     kind = "pfsp"

@@ -60,6 +60,7 @@ class QAP(Problem):
 
     title = "quadratic assignment problem"
     crossovers = ("ux", "cx", "pmx", "none")
+    gpu_wave_kernel = "qap"  # the tabu search (its block by n: qap_tabu.wave_blocks_per_sm)
     picture = "assignment"
 
     name: str
@@ -191,10 +192,6 @@ class QAP(Problem):
 
         qap_solving.check_memory(self, devices)
 
-    @property
-    def gpu_wave_kernel(self) -> str:
-        """The tabu search's kernel: a 256-thread block below n = 128, a larger one above."""
-        return "qap_small" if self.n < 128 else "qap"
 
     def default_tabu_islands(self, cpu_islands: int) -> int:
         from metaheur.problems import qap_solving

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import sys
 from pathlib import Path
 
 from metaheur.errors import MetaheurError
@@ -49,8 +50,17 @@ def import_class(spec: str, what: str = "problem") -> type[Problem]:
     return cls
 
 
+_SCANNED: dict[tuple, list] = {}
+
+
 def _entry_points() -> list:
-    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    """The group's entry points, scanned once for a given ``sys.path`` (a scan reads every
+    installed distribution's metadata)."""
+    key = (importlib.metadata.entry_points, tuple(sys.path))
+    if key not in _SCANNED:
+        _SCANNED.clear()
+        _SCANNED[key] = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    return _SCANNED[key]
 
 
 def registered() -> dict[str, type[Problem]]:

@@ -5,17 +5,23 @@ caption; best-known tables by kind, so that names of different problems never co
 from __future__ import annotations
 
 import dataclasses
+import io
+import itertools
 import json
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from testutil import solve_with
 
-from metaheur import Problem, Result
+from metaheur import QAP, GAParams, Problem, Result
 from metaheur.describe import evaluation, format_evaluation
 from metaheur.errors import MetaheurError
 from metaheur.plots import _caption, _island_curves
+from metaheur.problems import random_qap
 from metaheur.problems.best_known import TABLES, BestKnown, best_known, gap_percent, register_table
 from metaheur.problems.fingerprint import fingerprint
+from metaheur.progress import ProgressReporter
 from metaheur.result import EpochRow, TracePoint
 from metaheur.solver import _stop_rules
 from metaheur.stopping import Progress, ProvenOptimum, StopRules, Target, TimeLimit
@@ -50,6 +56,11 @@ def arrangement():
     register_table(problem.kind, [BestKnown("tai30a", "test", 30, problem.optimum(), True)])
     yield problem
     TABLES.pop(problem.kind)
+
+
+def test_a_problem_class_says_min_or_max():
+    with pytest.raises(MetaheurError, match="Upward: sense must be 'min' or 'max', got 'maximise'"):
+        type("Upward", (Arrangement,), {"sense": "maximise"})
 
 
 def test_gap_is_above_for_a_minimisation_and_below_for_a_maximisation():
@@ -89,6 +100,14 @@ def test_stop_rules_of_a_maximisation(arrangement):
     with pytest.raises(MetaheurError, match=f"target {best + 1} is above the proven optimum {best}"):
         _stop_rules(arrangement, None, 5.0, None, best + 1, None, True)
     _stop_rules(arrangement, None, 5.0, None, best - 1, None, True)  # below the optimum: reachable
+
+
+def test_the_engine_minimises_the_negated_values_of_a_maximisation(arrangement):
+    perms = np.array([np.arange(30), np.argsort(arrangement.weights, kind="stable")])
+    values = arrangement.evaluate(perms)
+    assert arrangement.engine_sign == -1 and values[1] == arrangement.optimum() > values[0]
+    assert list(arrangement.engine_costs(perms)) == [-values[0], -values[1]]
+    assert arrangement.value(perms[1]) == arrangement.optimum()
 
 
 def test_warm_starts_of_a_maximisation_come_best_first(arrangement):
@@ -145,3 +164,57 @@ def test_convergence_curves_follow_the_sense():
     """A maximisation's island bests rise; read as a minimisation, only the first point is a best."""
     assert _island_curves(_result("max"))[0] == ([0.1, 0.5, 0.9], [70, 80, 90])
     assert _island_curves(dataclasses.replace(_result("max"), sense="min"))[0] == ([0.1], [70])
+
+
+@dataclass(frozen=True, eq=False)
+class NegatedQAP(QAP):
+    """Maximise minus the QAP cost: the engine cost (minus the value) is the QAP cost, so the
+    QAP's own operators and islands solve it unchanged; every number a user sees is negated."""
+
+    kind: str = field(default="negqap", init=False)
+    sense = "max"
+
+    def evaluate(self, perms):
+        return -super().evaluate(perms)
+
+    def value(self, perm) -> int:
+        return -self.cost(perm)
+
+
+@pytest.fixture
+def negated():
+    qap = random_qap(7, seed=3)
+    perms = np.array(list(itertools.permutations(range(7))))
+    optimum = int(min(qap.cost(p) for p in perms))  # 5,040 permutations: the exact optimum
+    problem = NegatedQAP(qap.name, qap.flow, qap.distance)
+    register_table(problem.kind, [BestKnown(problem.name, "test", 7, -optimum, True)])
+    yield problem, -optimum
+    TABLES.pop(problem.kind)
+
+
+RUN = {"strategy": "cpu-serial", "sync": True, "epoch_generations": 1, "seed": 1,
+       "ga": GAParams(population=6, offspring=3, crossover="ux", ls_budget=40)}
+
+
+def test_a_maximisation_solves_in_its_own_sense_and_stops_at_its_optimum(negated):
+    problem, best = negated
+    out = io.StringIO()
+    reporter = ProgressReporter(best_known=best, time_limit=None, stream=out, live=False, interval=0.0)
+    seen = []  # what a user's stop rule is shown: values in the problem's sense
+    r = solve_with(problem, stop=[lambda p: seen.append(p.best_cost) or False], generations=30, callbacks=reporter,
+                   **RUN)
+    assert seen and seen == [row.global_best for row in r.history] and all(v < 0 for v in seen)
+    assert (r.sense, r.problem, r.stop_reason) == ("max", "NEGQAP", "optimal")
+    assert r.cost == r.value == best == problem.value(r.permutation) == -problem.cost(r.permutation)
+    assert r.best_known == best and r.gap_percent == 0.0
+    assert all(row.best_cost < 0 for row in r.islands) and all(p.cost < 0 for p in r.trace)
+    assert [row.global_best for row in r.history] == sorted(row.global_best for row in r.history)  # rises
+    assert f"best {best}" in out.getvalue().splitlines()[-1] and "gap 0.000%" in out.getvalue()
+    assert "value       " in r.summary() and "0.0000 % below the best known" in r.summary()
+
+
+def test_a_maximisation_target_means_at_least(negated):
+    problem, _ = negated
+    start = problem.value(np.arange(7))  # some value below the optimum
+    r = solve_with(problem, generations=30, target=start, stop_at_optimum=False, **RUN)
+    assert r.stop_reason == "target" and r.cost >= start

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metaheur.devices import Device, cpu_count, parse_device
-from metaheur.engine import cpu_build, gpu_build
+from metaheur.engine import cpu_build, gpu_build, shapes
 from metaheur.engine.source import KernelSource, Param, load_source
 from metaheur.errors import MetaheurError
 
@@ -137,6 +137,17 @@ class Kernel:
         return [_check_array(self.name, p, a, dev) if p.pointer else _check_scalar(self.name, p, a)
                 for p, a in zip(self.params, args, strict=True)]
 
+    def resident_blocks(self, block) -> int:
+        """Blocks of shape ``block`` of this kernel that one multiprocessor runs at once: on a GPU
+        the driver's occupancy query (its registers, shared memory and launch bounds; no dynamic
+        shared memory), 1 on the CPU build (one block per core at a time)."""
+        dev = self.module.device
+        if not dev.is_gpu:
+            return 1
+        driver = dev.cupy.cuda.driver
+        with dev.context():
+            return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(self._fn.kernel.ptr, shapes.threads(block), 0))
+
     def __call__(self, grid, block, args, *, stream=None, threads: int | None = None) -> None:
         """Launch over ``grid`` blocks of ``block`` threads.
 
@@ -183,8 +194,8 @@ class KernelModule:
             params = self.signatures[name]
             if self.device.is_gpu:
                 with self.device.context():  # CuPy loads the module on the current device
-                    fn = self.handle.get_function(name)
-                    limit = _max_threads(self.device, fn)
+                    fn = self.handle.get_function(name)  # a RawKernel: the driver's limit is its attribute
+                    limit = int(fn.max_threads_per_block)
                 self._kernels[name] = Kernel(name, params, self, fn, limit)
             else:
                 self._kernels[name] = Kernel(name, params, self, cpu_build.bind(self.handle, name, params),
@@ -192,16 +203,6 @@ class KernelModule:
         return self._kernels[name]
 
     __getitem__ = kernel
-
-
-def _max_threads(device: Device, fn) -> int:
-    """The most threads per block ``fn`` launches with on ``device`` (its registers and launch
-    bounds decide; the driver says), or CUDA's 1024 where the driver cannot be asked."""
-    driver = device.cupy.cuda.driver
-    try:
-        return int(driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.ptr))
-    except (AttributeError, TypeError):
-        return _BLOCK_LIMITS[0]
 
 
 def _normalise_defines(defines) -> tuple[str, ...]:

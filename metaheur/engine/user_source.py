@@ -6,7 +6,8 @@ and its data fields: ``MH_SENSE`` (+1 minimise, -1 maximise), one ``MH_USER_HAS_
 contract function the snippet defines, then ``namespace user { struct Data {...}; <snippet> }``
 with a ``#line 1 "<KIND problem>"`` directive so that the compilers' messages give the snippet's
 own line numbers. The data fields become explicit kernel parameters at ``/*@DATA_PARAMS@*/`` and
-fill a ``user::Data D`` at ``/*@DATA_INIT@*/``, so the loader's argument checks cover them.
+fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, so the loader's argument checks cover
+them. (kernels/mh_user_problem.cuh is a stand-in that lets the generic kernels compile alone.)
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class UserCode:
     @cached_property
     def placeholders(self) -> dict[str, str]:
         params = "".join(", " + f.param() for f in self.fields)
-        init = " ".join(["user::Data D; D.n = n;", *(f"D.{f.name} = mh_d_{f.name};" for f in self.fields)])
+        init = " ".join(f"D.{f.name} = mh_d_{f.name};" for f in self.fields)
         return {DATA_PARAMS: params, DATA_INIT: init}
 
     def source(self, kernel_file: str) -> KernelSource:

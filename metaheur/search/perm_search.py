@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine.shapes import PERM, threads
 from metaheur.engine.source import kernel_constant
 from metaheur.engine.user_source import MOVES, upload
 from metaheur.errors import MetaheurError
@@ -20,7 +21,7 @@ from metaheur.search.batch import BatchResult, LaunchPacer
 METHODS = ("auto", "tabu", "ils", "ig")
 _NSTATS = kernel_constant("perm_search.cu", "MH_PS_NSTATS")
 _ITER, _MOVES = kernel_constant("perm_search.cu", "MH_PS_ITER"), kernel_constant("perm_search.cu", "MH_PS_MOVES")
-GPU_BLOCK = 64  # threads per search on a GPU (block-stride rows)
+GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,13 @@ class PermSearchBatch:
     """Searches of one method over a user problem on one device (buffers for ``capacity``)."""
 
     def __init__(self, problem, device: str | Device, capacity: int, params: PermSearchParams,
-                 block: int | None = None):
+                 block: int | tuple | None = None, sim: bool = False):
+        """``block``: threads per search (default: one on the CPU, ``GPU_BLOCK`` on a GPU);
+        ``sim``: the CPU build's thread simulation (tests)."""
         self.problem, self.device, self.params = problem, parse_device(device), params
         self.method, self.move = params.resolved(problem)
         code = problem.user_code()
-        self.module = code.module("perm_search.cu", self.device)
+        self.module = code.module("perm_search.cu", self.device, sim=sim)
         fields, arrays = problem.device_data()
         self.data = upload(fields, arrays, self.device)
         self.block = block or (GPU_BLOCK if self.device.is_gpu else 1)
@@ -95,7 +98,7 @@ class PermSearchBatch:
         self.work = dev.zeros((capacity, self.ws), np.int64)
         self.rows = dev.zeros((capacity, n + 1), np.int64)
         self.ibuf = dev.zeros((capacity, 4 * n), np.int32)
-        self.scratch = dev.zeros((capacity, self.block * n), np.int32)
+        self.scratch = dev.zeros((capacity, int(np.prod(self.block)) * n), np.int32)
         self.tabu = dev.zeros((capacity, n * n) if self.method == "tabu" else 1, np.int32)
 
     def _launch(self, count: int, keys, iters: int, init: int, target: int) -> None:

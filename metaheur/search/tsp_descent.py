@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
@@ -91,6 +92,9 @@ class TSPDescentBatch:
             launches += 3 * step
             if min(to_host(delta2).min(), to_host(deltao).min()) >= 0:
                 break  # the last pass found no improving move: every tour is a local optimum
+            if live.stop_requested():
+                reason = "stopped"
+                break
             if time_limit is not None:
                 spent = time.perf_counter() - t0
                 if spent >= time_limit:
@@ -102,3 +106,12 @@ class TSPDescentBatch:
         return BatchResult(best=to_host(d_tours).astype(np.int64), best_costs=to_host(cost).copy(),
                            iterations=to_host(moves).copy(), seconds=time.perf_counter() - t0, launches=launches,
                            stop_reason=reason, extra={"passes": passes})
+
+
+def wave_blocks_per_sm(tsp: TSP, device: Device) -> int:
+    """Descents of ``tsp`` that one multiprocessor of ``device`` runs at once: the fewest resident
+    blocks (driver's occupancy query, :data:`GPU_BLOCK` threads) of the kernels of a pass."""
+    full = tsp.n <= FULL_NEIGHBOURHOOD_N
+    module = load_module("tsp_moves.cu", device, tsp_data(tsp, device).defines)
+    names = ("tsp_2opt_full", "tsp_oropt_full") if full else ("tsp_2opt_cand", "tsp_oropt_cand")
+    return min(module.kernel(name).resident_blocks(shapes.DESCENT) for name in (*names, "tsp_apply_best"))

@@ -38,24 +38,24 @@ __device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, in
 QAP_CACHED = QAP_COST + r"""
 __device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
 __device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
-  const int n = d.n;
-  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
-    const int i = k / n, j = k % n;
-    if (i < j) cache[k] = qap_pair(d, p, i, j);
-  }
+  for (int i = 0; i < d.n; ++i)
+    for (int j = i + 1 + mh_tid(); j < d.n; j += mh_nthreads()) cache[i * d.n + j] = qap_pair(d, p, i, j);
 }
 __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
   const int n = d.n; const int *a = d.a, *b = d.b;
   const int pr = p[r], ps = p[s];
-  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
-    const int i = k / n, j = k % n;
-    if (i >= j) continue;
-    if (i == r || i == s || j == r || j == s) { cache[k] = qap_pair(d, p, i, j); continue; }
-    const int pi = p[i], pj = p[j];
-    cache[k] += (ll)(a[r * n + i] - a[r * n + j] + a[s * n + j] - a[s * n + i]) *
-                    (b[ps * n + pi] - b[ps * n + pj] + b[pr * n + pj] - b[pr * n + pi]) +
-                (ll)(a[i * n + r] - a[j * n + r] + a[j * n + s] - a[i * n + s]) *
-                    (b[pi * n + ps] - b[pj * n + ps] + b[pj * n + pr] - b[pi * n + pr]);
+  for (int i = 0; i < n; ++i) {
+    const int pi = p[i];
+    const int ari = a[r * n + i], asi = a[s * n + i], air = a[i * n + r], ais = a[i * n + s];
+    const int bsi = b[ps * n + pi], bri = b[pr * n + pi], bis = b[pi * n + ps], bir = b[pi * n + pr];
+    for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) {
+      if (i == r || i == s || j == r || j == s) { cache[i * n + j] = qap_pair(d, p, i, j); continue; }
+      const int pj = p[j];
+      cache[i * n + j] += (ll)(ari - a[r * n + j] + a[s * n + j] - asi) *
+                              (bsi - b[ps * n + pj] + b[pr * n + pj] - bri) +
+                          (ll)(air - a[j * n + r] + a[j * n + s] - ais) *
+                              (bis - b[pj * n + ps] + b[pj * n + pr] - bir);
+    }
   }
 }
 """
@@ -163,6 +163,12 @@ class Tardiness(PermutationProblem):
         done = np.cumsum(self.p[perms], axis=1)
         return (self.w[perms] * np.maximum(0, done - self.due[perms])).sum(axis=1).astype(np.int64)
 
+    def partial_value(self, seq) -> int:
+        """The tardiness of a partial sequence (the reference of partial_insert_row)."""
+        seq = np.asarray(seq)
+        done = np.cumsum(self.p[seq])
+        return int((self.w[seq] * np.maximum(0, done - self.due[seq])).sum())
+
     def construction_key(self):
         return self.w / self.p
 
@@ -174,3 +180,92 @@ def random_tardiness(n: int, seed: int) -> Tardiness:
     rng = np.random.default_rng(seed)
     p = rng.integers(1, 20, size=n)
     return Tardiness(p, rng.integers(1, 10, size=n), rng.integers(0, int(p.sum() * 0.6), size=n))
+
+
+#: The QAP through the cache hooks as Taillard's robust tabu search keeps it: the delta matrix
+#: plus the permuted distance matrix P[x][y] = b[p[x]][p[y]] and its transpose, so that a move
+#: swaps two rows and columns of P and every pair's O(1) update reads contiguous rows.
+QAP_TAILLARD = r"""
+__device__ ll tq_pair(const Data &d, const ll *P, const ll *PT, int r, int s) {
+  const int n = d.n;
+  const int *ar = d.a + r * n, *as = d.a + s * n, *atr = d.at + r * n, *ats = d.at + s * n;
+  const ll *Pr = P + r * n, *Ps = P + s * n, *PTr = PT + r * n, *PTs = PT + s * n;
+  ll dl = 0;
+  for (int k = 0; k < n; ++k) dl += (ll)(atr[k] - ats[k]) * (PTs[k] - PTr[k]) + (ll)(ar[k] - as[k]) * (Ps[k] - Pr[k]);
+  for (int t = 0; t < 2; ++t) {  // the sum ran over k = r and k = s too
+    const int k = t ? s : r;
+    dl -= (ll)(atr[k] - ats[k]) * (PTs[k] - PTr[k]) + (ll)(ar[k] - as[k]) * (Ps[k] - Pr[k]);
+  }
+  return dl + (ll)(ar[r] - as[s]) * (Ps[s] - Pr[r]) + (ll)(ar[s] - as[r]) * (Ps[r] - Pr[s]);
+}
+__device__ ll cost(const Data &d, const int *p) {
+  ll c = 0;
+  for (int i = 0; i < d.n; ++i)
+    for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
+  return c;
+}
+__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
+__device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
+  const int n = d.n;
+  ll *P = cache + n * n, *PT = P + n * n;
+  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
+    const int x = k / n, y = k % n;
+    P[k] = d.b[p[x] * n + p[y]];
+    PT[y * n + x] = P[k];
+  }
+  __syncthreads();
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) cache[i * n + j] = tq_pair(d, P, PT, i, j);
+}
+__device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
+  const int n = d.n, t0 = mh_tid(), nt = mh_nthreads();
+  ll *P = cache + n * n, *PT = P + n * n;
+  for (int k = t0; k < n; k += nt) {  // rows r and s of P and PT trade places
+    ll x = P[r * n + k]; P[r * n + k] = P[s * n + k]; P[s * n + k] = x;
+    x = PT[r * n + k]; PT[r * n + k] = PT[s * n + k]; PT[s * n + k] = x;
+  }
+  __syncthreads();
+  for (int k = t0; k < n; k += nt) {  // then columns r and s
+    ll x = P[k * n + r]; P[k * n + r] = P[k * n + s]; P[k * n + s] = x;
+    x = PT[k * n + r]; PT[k * n + r] = PT[k * n + s]; PT[k * n + s] = x;
+  }
+  __syncthreads();
+  ll *U = work, *V = work + n, *W = work + 2 * n, *X = work + 3 * n;
+  for (int k = t0; k < n; k += nt) {
+    U[k] = d.a[r * n + k] - d.a[s * n + k];
+    V[k] = P[s * n + k] - P[r * n + k];
+    W[k] = d.at[r * n + k] - d.at[s * n + k];
+    X[k] = PT[s * n + k] - PT[r * n + k];
+  }
+  __syncthreads();
+  for (int i = 0; i < n; ++i) {  // Taillard's O(1) update of every pair (the touching ones redone below)
+    const ll ui = U[i], vi = V[i], wi = W[i], xi = X[i];
+    ll *row = cache + i * n;
+    for (int j = i + 1 + t0; j < n; j += nt) row[j] += (ui - U[j]) * (vi - V[j]) + (wi - W[j]) * (xi - X[j]);
+  }
+  __syncthreads();
+  for (int k = t0; k < n; k += nt) {
+    for (int t = 0; t < 2; ++t) {  // the pairs (k, r) and (k, s); (r, s) once
+      const int u = t ? s : r, lo = k < u ? k : u, hi = k < u ? u : k;
+      if (k != u && !(t == 1 && k == r)) cache[lo * n + hi] = tq_pair(d, P, PT, lo, hi);
+    }
+  }
+}
+"""
+
+
+class TaillardQAP(UserQAP):
+    """The QAP through the cache hooks with Taillard's layout (QAP_TAILLARD)."""
+
+    kind = "tqap"
+    device_code = QAP_TAILLARD
+
+    def data(self) -> dict:
+        a = self.a.astype(np.int32)
+        return {"a": a, "at": np.ascontiguousarray(a.T), "b": self.b.astype(np.int32)}
+
+    def cache_size(self) -> int:
+        return 3 * self.n * self.n
+
+    def work_size(self) -> int:
+        return 4 * self.n

@@ -185,3 +185,11 @@ def test_the_cli_takes_problem_by_module_path(user_module, tmp_path):
     assert code == 2 and err.strip() == "metaheur: error: problem 'lin_problem:Nope': lin_problem has no Nope"
     code, _, err = run_cli(["info", "--problem", "qapp", str(path)])
     assert code == 2 and "did you mean qap?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_problem_without_operators_is_refused_in_one_line(user_module, tmp_path):
+    path = tmp_path / "w.lin"
+    path.write_text("2 7 1 4")
+    code, _, err = run_cli(["solve", "--problem", f"{user_module}:Lin", str(path), "-g", "1"])
+    assert code == 2 and err.strip() == ("metaheur: error: the LIN problem has no island operators to solve it with: "
+                                         "derive it from metaheur.PermutationProblem or give it operators()")
