@@ -7,20 +7,38 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaheur.devices import to_host
+from metaheur.devices import gpu_devices, parse_device, to_host
+from metaheur.engine import simcuda
 from metaheur.engine.user_source import upload
 from metaheur.errors import MetaheurError
 from metaheur.problems.permutation_check import check_problem
 from metaheur.problems.pfsp import PFSP, makespans, taillard
 
 
+@pytest.fixture
+def simulated_gpu(monkeypatch):
+    """One simulated GPU (the CPU build run with a GPU's block of threads), device caches cleared."""
+
+    def forget() -> None:
+        gpu_devices.cache_clear()
+        simcuda.reset()
+
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
+    monkeypatch.delenv("METAHEUR_NO_GPU", raising=False)
+    forget()
+    yield
+    monkeypatch.undo()
+    forget()
+
+
 @pytest.mark.parametrize("n, m, high", [(2, 1, 9), (5, 2, 99), (9, 7, 99), (23, 20, 99), (40, 3, 5),
                                         (17, 60, 1000)])
-def test_check_problem_on_random_shapes(n, m, high):
+def test_check_problem_on_random_shapes(n, m, high, simulated_gpu):
     times = np.random.default_rng(n * 1000 + m).integers(0, high, size=(m, n))
-    report = check_problem(PFSP(times, name=f"r{n}x{m}"), trials=6, seed=n)
-    for function in ("cost", "swap_delta", "insert_delta", "insert_row", "partial_insert_row"):
-        assert any(f": {function} (" in line for line in report.checks), function
+    report = check_problem(PFSP(times, name=f"r{n}x{m}"), devices=["cpu", "cuda:0"], trials=6, seed=n)
+    for device in ("cpu", "cuda:0"):
+        for function in ("cost", "swap_delta", "insert_delta", "insert_row", "partial_insert_row"):
+            assert any(line.startswith(f"{device}: {function} (") for line in report.checks), (device, function)
 
 
 def test_check_problem_on_a_taillard_instance():
@@ -28,12 +46,8 @@ def test_check_problem_on_a_taillard_instance():
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda:0"])
-def test_partial_insertions_at_every_length(device, monkeypatch):
+def test_partial_insertions_at_every_length(device, simulated_gpu):
     """out[k] = makespan of seq[0..len) with elem inserted at k, for len = 0..n-1 (NEH's steps)."""
-    if device != "cpu":
-        monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
-    from metaheur.devices import parse_device
-
     dev = parse_device(device)
     rng = np.random.default_rng(7)
     problem = PFSP(rng.integers(1, 99, size=(6, 11)))
