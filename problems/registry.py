@@ -23,6 +23,7 @@ ENTRY_POINT_GROUP = "metaheur.problems"
 #: kind -> "module:Class"; the order is the order in which content sniffers are asked.
 BUILT_IN = {
     "lop": "metaheur.problems.lop:LOP",  # first: its sniffer is exact (1 + n^2 integers), QAP's takes any number file
+    "pfsp": "metaheur.problems.pfsp:PFSP",  # before the QAP: its sniffer needs a flow shop's layout
     "qap": "metaheur.problems.qap:QAP",
     "atsp": "metaheur.problems.atsp:ATSP",
     "tsp": "metaheur.problems.tsp:TSP",

@@ -18,6 +18,7 @@ from metaheur.cli import cli
 from metaheur.errors import MetaheurError
 from metaheur.problems import ATSP, QAP, TSP, load_instance, load_solution, problem_class, registered
 from metaheur.problems.lop import LOP
+from metaheur.problems.pfsp import PFSP
 from metaheur.problems.registry import ENTRY_POINT_GROUP, class_for_file
 
 # A user's problem as it would live in a package of its own: a weighted linear arrangement
@@ -97,16 +98,16 @@ def entry_point(user_module, monkeypatch):
 
 
 def test_built_in_problems_are_registered_by_kind():
-    assert registered() == {"lop": LOP, "qap": QAP, "atsp": ATSP, "tsp": TSP}
+    assert registered() == {"lop": LOP, "pfsp": PFSP, "qap": QAP, "atsp": ATSP, "tsp": TSP}
     assert problem_class("qap") is QAP and problem_class("TSP") is TSP
     assert problem_class("metaheur.problems.atsp:ATSP") is ATSP
     assert all(issubclass(c, Problem) and c.kind == k for k, c in registered().items())
 
 
 @pytest.mark.parametrize(("spec", "message"), [
-    ("qapp", "unknown problem 'qapp' (did you mean qap?): the registered problems are lop, qap, atsp, tsp, or "
+    ("qapp", "unknown problem 'qapp' (did you mean qap?): the registered problems are lop, pfsp, qap, atsp, tsp, or "
              "give module:Class"),
-    ("vrp", "unknown problem 'vrp': the registered problems are lop, qap, atsp, tsp, or give module:Class"),
+    ("vrp", "unknown problem 'vrp': the registered problems are lop, pfsp, qap, atsp, tsp, or give module:Class"),
     ("no_such_module_xyz:Thing", "cannot import no_such_module_xyz"),
     ("metaheur.problems.qap:Nope", "metaheur.problems.qap has no Nope"),
     ("metaheur.problems.qap:read_qaplib", "read_qaplib is not a metaheur.Problem subclass"),
@@ -130,7 +131,7 @@ def test_a_users_class_by_module_path(user_module, tmp_path):
 
 def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tmp_path, monkeypatch):
     lin_class = problem_class("lin")
-    assert list(registered()) == ["lop", "qap", "atsp", "tsp", "lin"]
+    assert list(registered()) == ["lop", "pfsp", "qap", "atsp", "tsp", "lin"]
     path = tmp_path / "w.lin"
     path.write_text("2 7 1 4")
     assert class_for_file(path) is lin_class
