@@ -16,7 +16,7 @@ DESCENT = (128,)  # the 2-opt / Or-opt kernels of TSPDescentBatch: one thread a 
 KNN = (128,)  # neighbour lists: one thread a city
 
 _DESCENT_KERNELS = ("tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
-                    "tsp_apply_best")
+                    "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better")
 
 #: ``{(kernel file, kernel): block shapes the package launches it with on a GPU}``.
 GPU_LAUNCHES: dict[tuple[str, str], tuple[tuple[int, ...], ...]] = {
