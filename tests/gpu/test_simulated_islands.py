@@ -220,8 +220,9 @@ def test_a_gpu_island_improves_many_tours_at_once_with_the_parallel_descent(simu
     gpu = simulated.devices[1]
     ops = TSPOperators(TSP40, gpu, IslandParams(ga=TSP_OX))
     runs = []
-    real = ops._descent.run
-    monkeypatch.setattr(ops._descent, "run", lambda tours, **kw: runs.append(len(tours)) or real(tours, **kw))
+    real = ops._descent.descend
+    monkeypatch.setattr(ops._descent, "descend",
+                        lambda tours, cost, **kw: runs.append(len(tours)) or real(tours, cost, **kw))
     rng = np.random.default_rng(2)
     starts = np.array([rng.permutation(40) for _ in range(8)])
     first = TSPDescentBatch(TSP40, "cpu").run(starts)  # the first descent, as the island's counts it
