@@ -290,28 +290,46 @@ tsp_best_at(const double *xy, const int *mat, const int *tours, const int *pos, 
   }
 }
 
+/* A Fenwick tree (Fenwick 1994) over the n positions of a tour, f[1 .. n]: how many positions of a
+ * range are taken, in O(log n). */
+__device__ __forceinline__ void mh_fen_take(int *f, int n, int p) {
+  for (++p; p <= n; p += p & -p) f[p] += 1;
+}
+__device__ __forceinline__ int mh_fen_prefix(const int *f, int p) {  /* positions 0 .. p - 1 */
+  int s = 0;
+  for (; p > 0; p -= p & -p) s += f[p];
+  return s;
+}
+__device__ __forceinline__ int mh_fen_taken(const int *f, int n, int first, int len) {
+  if (len >= n) return mh_fen_prefix(f, n);
+  const int last = first + len;
+  if (last <= n) return mh_fen_prefix(f, last) - mh_fen_prefix(f, first);
+  return mh_fen_prefix(f, n) - mh_fen_prefix(f, first) + mh_fen_prefix(f, last - n);
+}
+
 /* One pass of a descent that makes several moves (tsp_best_at's moves of each tour): the best
  * one (smallest delta, then position), then, in the order of their positions, every other one
- * whose position range (mh_move_span) has at most span_limit positions and meets none of the
- * ranges taken before. The chosen moves' ranges are disjoint, so each keeps its delta: the tour
- * shortens by exactly their sum. occ (nsol x n, zero at the start of a descent) marks the ranges
- * taken in this pass with stamp (the pass number, from 1); chosen (nsol x n) is scratch. cost[sol]
- * and moves[sol] grow by the deltas and the number of moves; best[sol] is the best move's delta
- * (0: no move improves, the tour is a local optimum). The best move is applied by the whole
- * block, the others by one thread each. */
+ * whose position range (mh_move_span) meets none of the ranges taken before (a Fenwick tree of
+ * the taken positions answers in O(log n): the choice costs O(n log n) a pass). The chosen
+ * moves' ranges are disjoint, so each keeps its delta: the tour shortens by exactly their sum.
+ * taken (nsol x (n + 1)) and chosen (nsol x n) are scratch. cost[sol] and moves[sol] grow by the
+ * deltas and the number of moves; best[sol] is the best move's delta (0: no move improves, the
+ * tour is a local optimum). The best move is applied by the whole block, the others by one
+ * thread each. */
 extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
-tsp_apply_disjoint(int *tours, int *pos, int n, const int *move_at, const long long *delta_at, int *occ,
-                   int *chosen, int stamp, int span_limit, long long *cost, long long *moves, long long *best) {
+tsp_apply_disjoint(int *tours, int *pos, int n, const int *move_at, const long long *delta_at, int *taken,
+                   int *chosen, long long *cost, long long *moves, long long *best) {
   __shared__ int s_count;
   const ll sol = mh_block();
-  int *t = tours + sol * n, *ps = pos + sol * n, *oc = occ + sol * n, *ch = chosen + sol * n;
+  int *t = tours + sol * n, *ps = pos + sol * n, *f = taken + sol * (n + 1), *ch = chosen + sol * n;
   const int *mv = move_at + sol * n * 4;
   const ll *da = delta_at + sol * n;
   const int lane = mh_tid(), lanes = mh_nthreads();
   ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  for (int i = lane; i <= n; i += lanes) f[i] = 0;
   for (int i = lane; i < n; i += lanes)
     if (da[i] < 0) mh_argmin_step(&key, &idx, da[i], i);
-  mh_block_argmin(&key, &idx);
+  mh_block_argmin(&key, &idx);  /* its barriers also order the clearing of f before its use */
   if (idx == MH_LL_MAX) {
     if (lane == 0) best[sol] = 0;
     return;
@@ -321,15 +339,12 @@ tsp_apply_disjoint(int *tours, int *pos, int n, const int *move_at, const long l
     ll total = key;
     int count = 0, first, len;
     mh_move_span(n, mv[4 * g], mv[4 * g + 1], mv[4 * g + 2], &first, &len);
-    for (int p = 0; p < len && p < n; ++p) oc[(first + p) % n] = stamp;
+    for (int p = 0; p < len && p < n; ++p) mh_fen_take(f, n, (first + p) % n);
     for (int i = 0; i < n; ++i) {
       if (i == g || da[i] >= 0) continue;
       mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
-      if (len > span_limit) continue;
-      int p = 0;
-      while (p < len && oc[(first + p) % n] != stamp) ++p;
-      if (p < len) continue;
-      for (p = 0; p < len; ++p) oc[(first + p) % n] = stamp;
+      if (mh_fen_taken(f, n, first, len) > 0) continue;
+      for (int p = 0; p < len; ++p) mh_fen_take(f, n, (first + p) % n);
       ch[count++] = i;
       total += da[i];
     }

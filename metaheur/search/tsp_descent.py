@@ -27,7 +27,6 @@ from metaheur.search.batch import BatchResult
 
 FULL_NEIGHBOURHOOD_N = 200  # up to this n a pass evaluates every 2-opt and Or-opt move
 PASSES_PER_CHECK = 8  # passes queued between two looks at the deltas
-SPAN_LIMIT = 1000  # positions a move but the best may span to join the other moves of a pass
 GPU_BLOCK = shapes.threads(shapes.DESCENT)
 
 
@@ -42,10 +41,9 @@ class _Buffers:
         if several:
             self.move_at = dev.zeros((batch, n, 4), np.int32)
             self.delta_at = dev.zeros((batch, n), np.int64)
-            self.occ = dev.zeros((batch, n), np.int32)  # range marks of pass `stamp`
+            self.taken = dev.zeros((batch, n + 1), np.int32)
             self.chosen = dev.zeros((batch, n), np.int32)
             self.best = dev.zeros(batch, np.int64)
-            self.stamp = 0
         else:
             self.move2, self.moveo = dev.zeros((batch, 4), np.int32), dev.zeros((batch, 4), np.int32)
             self.delta2, self.deltao = dev.zeros(batch, np.int64), dev.zeros(batch, np.int64)
@@ -93,11 +91,10 @@ class TSPDescentBatch:
         n, d, block, batch = self.tsp.n, self.data, self.block, buf.batch
         kernel = self.module.kernel
         if self.several:
-            buf.stamp += 1
             kernel("tsp_best_at")(batch, block, (d.xy, d.mat, tours, buf.pos, self.neigh, n, self.k, buf.move_at,
                                                  buf.delta_at))
-            kernel("tsp_apply_disjoint")(batch, block, (tours, buf.pos, n, buf.move_at, buf.delta_at, buf.occ,
-                                                        buf.chosen, buf.stamp, SPAN_LIMIT, cost, buf.moves, buf.best))
+            kernel("tsp_apply_disjoint")(batch, block, (tours, buf.pos, n, buf.move_at, buf.delta_at, buf.taken,
+                                                        buf.chosen, cost, buf.moves, buf.best))
             return
         if self.full:
             kernel("tsp_2opt_full")(batch, block, (d.xy, d.mat, tours, n, 0, buf.unused, buf.move2, buf.delta2))

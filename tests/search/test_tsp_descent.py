@@ -15,7 +15,6 @@ from metaheur.device_data import neighbours
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.problems import clustered_tsp, uniform_tsp
-from metaheur.search import tsp_descent
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_starts import curve_tours
 
@@ -105,10 +104,10 @@ def apply_move(t: np.ndarray, a: int, seg: int, b: int, rev: int) -> None:
         reverse(t, start, m)
 
 
-def reference_pass(tsp, tour: np.ndarray, neigh: np.ndarray, move_at: np.ndarray, delta_at: np.ndarray, limit: int):
+def reference_pass(tsp, tour: np.ndarray, neigh: np.ndarray, move_at: np.ndarray, delta_at: np.ndarray):
     """Checks the moves of each position against the numpy references, picks the moves of one
-    several-move pass by its rule (the best, then by position every one within ``limit``
-    positions whose range meets no range taken) and applies them: (tour, chosen positions)."""
+    several-move pass by its rule (the best, then by position every one whose range meets no
+    range taken) and applies them: (tour, chosen positions)."""
     n = len(tour)
     two, oro = R.two_opt_cand(tsp.dist, tour, neigh), R.or_opt_cand(tsp.dist, tour, neigh)
     for i in range(n):
@@ -126,7 +125,7 @@ def reference_pass(tsp, tour: np.ndarray, neigh: np.ndarray, move_at: np.ndarray
     for i in [best, *[int(i) for i in improving if i != best]]:
         first, length = move_span(n, *move_at[i][:3])
         cells = (first + np.arange(min(length, n))) % n
-        if i != best and (length > limit or taken[cells].any()):
+        if i != best and taken[cells].any():
             continue
         taken[cells] = True
         chosen.append(i)
@@ -136,9 +135,8 @@ def reference_pass(tsp, tour: np.ndarray, neigh: np.ndarray, move_at: np.ndarray
     return out, chosen[1:]
 
 
-@pytest.mark.parametrize(("n", "limit"), [(40, 1000), (150, 1000), (150, 6), (9, 1000)])
-def test_every_several_move_pass_makes_the_moves_of_the_reference(monkeypatch, n, limit):
-    monkeypatch.setattr(tsp_descent, "SPAN_LIMIT", limit)
+@pytest.mark.parametrize("n", [9, 40, 150])
+def test_every_several_move_pass_makes_the_moves_of_the_reference(n):
     tsp = uniform_tsp(n, seed=n)
     k = min(8, n - 1)
     neigh = neighbours(tsp, k)
@@ -150,7 +148,7 @@ def test_every_several_move_pass_makes_the_moves_of_the_reference(monkeypatch, n
         out = search.run(tours, max_passes=1)
         buf = search._buffers
         for s in range(len(tours)):
-            expected, chosen = reference_pass(tsp, tours[s], neigh, buf.move_at[s], buf.delta_at[s], limit)
+            expected, chosen = reference_pass(tsp, tours[s], neigh, buf.move_at[s], buf.delta_at[s])
             assert np.array_equal(out.best[s], expected)
             assert buf.chosen[s][: len(chosen)].tolist() == chosen
             assert out.iterations[s] == (len(chosen) + 1 if (buf.delta_at[s] < 0).any() else 0)
