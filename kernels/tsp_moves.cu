@@ -21,7 +21,10 @@ __device__ __forceinline__ void mh_store_best(ll key, ll idx, int *out, ll *delt
   delta_out[sol] = none ? 0 : key;
 }
 
-/* Full 2-opt neighbourhood, n(n-3)/2 moves. Move index i * n + j; move_out = (i, j, 0, 0). */
+/* Full 2-opt neighbourhood, n(n-3)/2 moves. Move index i * n + j; move_out = (i, j, 0, 0). A row i
+ * scans only its valid columns j >= i + 2, from i + 2 rounded down to a multiple of 32 (so that a
+ * warp's columns stay in aligned 128-byte lines); with write_all the columns before are written
+ * invalid by a loop of their own. */
 extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
 tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
               long long *all_out, int *move_out, long long *delta_out) {
@@ -29,8 +32,11 @@ tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int wri
   const int *t = tours + sol * n;
   ll *all = all_out + sol * n * n;
   ll key = MH_LL_MAX, idx = MH_LL_MAX;
-  for (int i = threadIdx.y; i < n; i += blockDim.y)
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+  for (int i = threadIdx.y; i < n; i += blockDim.y) {
+    const int start = (i + 2) & ~31;
+    if (write_all)
+      for (int j = threadIdx.x; j < start && j < n; j += blockDim.x) all[(ll)i * n + j] = MH_LL_MAX;
+    for (int j = start + threadIdx.x; j < n; j += blockDim.x) {
       const bool valid = j >= i + 2 && !(i == 0 && j == n - 1);
       if (valid) {
         const ll d = mh_2opt_delta(xy, mat, t, n, i, j);
@@ -40,6 +46,7 @@ tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int wri
         all[(ll)i * n + j] = MH_LL_MAX;
       }
     }
+  }
   mh_block_argmin(&key, &idx);
   mh_store_best(key, idx, move_out, delta_out, sol, (int)(idx / n), (int)(idx % n), 0, 0);
 }

@@ -225,7 +225,8 @@ class TSPOperators(_Operators):
         for _ in range(self.ls_budget):
             if time_limit is not None and left() <= 0:
                 break
-            kicked = best.copy()
+            with dev.context():
+                kicked = best.copy()
             self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
             kicked_len = descent.lengths(kicked)
             descent.descend(kicked, kicked_len, time_limit=left())
