@@ -176,7 +176,7 @@ tsp_positions(const int *tours, int *pos, int n) {
  * of each city) up to date. ``lanes`` threads share the work, this one being ``lane``: the whole
  * block (lanes = block size, every thread calls it, and it ends on a barrier) or one thread alone
  * (lanes = 1, no barrier). */
-__device__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m, int lane, int lanes) {
+__device__ __forceinline__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m, int lane, int lanes) {
   for (int q = lane; q < m / 2; q += lanes) {
     const int x = (a + q) % n, y = (a + m - 1 - q) % n, cx = t[x], cy = t[y];
     t[x] = cy;
@@ -191,7 +191,8 @@ __device__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m, int lane
  * t[x+1 .. y] or the other side, whichever is shorter; (a, L, b, rev), L >= 1: Or-opt (i, L, j,
  * rev) = (a, L, b, rev) exchanges the segment t[i .. i+L-1] with the cities between it and the
  * insertion point, on the side (after it up to t[j], or from t[j+1] up to it) with fewer. */
-__device__ void mh_apply_move(int *t, int *ps, int n, int a, int L, int b, int rev, int lane, int lanes) {
+__device__ __forceinline__ void mh_apply_move(int *t, int *ps, int n, int a, int L, int b, int rev, int lane,
+                                              int lanes) {
   if (L == 0) {
     const int inner = b - a;
     if (inner <= n - inner) mh_reverse_cyclic(t, ps, n, a + 1, inner, lane, lanes);
