@@ -28,6 +28,7 @@ Writes ``gpu_model.csv`` and ``.md`` (``--quick``: the same table into a tempora
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +127,14 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
                     "3 edges removed, 3 added"),
         Model("tsp_oropt_full", "move", f"n={n}, EUC_2D", 40, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
               basis="two tour entries and their coordinates per move; 6 distances"),
+        Model("tsp_best_at", "position (14 k moves)", f"n={n}, k={k}, EUC_2D", 2 * k * 32 + 12 * k * 42,
+              2 * k * (2 * DIST_INT + 12) + 12 * k * (3 * DIST_INT + 16), 2 * k * 4 * EUC_FP64 + 12 * k * 6 * EUC_FP64,
+              "L2", basis="the 2k candidate 2-opt and 12k candidate Or-opt moves that start at a position, as "
+                          "tsp_2opt_cand and tsp_oropt_cand count them; one thread a position"),
+        Model("tsp_apply_disjoint", "position", f"n={n}", 24, 8 + 4 * math.ceil(math.log2(n)), 0, "L2", lanes=1,
+              basis="the choice: a position's delta and move read (24 B), its range's Fenwick-tree query "
+                    "(about 2 log2 n steps of 2 int ops); one thread a tour (the moves are applied by "
+                    "all threads, as tsp_apply_best's)"),
         Model("tsp_apply_best", "city moved", f"n={n}", 16, 6, 0, "L2",
               basis="a reversal swaps tour and position entries (2 x 4 B read, 2 x 4 B written)"),
         Model("tsp_positions", "city", f"n={n}", 8, 3, 0, "L2", basis="tour entry read, position written"),
