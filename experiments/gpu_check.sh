@@ -10,12 +10,17 @@
 # ($TMP/src/metaheur = symlinks to metaheur/*, plus problems/ and kernels/ as the setuptools
 # package-dir mapping would install them) on PYTHONPATH. Instances are generated (gen:...).
 #
-# Steps, each timed: (1) every kernel variant the later steps load, GPU and CPU builds, compiled
-# in parallel (NVRTC through CuPy, gcc; their disk caches serve the rest); (2) the tests marked gpu (GPU build =
+# Steps, each timed: (0) the system: devices, the GPU's compute mode, and a one-line kernel
+# compiled through CuPy (a CuPy without the CUDA headers fails there, in words; CUDA_PATH is set
+# to a toolkit that has them when unset); (1) every kernel variant the later steps load, GPU and
+# CPU builds, compiled in parallel, the slowest first, one GPU compile at a time under the
+# EXCLUSIVE_PROCESS compute mode (NVRTC through CuPy, gcc; their disk caches serve the rest);
+# (2) the tests marked gpu (GPU build =
 # CPU build, bit for bit); (3) kernel throughput: QAP delta entries/s for 1,024 solutions of
 # n = 100 and 2-opt moves/s at n = 10,000 (experiments/bench_kernels.py --gpu-check); (4) tabu
 # search rows: 1, 64 and 1,024 searches at n = 100 against the CPU build on 2 cores
-# (experiments/bench_search.py --gpu-only); (5) short gpu and hybrid solves of a QAP and a TSP.
+# (experiments/bench_search.py --gpu-only); (5) short gpu and hybrid solves of a QAP, a TSP and a
+# linear ordering problem (the generic engine's kernels on the LOP's device code).
 # About 6-7 minutes on one H200, compilation included.
 #
 # --simulated runs the same steps on METAHEUR_SIMULATED_GPUS (default 1) simulated devices: it
@@ -24,8 +29,8 @@
 #
 # Writes at most 7 files to OUTDIR: summary.md (the steps, their status and seconds, the three
 # targets against their measurements), system.txt, gpu_tests.log, bench_kernels.md,
-# bench_search_gpu.md, solves.md, gpu_check.log (everything printed). Exits non-zero when a step
-# fails.
+# bench_search_gpu.md, solves.md, gpu_check.log (everything printed, complete when the script
+# returns). Exits non-zero when a step fails.
 set -uo pipefail
 
 usage() {
@@ -54,18 +59,43 @@ mkdir -p "$1"
 OUT=$(cd "$1" && pwd)
 PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/metaheur-gpu-check.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+TEE_PID=""
+# On exit: give the log's tee the end of its input and wait until it has written everything, so
+# that gpu_check.log is complete when the script returns; then remove the temporary tree.
+finish() {
+    if [ -n "$TEE_PID" ]; then
+        exec 1>&3 2>&4 3>&- 4>&-
+        wait "$TEE_PID" 2>/dev/null || while kill -0 "$TEE_PID" 2>/dev/null; do sleep 0.1; done
+    fi
+    rm -rf "$TMP"
+}
+trap finish EXIT
 
 if [ "$TINY" -eq 1 ]; then
     QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,4; ITERATIONS=60; SECONDS_SOLVE=1
-    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
+    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; LOP_SOLVE=gen:lop:30; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024; ITERATIONS=2000; SECONDS_SOLVE=15
-    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; TESTS=(tests/engine tests/gpu)
+    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; LOP_SOLVE=gen:lop:300; TESTS=(tests/engine tests/gpu)
 fi
 if [ "$SIMULATED" -eq 1 ]; then
     export METAHEUR_SIMULATED_GPUS=${METAHEUR_SIMULATED_GPUS:-1}
     [ "$TINY" -eq 1 ] && export METAHEUR_SIMULATED_GPU_SMS=${METAHEUR_SIMULATED_GPU_SMS:-2}
+    COMPUTE_MODE="Default (simulated)"
+else
+    # CuPy 14 compiles with the CUDA runtime headers (cuda.pathfinder: site-packages, conda,
+    # CUDA_PATH): point CUDA_PATH at a toolkit that has them when it is unset
+    if [ -z "${CUDA_PATH:-}" ]; then
+        for root in "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /none/bin/nvcc)")")" \
+                    /usr/local/cuda /usr/local/cuda-*; do
+            if [ -f "$root/include/cuda_runtime.h" ]; then
+                export CUDA_PATH=$root
+                break
+            fi
+        done
+    fi
+    # EXCLUSIVE_PROCESS allows one CUDA context per GPU: the precompilation then runs one GPU compile at a time
+    COMPUTE_MODE=$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader -i 0 2>/dev/null || echo unknown)
 fi
 
 # ------------------------------------------------------------------ import tree, no installation
@@ -83,7 +113,8 @@ export MPLBACKEND=Agg PYTHONUNBUFFERED=1
 cd "$REPO" || exit 2
 
 status=0
-exec > >(tee "$OUT/gpu_check.log") 2>&1
+exec 3>&1 4>&2 > >(tee "$OUT/gpu_check.log") 2>&1
+TEE_PID=$!
 printf '| step | status | seconds |\n|---|---|---|\n' > "$TMP/steps.md"
 
 # step NAME COMMAND...: run, time and record a step (its output goes to the log)
@@ -110,19 +141,50 @@ system_info() {
     echo "mode: $([ "$SIMULATED" -eq 1 ] && echo "simulated GPUs ($METAHEUR_SIMULATED_GPUS)" || echo "real GPUs")" \
          "$([ "$TINY" -eq 1 ] && echo ", tiny sizes")"
     nvidia-smi 2>&1 || echo "(nvidia-smi not available)"
+    echo "compute mode of GPU 0: $COMPUTE_MODE"
+    echo "CUDA_PATH: ${CUDA_PATH:-(unset)}"
     "$PY" -c "
 import sys, metaheur, metaheur.problems, metaheur.kernels, metaheur.engine
 assert metaheur.__file__.startswith(sys.argv[1]), metaheur.__file__
 print('import tree:', metaheur.__file__)
 " "$TMP/src" || return 1
     "$PY" -m metaheur.cli info || return 1
+    compile_probe || return 1
     "$PY" -c "import sys; from metaheur.devices import gpu_devices; sys.exit(0 if gpu_devices() else 3)" ||
         { echo "no GPU visible (use --simulated on a machine without one)"; return 3; }
 }
 
-# Every (kernel source, defines) the later steps load on cuda:0, compiled by parallel processes.
+# A one-line kernel compiled and loaded on the first GPU through CuPy's RawModule, before anything
+# long: a CuPy that finds no CUDA headers fails here, in words, not 80 compiles later.
+compile_probe() {
+    "$PY" - <<'EOF'
+import sys
+from metaheur.devices import gpu_devices
+
+gpus = gpu_devices()
+if not gpus:
+    sys.exit(0)  # the next check says that there is no GPU
+cp = gpus[0].cupy
+try:
+    with cp.cuda.Device(gpus[0].index):
+        cp.RawModule(code='extern "C" __global__ void mh_probe(int *x) { x[0] = 1; }\n').get_function("mh_probe")
+except Exception as exc:
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    if "CUDA headers" in text:
+        print("compile probe: CuPy finds no CUDA runtime headers (cuda_runtime.h): install them "
+              "(pip install 'cupy-cuda13x[ctk]') or set CUDA_PATH to a CUDA toolkit that has include/; " + text)
+    else:
+        print(f"compile probe: a one-line kernel does not compile or load on {gpus[0].name}: {text}")
+    sys.exit(1)
+print(f"compile probe: a one-line kernel compiles and loads on {gpus[0].name}")
+EOF
+}
+
+# Every (kernel source, defines) the later steps load on cuda:0, compiled by parallel processes,
+# the slowest first (NVRTC takes over a minute for tsp_ils.cu); one GPU compile at a time when
+# the GPU's compute mode is EXCLUSIVE_PROCESS (one context per GPU).
 precompile() {
-    "$PY" - "$TINY" <<'EOF'
+    "$PY" - "$TINY" "$COMPUTE_MODE" <<'EOF'
 import sys, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from metaheur.device_data import COMPILE_VARIANTS
@@ -140,12 +202,21 @@ def build(source, defines, device):
     load_module(source, device, defines)
     return source, defines, device, time.perf_counter() - t0
 
+SLOWEST = ("tsp_ils.cu", "tsp_eax.cu", "tsp_construct.cu", "qap_tabu.cu")  # the longest compiles, longest first
+exclusive = sys.argv[2].strip().upper() == "EXCLUSIVE_PROCESS"
 t0 = time.perf_counter()
 jobs = [(s, d, device) for s, d in needed for device in ("cuda:0", "cpu")]  # the tests compare both builds
-with ProcessPoolExecutor(max_workers=min(16, len(jobs))) as pool:
-    for job in as_completed([pool.submit(build, *j) for j in jobs]):
-        source, defines, device, seconds = job.result()
-        print(f"  {device} {source} {defines or ''}: {seconds:.1f} s")
+jobs.sort(key=lambda j: (SLOWEST.index(j[0]) if j[0] in SLOWEST else len(SLOWEST), j[2] != "cuda:0"))
+groups = [[j for j in jobs if j[2] == "cuda:0"], [j for j in jobs if j[2] != "cuda:0"]] if exclusive else [jobs]
+print(f"compute mode {sys.argv[2]}: " + ("one GPU compile at a time" if exclusive else "every compile in parallel"))
+print("order: " + ", ".join(dict.fromkeys(s for s, _, _ in jobs)))
+pools = [ProcessPoolExecutor(max_workers=1 if exclusive and g[0][2] == "cuda:0" else min(16, len(g))) for g in groups]
+futures = [pool.submit(build, *j) for pool, group in zip(pools, groups) for j in group]
+for job in as_completed(futures):
+    source, defines, device, seconds = job.result()
+    print(f"  {device} {source} {defines or ''}: {seconds:.1f} s")
+for pool in pools:
+    pool.shutdown()
 print(f"{len(needed)} variants for cuda:0 and the CPU in {time.perf_counter() - t0:.1f} s")
 EOF
 }
@@ -224,7 +295,7 @@ step "compile kernel variants" precompile
 step "tests marked gpu" gpu_tests
 step "kernel throughput" bench_kernels
 step "tabu search batches" bench_search
-for instance in "$QAP_SOLVE" "$TSP_SOLVE"; do
+for instance in "$QAP_SOLVE" "$TSP_SOLVE" "$LOP_SOLVE"; do
     for strategy in gpu hybrid; do
         step "solve $instance --strategy $strategy" solve "$instance" "$strategy"
     done

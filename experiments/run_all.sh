@@ -17,7 +17,7 @@ failed=0
 run() { echo "== $(date -Is) $*"; "$PY" "$@"; local rc=$?; echo "== exit $rc"; [ $rc -eq 0 ] || failed=1; }
 
 if [ "${1:-}" = "--quick" ]; then
-  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_atsp strategies \
+  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_atsp bench_lop strategies \
       quality peers ablation bench_hybrid soak; do
     run "experiments/$script.py" --quick
   done
@@ -35,6 +35,7 @@ run experiments/bench_tsp_ils.py --seconds 10 30 --seeds 2 --elkai --elkai-max-n
 run experiments/bench_eax.py
 run experiments/bench_eax.py --instances brd14051 d18512 --name bench_eax_large
 run experiments/bench_atsp.py
+run experiments/bench_lop.py
 run experiments/strategies.py --seeds 1 --base-seconds 3
 run experiments/quality.py --library qaplib --max-n 40 --seeds 1
 run experiments/quality.py --library tsplib --max-n 20000 --seeds 1 --base-seconds 2

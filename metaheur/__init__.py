@@ -1,4 +1,5 @@
-"""metaheur: hybrid metaheuristics for QAP and TSP on CPU cores, GPUs and Dask clusters.
+"""metaheur: hybrid metaheuristics for permutation problems (QAP, TSP, ATSP, a user's own
+:class:`Problem`) on CPU cores, GPUs and Dask clusters.
 
 ``metaheur.solve(problem, stop, seed, params, initial)`` returns a :class:`Result`;
 ``metaheur.resume(checkpoint)`` continues a saved run. The problem layer is ``metaheur.problems``,
@@ -14,9 +15,15 @@ from metaheur.problems import (
     ATSP,
     QAP,
     TSP,
+    PermutationProblem,
+    Problem,
+    ProblemFormats,
+    SearchForm,
     best_known,
+    check_problem,
     load_instance,
     load_solution,
+    problem_class,
     read_qaplib,
     read_sln,
     read_tour,
@@ -25,6 +32,7 @@ from metaheur.problems import (
     write_tour,
 )
 from metaheur.result import DeviceRow, EpochRow, IslandRow, MigrationRow, Result, TracePoint
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
@@ -56,9 +64,14 @@ __all__ = [
     "MigrationParams",
     "MigrationRow",
     "NoImprovement",
+    "PermSearchParams",
+    "PermutationProblem",
+    "Problem",
+    "ProblemFormats",
     "Progress",
     "ProvenOptimum",
     "Result",
+    "SearchForm",
     "SolveParams",
     "StopRules",
     "TabuParams",
@@ -67,8 +80,10 @@ __all__ = [
     "TracePoint",
     "__version__",
     "best_known",
+    "check_problem",
     "load_instance",
     "load_solution",
+    "problem_class",
     "read_qaplib",
     "read_sln",
     "read_tour",

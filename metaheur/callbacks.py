@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 
 class Callbacks:
-    """Hooks a caller may override; every one is a no-op by default."""
+    """Hooks a caller may override; every one is a no-op by default. The costs they see are the
+    engine's (``model.problem.engine_sign * value``: the value itself for a minimisation, its
+    negation for a maximisation), as the islands keep them."""
 
     def on_start(self, model: IslandModel) -> None: ...
 
@@ -27,4 +29,7 @@ class Callbacks:
     def on_progress(self, model: IslandModel, elapsed: float) -> None:
         """Called every :data:`~metaheur.islands.model.PROGRESS_SECONDS` of wall time while the
         worker processes start (before ``on_start``) and while an epoch runs (building first
-        populations included), so that a status line never goes quiet for long."""
+        populations included), so that a status line never goes quiet for long. From ``on_start``
+        on, ``model.live`` (:class:`~metaheur.islands.model.LiveProgress`) holds the run's best
+        and counters as the islands last reported them, at most about two seconds old, also in
+        the middle of an epoch."""

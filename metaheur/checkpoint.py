@@ -29,6 +29,7 @@ from metaheur.islands.params import GAParams, IslandParams
 from metaheur.outputs import write_atomically
 from metaheur.result import EpochRow
 from metaheur.run_settings import RunSettings
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -37,11 +38,13 @@ _STATE_SCALARS = ("generation", "streams", "stale", "best_cost", "ls_iterations"
 
 
 def params_to_dict(p: IslandParams) -> dict:
-    return {"ga": dataclasses.asdict(p.ga), "tabu": dataclasses.asdict(p.tabu), "ils": dataclasses.asdict(p.ils)}
+    return {"ga": dataclasses.asdict(p.ga), "tabu": dataclasses.asdict(p.tabu), "ils": dataclasses.asdict(p.ils),
+            "perm": dataclasses.asdict(p.perm)}
 
 
 def params_from_dict(d: dict) -> IslandParams:
-    return IslandParams(ga=GAParams(**d["ga"]), tabu=TabuParams(**d["tabu"]), ils=ILSParams(**d["ils"]))
+    return IslandParams(ga=GAParams(**d["ga"]), tabu=TabuParams(**d["tabu"]), ils=ILSParams(**d["ils"]),
+                        perm=PermSearchParams(**d.get("perm", {})))
 
 
 class Checkpointer:

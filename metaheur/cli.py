@@ -44,40 +44,62 @@ def _print_json(data: dict) -> None:
 def cli() -> None:
     """Hybrid metaheuristics for QAP and TSP (symmetric and asymmetric) on CPU cores, GPUs and Dask clusters.
 
-    INSTANCE arguments are a file path (QAPLIB .dat, TSPLIB .tsp or .atsp), a library name looked up
-    under $METAHEUR_INSTANCES (tai30a, pr2392, ftv64), or a built-in generated instance (gen:qap:50,
-    gen:tsp:1000, gen:tsp-clustered:1000, gen:atsp:1000, with an optional :SEED).
+    INSTANCE arguments are a file path (QAPLIB .dat, TSPLIB .tsp or .atsp, or a file of another
+    registered problem), a library name looked up under $METAHEUR_INSTANCES (tai30a, pr2392,
+    ftv64), or a built-in generated instance (gen:qap:50, gen:tsp:1000, gen:tsp-clustered:1000,
+    gen:atsp:1000, with an optional :SEED). --problem NAME or module:Class says which problem
+    reads the file (by default its extension or content does; `metaheur info` lists the problems).
     """
+
+
+_PROBLEM_HELP = ("The problem that reads INSTANCE: a registered name (qap, tsp, atsp, ...; see metaheur info) or "
+                 "module:Class of your own (default: by the file's extension or content).")
 
 
 @cli.command()
 @click.argument("instance", required=False)
+@click.option("--problem", "problem_name", help=_PROBLEM_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def info(instance: str | None, as_json: bool) -> None:
-    """Describe INSTANCE, or without one list the devices and versions."""
+def info(instance: str | None, problem_name: str | None, as_json: bool) -> None:
+    """Describe INSTANCE, or without one list the registered problems, the devices and versions."""
     if instance is None:
         from metaheur.devices import format_system_report, system_report
+        from metaheur.problems.registry import describe_problems
 
-        report = system_report()
-        _print_json(report) if as_json else click.echo(format_system_report(report))
+        report = system_report() | {"problems": describe_problems()}
+        _print_json(report) if as_json else click.echo(format_system_report(report) + "\n" +
+                                                       _problems_text(report["problems"]))
         return
     from metaheur.describe import format_summary, instance_summary
     from metaheur.problems import load_instance
 
-    summary = instance_summary(load_instance(instance))
-    _print_json(summary) if as_json else click.echo(format_summary(summary))
+    problem = load_instance(instance, problem_name)
+    summary = instance_summary(problem)
+    _print_json(summary) if as_json else click.echo(format_summary(summary, problem))
+
+
+def _problems_text(problems: list[dict]) -> str:
+    """The lines of ``metaheur info`` that list the registered problems."""
+    lines = ["problems"]
+    for p in problems:
+        files = ", ".join(p["extensions"]) or "no file extension"
+        folder = f", library folder {p['folder']}/" if p["folder"] else ""
+        sense = ", maximised" if p["sense"] == "max" else ""
+        lines.append(f"  {p['kind']:<8} {p['title'] or p['class']} ({files}{folder}{sense})")
+    return "\n".join(lines)
 
 
 @cli.command()
 @click.argument("instance")
 @click.argument("solution_file", type=click.Path())
+@click.option("--problem", "problem_name", help=_PROBLEM_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def evaluate(instance: str, solution_file: str, as_json: bool) -> None:
-    """Exact cost of SOLUTION_FILE (.sln, .tour or a result .json) on INSTANCE, with the gap."""
+def evaluate(instance: str, solution_file: str, problem_name: str | None, as_json: bool) -> None:
+    """Exact value of SOLUTION_FILE (.sln, .tour or a result .json) on INSTANCE, with the gap."""
     from metaheur.describe import evaluation, format_evaluation
     from metaheur.problems import load_instance, load_solution
 
-    inst = load_instance(instance)
+    inst = load_instance(instance, problem_name)
     sol = load_solution(inst, solution_file)
     ev = evaluation(inst, sol.permutation, sol.stated_cost, sol.note)
     _print_json(ev) if as_json else click.echo(format_evaluation(ev))
@@ -97,13 +119,14 @@ def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _load_all(specs: list[str]) -> list:
-    """Every instance of a batch, loaded before any search; one given twice is refused."""
+def _load_all(specs: list[str], problem_name: str | None = None) -> list:
+    """Every instance of a batch, loaded before any search (by ``problem_name``'s problem when
+    given); one given twice is refused."""
     from metaheur.problems import load_instance
 
     problems, seen = [], {}
     for spec in specs:
-        problem = load_instance(spec)
+        problem = load_instance(spec, problem_name)
         key = problem.fingerprint()
         if key in seen:
             raise MetaheurError(f"{spec}: the same instance as {seen[key]}, given twice")
@@ -135,13 +158,15 @@ def _table(results) -> str:
               help="Seconds of search per instance (default 10 when no --generations).")
 @click.option("--generations", "-g", type=int, help="Stop after this many generations on every island (GA "
               "generations; steps of a tabu or ILS island).")
-@click.option("--target", help="Stop at this cost or better: a number, or 'bks' (the best-known value).")
+@click.option("--target", help="Stop at this value or better (at most this cost; at least this value for a "
+              "maximisation): a number, or 'bks' (the best-known value).")
 @click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
 @click.option("--stop-at-optimum/--no-stop-at-optimum", default=None,
               help="Stop on reaching a proven optimum of the built-in best-known table (default: stop).")
 @click.option("--initial", "initial_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Warm start: a solution file (.sln, .tour, result .json) seeding every island (repeatable).")
 @click.option("--seed", "-s", type=int, default=None, help="Random seed (default 0).")
+@click.option("--problem", "problem_name", help=_PROBLEM_HELP)
 @click.option("--strategy", type=click.Choice(["auto", "cpu-serial", "cpu-islands", "gpu", "hybrid"]), default=None,
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
@@ -177,8 +202,8 @@ def _table(results) -> str:
               "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
-def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed, strategy,
-          devices, islands, tabu_islands, walk_islands, population,
+def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed,
+          problem_name, strategy, devices, islands, tabu_islands, walk_islands, population,
           offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
           epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
           json_path, stats_path, solution_path, plot_path, quiet, verbose) -> None:
@@ -214,11 +239,11 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         if initial_paths:
             raise MetaheurError("--initial seeds a new run; a resumed run goes on from its checkpoint")
         _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-                checkpoint_every, scheduler, dask_local, templates, quiet)
+                checkpoint_every, scheduler, dask_local, templates, quiet, problem_name)
         return
     if not instances:
         raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
-    problems = _load_all(_expand_instances(instances))
+    problems = _load_all(_expand_instances(instances), problem_name)
     many = len(problems) > 1
     if initial_paths and many:
         raise MetaheurError("--initial seeds one instance: give one INSTANCE")
@@ -230,7 +255,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         mig = _migration_params(config, migration_interval, topology, migration_policy)
         tl = pick(time_limit, "time_limit")
         gens = pick(generations, "generations")
-        reporter = None if quiet else _reporter(problem.name, problem.n, tl if tl is not None or gens is not None
+        reporter = None if quiet else _reporter(problem.best_known(), tl if tl is not None or gens is not None
                                                 else 10.0, problem.name if many else None)
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
@@ -259,9 +284,9 @@ def _ga_params(problem, config: dict, crossover, population, offspring, ls_budge
     with ``--crossover`` (and the sizes it needs) and the size options on top."""
     from dataclasses import replace
 
-    from metaheur.islands.params import default_ga, with_crossover
+    from metaheur.islands.params import with_crossover
 
-    ga = config.get("ga") or default_ga(problem)
+    ga = config.get("ga") or problem.default_params().ga
     if crossover is not None:
         ga = with_crossover(ga, crossover)
     return replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
@@ -315,34 +340,34 @@ def _echo_for(plans: list[dict[str, str]]):
     return lambda text: click.echo(text, err=err)
 
 
-def _reporter(name: str, n: int, time_limit: float | None, label: str | None):
-    from metaheur.problems import best_known
+def _reporter(entry, time_limit: float | None, label: str | None):
+    """The progress reporter of a run (``entry``: the instance's best-known value or None)."""
     from metaheur.progress import ProgressReporter
 
-    entry = best_known(name, n)
     return ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit, label=label)
 
 
 def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-            checkpoint_every, scheduler, dask_local, templates: dict, quiet) -> None:
+            checkpoint_every, scheduler, dask_local, templates: dict, quiet, problem_name=None) -> None:
     from metaheur.checkpoint import load_checkpoint
     from metaheur.outputs import check_writable, plan_outputs
-    from metaheur.problems import load_instance
+    from metaheur.problems import best_known, load_instance
     from metaheur.solver import resume
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
     info = load_checkpoint(resume_path).settings.problem
-    problem = load_instance(instances[0] if instances else info.source) if (instances or info.source) else None
+    kind = problem_name or info.problem_class
+    problem = load_instance(instances[0] if instances else info.source, kind) if (instances or info.source) else None
     plan = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [info.name])[0]
     check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
-    reporter = None if quiet else _reporter(info.name, info.n, time_limit, None)
+    reporter = None if quiet else _reporter(best_known(info.name, info.n, kind=info.kind), time_limit, None)
     target_value = target if target is None or target.lower() == "bks" else _int_target(target)
     result = resume(resume_path, problem=problem, time_limit=time_limit, generations=generations,
                     target=target_value, no_improvement=no_improvement, callbacks=reporter,
                     checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
                     dask_local=dask_local)
-    problem = problem or load_instance(info.source)
+    problem = problem or load_instance(info.source, kind)
     failed = _write_outputs(problem, result, plan)
     _echo_for([plan])(result.summary())
     _exit_status(result, failed)
@@ -358,7 +383,6 @@ def _int_target(text: str) -> int:
 def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
     """Write the outputs of ``plan``; returns what failed (the others are written)."""
     from metaheur.outputs import Output, figure_format, save
-    from metaheur.problems import QAP, write_sln, write_tour
 
     outputs = []
     if "--json" in plan:
@@ -366,9 +390,11 @@ def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
     if "--stats" in plan:
         outputs.append(Output("--stats", plan["--stats"], text=result.stats_csv))
     if "--solution" in plan:
-        writer = write_sln if isinstance(problem, QAP) else write_tour
+        writer = problem.formats.write_solution if problem.formats else None
+        if writer is None:
+            raise MetaheurError(f"--solution: the {problem.kind.upper()} writes no solution files (use --json)")
         outputs.append(Output("--solution", plan["--solution"],
-                              write=lambda path: writer(path, problem, result.permutation)))
+                              write=lambda path: writer(problem, path, result.permutation)))
     if "--plot" in plan:
         from metaheur.plots import save_result_figure
 
@@ -405,7 +431,7 @@ def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as
                 problem = candidate
                 break
     write_atomically(figure, lambda path: save_result_figure(result, path, problem, fmt, log_time=log_time))
-    panel = None if problem is None else ("tour" if result.problem == "TSP" else "assignment")
+    panel = None if problem is None else problem.picture
     if as_json:
         _print_json({"figure": figure, "format": fmt, "instance": result.instance, "panel": panel})
     else:

@@ -3,8 +3,9 @@
 Sections: ``[solve]`` (the stop rules and seed of :func:`metaheur.solve`: time_limit,
 generations, target, no_improvement, seed; and the plain fields of
 :class:`~metaheur.solve_params.SolveParams`: strategy, devices, islands, tabu_islands, sync,
-epoch_seconds, epoch_generations, scheduler, dask_local, stop_at_optimum), ``[ga]``, ``[tabu]``, ``[ils]`` and
-``[migration]`` (the fields of GAParams, TabuParams, ILSParams and MigrationParams). Unknown
+epoch_seconds, epoch_generations, scheduler, dask_local, stop_at_optimum), ``[ga]``, ``[tabu]``, ``[ils]``,
+``[perm]`` and ``[migration]`` (the fields of GAParams, TabuParams, ILSParams, PermSearchParams and
+MigrationParams). Unknown
 sections or keys are errors, so that a typo never silently changes nothing.
 """
 
@@ -18,6 +19,7 @@ import sys
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.suggest import did_you_mean
@@ -33,7 +35,8 @@ SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "
               "sync": bool, "epoch_seconds": _NUMBER,
               "epoch_generations": int, "scheduler": str, "dask_local": int, "stop_at_optimum": bool}
 _SOLVE_ALIASES = {"walk_islands": "tabu_islands"}  # deprecated names still read
-SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "migration": MigrationParams}
+SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "perm": PermSearchParams,
+            "migration": MigrationParams}
 _ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}
 
 

@@ -1,14 +1,16 @@
-"""Plain descriptions of instances and evaluations, shared by ``metaheur info`` and ``evaluate``."""
+"""Plain descriptions of instances and evaluations, shared by ``metaheur info`` and ``evaluate``.
+What a problem shows of itself comes from the problem (:meth:`Problem.properties` and
+:meth:`Problem.describe_lines`); values and gaps are in the problem's sense."""
 
 from __future__ import annotations
 
-from metaheur.problems import QAP, TSP, best_known
 from metaheur.problems.best_known import gap_percent
+from metaheur.problems.interface import Problem
 
 
-def instance_summary(inst: QAP | TSP) -> dict:
+def instance_summary(inst: Problem) -> dict:
     """What ``metaheur info INSTANCE`` shows, as a JSON-ready dict."""
-    entry = best_known(inst.name, inst.n)
+    entry = inst.best_known()
     out = {
         "instance": inst.name,
         "problem": inst.kind.upper(),
@@ -17,54 +19,48 @@ def instance_summary(inst: QAP | TSP) -> dict:
         "best_known": entry.value if entry else None,
         "best_known_optimal": entry.optimal if entry else None,
     }
-    if isinstance(inst, QAP):
-        out.update(inst.properties())
-    else:
-        out["edge_weight_type"] = inst.weight_type
-        out["edge_weight_format"] = inst.weight_format
-        out["has_coordinates"] = inst.display is not None
-        out["full_matrix_mib"] = round(inst.matrix_bytes() / 2**20, 1)
+    if inst.sense != "min":
+        out["sense"] = inst.sense
+    out.update(inst.properties())
     return out
 
 
-def evaluation(inst: QAP | TSP, perm, stated_cost: int | None = None, note: str | None = None) -> dict:
-    """Exact cost of ``perm`` with the best-known value and the gap, as a JSON-ready dict."""
-    cost = inst.cost(perm) if isinstance(inst, QAP) else inst.tour_length(perm)
-    entry = best_known(inst.name, inst.n)
+def evaluation(inst: Problem, perm, stated_cost: int | None = None, note: str | None = None) -> dict:
+    """Exact value of ``perm`` with the best-known value and the gap, as a JSON-ready dict."""
+    value = inst.value(perm)
+    entry = inst.best_known()
     bks = entry.value if entry else None
-    return {
+    out = {
         "instance": inst.name,
         "problem": inst.kind.upper(),
         "n": inst.n,
-        "cost": cost,
+        "cost": value,
         "best_known": bks,
         "best_known_optimal": entry.optimal if entry else None,
-        "gap_percent": gap_percent(cost, bks),
+        "gap_percent": gap_percent(value, bks, inst.sense),
         "stated_cost": stated_cost,
         "note": note,
     }
+    if inst.sense != "min":
+        out["sense"] = inst.sense
+    return out
 
 
-def format_summary(info: dict) -> str:
-    """Human-readable lines for :func:`instance_summary`."""
+def format_summary(info: dict, problem: type[Problem] | Problem | None = None) -> str:
+    """Human-readable lines for :func:`instance_summary` (the property lines by ``problem``'s
+    :meth:`~Problem.describe_lines`, by default the registered problem of the summary's kind)."""
+    from metaheur.problems.registry import problem_class
+
+    cls = problem if problem is not None else problem_class(info["problem"].lower())
     lines = [
         f"instance    {info['instance']}",
         f"problem     {info['problem']}",
         f"n           {info['n']}",
     ]
-    if info["problem"] == "QAP":
-        for label in ("flow", "distance"):
-            sym = "symmetric" if info[f"{label}_symmetric"] else "asymmetric"
-            diag = "zero diagonal" if info[f"{label}_zero_diagonal"] else "non-zero diagonal"
-            lines.append(f"{label:<11} {sym}, {diag}, entries {info[f'{label}_min']}..{info[f'{label}_max']}, "
-                         f"dominance {info[f'{label}_dominance']}")
-    else:
-        weights = info["edge_weight_type"]
-        if info["edge_weight_format"]:
-            weights += f" ({info['edge_weight_format']})"
-        lines.append(f"weights     {weights}")
-        lines.append(f"coordinates {'yes' if info['has_coordinates'] else 'no'}")
-        lines.append(f"full matrix {info['full_matrix_mib']} MiB as int32")
+    if info.get("sense", "min") != "min":
+        lines.append("sense       maximise")
+    common = {"instance", "problem", "n", "source", "best_known", "best_known_optimal", "sense"}
+    lines += cls.describe_lines({k: v for k, v in info.items() if k not in common})
     lines.append(f"best known  {_bks_text(info)}")
     if info["source"]:
         lines.append(f"source      {info['source']}")
@@ -72,13 +68,16 @@ def format_summary(info: dict) -> str:
 
 
 def format_evaluation(ev: dict) -> str:
-    """Human-readable lines for :func:`evaluation`."""
-    lines = [f"instance    {ev['instance']} ({ev['problem']}, n = {ev['n']})", f"cost        {ev['cost']}"]
+    """Human-readable lines for :func:`evaluation`: the cost of a minimisation, the value and the
+    gap below the best known of a maximisation."""
+    maximise = ev.get("sense", "min") == "max"
+    word = "value" if maximise else "cost"
+    lines = [f"instance    {ev['instance']} ({ev['problem']}, n = {ev['n']})", f"{word:<11} {ev['cost']}"]
     lines.append(f"best known  {_bks_text(ev)}")
     if ev["gap_percent"] is not None:
-        lines.append(f"gap         {ev['gap_percent']:.4f} %")
+        lines.append(f"gap         {ev['gap_percent']:.4f} %" + (" below the best known" if maximise else ""))
     if ev["stated_cost"] is not None and ev["stated_cost"] != ev["cost"]:
-        lines.append(f"warning     the file states cost {ev['stated_cost']}, the exact cost is {ev['cost']}")
+        lines.append(f"warning     the file states {word} {ev['stated_cost']}, the exact {word} is {ev['cost']}")
     if ev["note"]:
         lines.append(f"note        {ev['note']}")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
 from metaheur.problems import ATSP, QAP, TSP
+from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, Result
 
 FIGURE_SIZE = (12.0, 8.0)
@@ -28,10 +29,10 @@ def _axes(ax):
 
 
 def plot_convergence(result: Result, ax=None, log_time: bool = False):
-    """Best cost against search time for every island, from each island's first solution (the
-    result's trace of island bests; the epoch history for results without one), the run's best
-    as a thick line, a mark where migrants arrived and a line at the best-known value.
-    ``log_time``: a logarithmic time axis, which spreads out the first seconds."""
+    """Best cost (a maximisation's best value) against search time for every island, from each
+    island's first solution (the result's trace of island bests; the epoch history for results
+    without one), the run's best as a thick line, a mark where migrants arrived and a line at the
+    best-known value. ``log_time``: a logarithmic time axis, which spreads out the first seconds."""
     ax = _axes(ax)
     curves = _island_curves(result)
     end = max([result.time_s] + [t for times, _ in curves.values() for t in times])
@@ -45,7 +46,7 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
         if arrived:
             ax.plot(*zip(*arrived, strict=True), "v", color=line.get_color(), markersize=5)
     if curves:
-        times, costs = _run_best(curves)
+        times, costs = _run_best(curves, _better(result))
         ax.step([*times, end], [*costs, costs[-1]], where="post", color="black", linewidth=4.0, alpha=0.25,
                 zorder=1, label="run best")
     if result.best_known is not None:
@@ -62,7 +63,7 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
     if end > first:
         ax.set_xlim(first, end)
     ax.set_xlabel("search time (s, log scale)" if log_time else "search time (s)")
-    ax.set_ylabel("best cost")
+    ax.set_ylabel("best value" if result.sense == "max" else "best cost")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     ax.set_title(f"{result.instance}: convergence (▼ migrants in)")
     if curves or result.best_known is not None:
@@ -71,25 +72,31 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
 
 
 def _island_curves(result: Result) -> dict[int, tuple[list[float], list[int]]]:
-    """Per island, the times and costs of its successive bests: the trace when the result has one,
-    else the best at the end of each epoch."""
+    """Per island, the times and costs of its successive bests (better in the result's sense): the
+    trace when the result has one, else the best at the end of each epoch."""
     points = [(p.island, p.time_s, p.cost) for p in result.trace]
     if not points:
         points = [(r.island, r.time_s, r.best_cost) for r in result.history if r.best_cost is not None]
+    better = _better(result)
     curves: dict[int, tuple[list[float], list[int]]] = {}
     for isl, t, cost in sorted(points, key=lambda p: (p[0], p[1])):
         times, costs = curves.setdefault(isl, ([], []))
-        if not costs or cost < costs[-1]:
+        if not costs or better(cost, costs[-1]):
             times.append(t)
             costs.append(cost)
     return curves
 
 
-def _run_best(curves: dict[int, tuple[list[float], list[int]]]) -> tuple[list[float], list[int]]:
-    """The best over all islands at every time one of them improved."""
+def _better(result: Result):
+    """``better(a, b)``: whether value ``a`` is better than ``b`` in the result's sense."""
+    return (lambda a, b: a > b) if result.sense == "max" else (lambda a, b: a < b)
+
+
+def _run_best(curves: dict[int, tuple[list[float], list[int]]], better=lambda a, b: a < b):
+    """The best over all islands at every time one of them improved (``better``: the result's sense)."""
     times, costs = [], []
     for t, cost in sorted((t, c) for ts, cs in curves.values() for t, c in zip(ts, cs, strict=True)):
-        if not costs or cost < costs[-1]:
+        if not costs or better(cost, costs[-1]):
             times.append(t)
             costs.append(cost)
     return times, costs
@@ -105,7 +112,7 @@ def plot_tour(tsp: TSP | ATSP, tour, ax=None, title: str | None = None):
         return ax
     xy = tsp.display[np.append(tour, tour[0])]
     ax.plot(xy[:, 0], xy[:, 1], "-", linewidth=0.6 if tsp.n > 1000 else 1.0, color="tab:blue")
-    if isinstance(tsp, ATSP) and tsp.n <= 2000:
+    if tsp.directed and tsp.n <= 2000:
         mid, step = (xy[:-1] + xy[1:]) / 2, xy[1:] - xy[:-1]
         ax.quiver(mid[:, 0], mid[:, 1], step[:, 0], step[:, 1], angles="xy", pivot="mid", color="tab:blue",
                   scale=None, width=0.002, headwidth=6, headlength=6, minlength=0)
@@ -182,19 +189,21 @@ def _loads_from_history(result: Result) -> list[DeviceRow]:
     return list(out.values())
 
 
-def result_figure(result: Result, problem: QAP | TSP | ATSP | None = None, *, log_time: bool = False):
-    """The combined figure: convergence and devices on the left; the tour (TSP) on the right, or
-    the assignment (QAP) above a caption, or the caption alone without the problem."""
+def result_figure(result: Result, problem: Problem | None = None, *, log_time: bool = False):
+    """The combined figure: convergence and devices on the left; on the right the problem's
+    picture (:meth:`Problem.draw`): in the whole column (``picture_column``: the TSP's tour) or
+    above a caption (the QAP's assignment), or the caption alone without a picture."""
     fig = plt.figure(figsize=FIGURE_SIZE, dpi=DPI)
     grid = fig.add_gridspec(2, 2, height_ratios=(5, 2))
     plot_convergence(result, fig.add_subplot(grid[0, 0]), log_time=log_time)
     plot_devices(result, fig.add_subplot(grid[1, 0]))
-    if isinstance(problem, (TSP, ATSP)):
-        plot_tour(problem, result.permutation, fig.add_subplot(grid[:, 1]))
+    picture = problem is not None and problem.picture is not None
+    if picture and problem.picture_column:
+        problem.draw(fig.add_subplot(grid[:, 1]), np.asarray(result.permutation))
     else:
-        if isinstance(problem, QAP):
-            plot_assignment(problem, result.permutation, fig.add_subplot(grid[0, 1]))
-        caption = fig.add_subplot(grid[1, 1] if isinstance(problem, QAP) else grid[:, 1])
+        if picture:
+            problem.draw(fig.add_subplot(grid[0, 1]), np.asarray(result.permutation))
+        caption = fig.add_subplot(grid[1, 1] if picture else grid[:, 1])
         caption.set_axis_off()
         caption.text(0.0, 0.5, _caption(result), va="center", family="monospace", fontsize=9)
     fig.tight_layout()
@@ -202,13 +211,15 @@ def result_figure(result: Result, problem: QAP | TSP | ATSP | None = None, *, lo
 
 
 def _caption(result: Result) -> str:
-    gap = "-" if result.gap_percent is None else f"{result.gap_percent:.3f} %"
-    return (f"{result.instance} ({result.problem}, n = {result.n})\ncost {result.cost}\nbest known "
-            f"{result.best_known}\ngap {gap}\n{result.strategy} on {', '.join(result.devices)}\n"
+    maximise = result.sense == "max"
+    gap = "-" if result.gap_percent is None else f"{result.gap_percent:.3f} %" + (" below" if maximise else "")
+    return (f"{result.instance} ({result.problem}, n = {result.n})\n{'value' if maximise else 'cost'} "
+            f"{result.cost}\nbest known {result.best_known}\ngap {gap}\n"
+            f"{result.strategy} on {', '.join(result.devices)}\n"
             f"{result.time_s:.1f} s, {result.search_iterations:,} ls iterations")
 
 
-def save_result_figure(result: Result, path: str | os.PathLike, problem: QAP | TSP | ATSP | None = None,
+def save_result_figure(result: Result, path: str | os.PathLike, problem: Problem | None = None,
                        fmt: str | None = None, *, log_time: bool = False) -> None:
     """Write the combined figure (1200 x 800 pixels) in format ``fmt``, by default the one the
     path's extension names (PNG, SVG, PDF, JPEG: :func:`metaheur.outputs.figure_format`)."""

@@ -1,6 +1,7 @@
 """Progress of a solve on the terminal: a live status line (elapsed/limit, best, gap, GA
 generations and local-search steps per island, throughput, islands per device) refreshed at a
-fixed interval, also while an epoch runs (populations being built), and marking new bests; plain
+fixed interval, also while an epoch runs (populations being built: the islands' own reports,
+:attr:`IslandModel.live <metaheur.islands.model.IslandModel.live>`), and marking new bests; plain
 periodic lines when the output is not a terminal; nothing when quiet."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ class ProgressReporter(Callbacks):
     """Reports to ``stream`` (default stderr) every ``interval`` seconds (default: as often as the
     model calls ``on_progress``) and at every new best;
     ``label`` (the instance, in a batch) starts every line. A resumed run starts from its saved
-    best, counters and elapsed time."""
+    best, counters and elapsed time. The best is shown in the problem's sense (the model's
+    engine costs turned by its problem's ``engine_sign``)."""
 
     def __init__(self, *, best_known: int | None, time_limit: float | None, interval: float | None = None,
                  stream=None, live: bool | None = None, label: str | None = None):
@@ -29,6 +31,7 @@ class ProgressReporter(Callbacks):
         self.interval = model_module.PROGRESS_SECONDS if interval is None else interval
         self.label = label
         self.best = None
+        self.sign = 1
         self.new_best = False
         self.counters = {"generations": 0, "search_steps": 0, "search_iterations": 0}
         self.kinds: set[str] = set()  # "ga" and/or "search": which counters the run has
@@ -44,12 +47,13 @@ class ProgressReporter(Callbacks):
         self.devices = ", ".join(f"{k} x{v}" for k, v in counts.items())
         self.kinds = {"search" if ls_only(spec) else "ga" for spec in model.specs}
         self.counters = run_counters(model.specs, model.record.states)
-        self.best = model.record.best
+        self.sign = model.problem.engine_sign
+        self.best = None if model.record.best is None else self.sign * model.record.best
         if self.best is not None:  # a resumed run: say where it stands
             self._emit(time.perf_counter())
 
     def on_best(self, model, cost: int, island: int) -> None:
-        self.best = cost
+        self.best = self.sign * cost
         self.new_best = True
 
     def on_epoch(self, model, epoch: int, stats) -> None:
@@ -59,6 +63,11 @@ class ProgressReporter(Callbacks):
             self._emit(now)
 
     def on_progress(self, model, elapsed: float) -> None:
+        live = getattr(model, "live", None)
+        if live is not None:  # the islands' reports from the middle of the epoch
+            if live.best is not None and (self.best is None or live.best < self.best):
+                self.best, self.new_best = live.best, True
+            self.counters = {k: max(v, self.counters.get(k, 0)) for k, v in live.counters.items()}
         now = time.perf_counter()
         if now - self.last < self.interval:
             return
@@ -77,7 +86,8 @@ class ProgressReporter(Callbacks):
         limit = f"/{self.time_limit:.0f}s" if self.time_limit else "s"
         parts = [self.label] if self.label else []
         parts += [f"{elapsed:7.1f}{limit}", f"best {self.best if self.best is not None else '-'}"]
-        gap = gap_percent(self.best, self.best_known) if self.best is not None else None
+        sense = "min" if self.sign > 0 else "max"
+        gap = gap_percent(self.best, self.best_known, sense) if self.best is not None else None
         if gap is not None:
             parts.append(f"gap {gap:.3f}%")
         if self.best is None:

@@ -94,6 +94,8 @@ class TracePoint:
 
 
 STATS_FIELDS = tuple(f.name for f in dataclasses.fields(EpochRow))
+#: The statistics' column names of a maximisation (its values are values, not costs).
+_MAX_COLUMNS = {"best_cost": "best_value", "global_best": "global_best_value"}
 _ROWS = {"islands": IslandRow, "device_loads": DeviceRow, "history": EpochRow, "migrations": MigrationRow,
          "trace": TracePoint}
 
@@ -102,14 +104,16 @@ _ROWS = {"islands": IslandRow, "device_loads": DeviceRow, "history": EpochRow, "
 class Result:
     """What a solve returns. ``permutation`` is the solution (0-based; QAP: unit -> location,
     TSP: the city order); ``problem`` is the problem's kind as every output spells it (``"QAP"``,
-    ``"TSP"``: the result JSON, ``metaheur info`` and ``evaluate``). ``str(result)`` is
-    :meth:`summary`, what the CLI prints."""
+    ``"TSP"``: the result JSON, ``metaheur info`` and ``evaluate``). ``sense`` is the problem's
+    (``"min"`` or ``"max"``): ``cost`` (also :attr:`value`) and every cost of the rows are values
+    in that sense, and ``gap_percent`` is the gap above the best known for a minimisation, below
+    it for a maximisation. ``str(result)`` is :meth:`summary`, what the CLI prints."""
 
     instance: str
     problem: str  # "QAP" or "TSP" (the problem's ``kind`` in upper case)
     n: int
     permutation: list[int]  # 0-based (QAP: unit -> location; TSP: city order)
-    cost: int  # recomputed from scratch on the host
+    cost: int  # the exact value, recomputed from scratch on the host (``value``)
     best_known: int | None
     gap_percent: float | None
     stop_reason: str
@@ -121,6 +125,7 @@ class Result:
     search_iterations: int  # tabu iterations (QAP), ILS kicks and descent moves or EAX children (TSP), all islands
     generations: int  # GA generations per island (the most of any GA island)
     search_steps: int = 0  # steps per local-search-only island (tabu search, ILS chains; the most of any)
+    sense: str = "min"  # the problem's: "min" or "max" (results written before it was kept are "min")
     islands: list[IslandRow] = field(default_factory=list)
     device_loads: list[DeviceRow] = field(default_factory=list)
     history: list[EpochRow] = field(default_factory=list)  # per epoch and island
@@ -131,6 +136,11 @@ class Result:
     versions: dict = field(default_factory=dict)
     source: str | None = None
     format: int = RESULT_FORMAT
+
+    @property
+    def value(self) -> int:
+        """The best solution's exact value (``cost``: the name of a minimisation's)."""
+        return self.cost
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -172,28 +182,32 @@ class Result:
     def stats_csv(self, path: str | os.PathLike | None = None) -> str:
         """The per-epoch, per-island statistics as CSV; also written to ``path`` when given."""
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=STATS_FIELDS, lineterminator="\n")
+        names = _MAX_COLUMNS if self.sense == "max" else {}
+        writer = csv.DictWriter(out, fieldnames=[names.get(f, f) for f in STATS_FIELDS], lineterminator="\n")
         writer.writeheader()
         for row in self.history:
-            writer.writerow(dataclasses.asdict(row))
+            writer.writerow({names.get(k, k): v for k, v in dataclasses.asdict(row).items()})
         if path is not None:
             write_text_atomically(path, out.getvalue())
         return out.getvalue()
 
     @staticmethod
     def read_stats_csv(path: str | os.PathLike) -> list[EpochRow]:
-        """Statistics rows back from :meth:`stats_csv` (numbers as int/float, empty as None)."""
+        """Statistics rows back from :meth:`stats_csv` (numbers as int/float, empty as None; a
+        maximisation's value columns as the rows' cost fields)."""
+        back = {v: k for k, v in _MAX_COLUMNS.items()}
         with open(path, newline="") as handle:
-            return _rows(EpochRow, [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(handle)], path)
+            return _rows(EpochRow, [{back.get(k, k): _number(v) for k, v in row.items()}
+                                    for row in csv.DictReader(handle)], path)
 
     def summary(self) -> str:
         """The lines the CLI prints after a solve: instance, cost, gap, time, strategy, stop reason."""
         from metaheur.describe import format_evaluation
         from metaheur.problems import best_known
 
-        entry = best_known(self.instance, self.n)
+        entry = best_known(self.instance, self.n, kind=self.problem.lower())
         lines = format_evaluation({
-            "instance": self.instance, "problem": self.problem, "n": self.n, "cost": self.cost,
+            "instance": self.instance, "problem": self.problem, "n": self.n, "cost": self.cost, "sense": self.sense,
             "best_known": self.best_known, "best_known_optimal": entry.optimal if entry else None,
             "gap_percent": self.gap_percent, "stated_cost": None, "note": None}).splitlines()
         islands = len(self.islands)

@@ -12,14 +12,16 @@ from metaheur.islands.migration import MigrationParams
 
 @dataclass(frozen=True)
 class InstanceInfo:
-    """Which instance a run solves: its fingerprint (:meth:`QAP.fingerprint`), name, size, kind
-    and where it was read from (None for an instance built in memory)."""
+    """Which instance a run solves: its fingerprint (:meth:`Problem.fingerprint`), name, size, kind,
+    where it was read from (None for an instance built in memory) and its class as
+    ``module:Class`` (what reads it again on resuming; None in older checkpoints)."""
 
     key: str
     name: str
     n: int
     kind: str
     source: str | None = None
+    problem_class: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -26,10 +27,11 @@ class SolveParams:
     ``"cuda:0"``; default all); ``islands``: how many (default one per core or GPU);
     ``tabu_islands``: QAP CPU islands that run one continued robust tabu search each instead of the
     GA (default half of them, rounded down). ``ga``, ``tabu``, ``ils``, ``migration``: the
-    parameters of the GA, the tabu search (QAP), the iterated local search (TSP) and the migration;
-    ``None`` takes the instance's defaults (:func:`~metaheur.islands.params.default_ga`,
-    :func:`~metaheur.islands.params.default_tabu`, :func:`~metaheur.islands.params.default_ils`,
-    :func:`~metaheur.islands.migration.default_migration`).
+    parameters of the GA, the tabu search (QAP), the iterated local search (TSP) and the migration
+    (``perm``: the generic local search of a user's :class:`~metaheur.PermutationProblem`);
+    ``None`` takes the instance's defaults (:meth:`Problem.default_params
+    <metaheur.problems.Problem.default_params>` and :meth:`Problem.default_migration
+    <metaheur.problems.Problem.default_migration>`).
     ``sync``: epochs of ``epoch_generations`` generations (the result is then the same for a seed
     wherever it runs), else epochs of ``epoch_seconds``. ``scheduler`` (``tcp://HOST:PORT``) or
     ``dask_local`` (workers): run the CPU islands on a Dask cluster. ``stop_at_optimum``: end the
@@ -44,6 +46,7 @@ class SolveParams:
     ga: GAParams | None = None
     tabu: TabuParams | None = None
     ils: ILSParams | None = None
+    perm: PermSearchParams | None = None
     migration: MigrationParams | None = None
     sync: bool = False
     epoch_seconds: float = 1.0
@@ -67,7 +70,7 @@ class SolveParams:
         """The parameters of a configuration read by :func:`metaheur.config.read_config`."""
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in config["solve"].items() if k in names}
-        values.update({k: config[k] for k in ("ga", "tabu", "ils", "migration") if config.get(k) is not None})
+        values.update({k: config[k] for k in ("ga", "tabu", "ils", "perm", "migration") if config.get(k) is not None})
         return cls(**values)
 
     @classmethod

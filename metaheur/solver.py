@@ -21,29 +21,21 @@ import numpy as np
 
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpointer, load_checkpoint
-from metaheur.device_data import qap_data, tsp_data
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
-from metaheur.engine import compile_seconds_total, load_module
+from metaheur.engine import compile_seconds_total
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
-from metaheur.islands.migration import default_migration
 from metaheur.islands.model import IslandModel, RunRecord
-from metaheur.islands.operators import canonical_tours
-from metaheur.islands.params import (
-    GAParams,
-    IslandParams,
-    default_ga,
-    default_ils,
-    default_tabu,
-    default_tabu_islands,
-    tabu_island,
-)
-from metaheur.problems import ATSP, QAP, TSP, best_known, load_instance
+from metaheur.islands.params import GAParams, IslandParams, tabu_island
+from metaheur.islands.tabu import TabuIsland
+from metaheur.problems import load_instance, problem_class
 from metaheur.problems.best_known import gap_percent
+from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
@@ -84,65 +76,41 @@ def plan_devices(strategy: str, devices: list[Device] | None, islands: int | Non
     return strategy, list(gpus) + [cpu_device()] * cpu_islands
 
 
-def search_instance(problem: QAP | TSP | ATSP) -> QAP | TSP:
-    """The instance the islands search: an ATSP's symmetric transformation (Jonker and Volgenant
-    1983, :class:`~metaheur.problems.atsp.JVTransform`, whose tours have the directed lengths),
-    otherwise the instance itself."""
-    return problem.transformed().tsp if isinstance(problem, ATSP) else problem
-
-
-def search_seeds(problem: QAP | TSP | ATSP, seeds: np.ndarray | None) -> np.ndarray | None:
-    """Warm starts as solutions of :func:`search_instance`: an ATSP's directed tours become the
-    tours of its transformation that keep every twin edge (same lengths), in canonical form."""
-    if seeds is None or not isinstance(problem, ATSP):
-        return seeds
-    jv = problem.transformed()
-    return canonical_tours(np.stack([jv.to_symmetric(t) for t in seeds]))
-
-
-def _precompile(problem: QAP | TSP, devices: list[Device]) -> None:
+def _precompile(problem: Problem, devices: list[Device]) -> None:
     """Build every kernel module variant the islands will load, before the clock starts (the disk
-    cache then serves the worker processes): the tabu search with its instance's defines
-    (``MH_QAP_DELTA32`` included), the TSP's searches, EAX, and on a GPU the parallel descent."""
+    cache then serves the worker processes): :meth:`Problem.precompile` on each device."""
     for dev in {d.name: d for d in devices}.values():
-        if isinstance(problem, QAP):
-            load_module("qap_tabu.cu", dev, qap_data(problem, dev).tabu_defines)
-            load_module("qap_ga.cu", dev)
-        else:
-            defines = tsp_data(problem, dev).defines
-            for source in ("tsp_ils.cu", "tsp_construct.cu", "tsp_eax.cu") + (("tsp_moves.cu",) if dev.is_gpu else ()):
-                load_module(source, dev, defines)
-            load_module("tsp_ga.cu", dev)
-            if problem.weight_type not in ("EXPLICIT", "GEO", "TWIN"):
-                load_module("tsp_knn.cu", dev)
+        problem.precompile(dev)
 
 
-def _island_params(problem: QAP | TSP, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
-                   gpu_sized: bool) -> IslandParams:
+def _island_params(problem: Problem, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
+                   gpu_sized: bool, perm: PermSearchParams) -> IslandParams:
     """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
     generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
     sized from the time its first members took, which on a GPU is that of a whole batch)."""
-    if dev.is_gpu and gpu_sized and island_class(problem.kind, ga).sized_by_gpu_wave:
+    if dev.is_gpu and gpu_sized and island_class(problem, ga).sized_by_gpu_wave:
         size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
-    return IslandParams(ga=ga.check_for(problem.kind), tabu=tabu, ils=ils)
+    return IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
 
 
-def _with_tabu_islands(problem: QAP | TSP, params: list[IslandParams], devices: list[Device],
+def _with_tabu_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
                        tabu_islands: int | None) -> list[IslandParams]:
-    """QAP: ``tabu_islands`` of the CPU islands run one continued robust tabu search each instead
-    of the GA (:func:`tabu_island`); by default half of them (:func:`default_tabu_islands`), none
-    when the islands are not memetic GA islands (tabu islands already, crossover ``none``) or GA
-    only (no local search of children). The tabu islands are spread evenly over the CPU islands,
-    the last one last (:func:`_tabu_positions`)."""
+    """``tabu_islands`` of the CPU islands run one continued tabu search each instead of the GA
+    (:func:`tabu_island`), for a problem whose island without crossover is a tabu island (the
+    QAP); by default :meth:`Problem.default_tabu_islands` of them (QAP: half), none when the
+    islands are not memetic GA islands (tabu islands already, crossover ``none``) or GA only (no
+    local search of children). The tabu islands are spread evenly over the CPU islands, the last
+    one last (:func:`_tabu_positions`)."""
     cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
-    kind = problem.kind
+    offered = issubclass(island_class(problem, tabu_island(params[0].ga)), TabuIsland)
     if tabu_islands is None:
-        if kind != "qap" or island_class(kind, params[0].ga) is not MemeticIsland or params[0].ga.ls_budget == 0:
+        if not offered or island_class(problem, params[0].ga) is not MemeticIsland or params[0].ga.ls_budget == 0:
             return params
-        tabu_islands = default_tabu_islands(len(cpu))
-    elif kind != "qap":
-        raise MetaheurError("tabu islands (continued tabu searches) are for the QAP")
+        tabu_islands = problem.default_tabu_islands(len(cpu))
+    elif not offered:
+        raise MetaheurError("tabu islands (continued tabu searches) are for the QAP and the problems whose island "
+                            f"without crossover is a tabu island, not for the {problem.kind.upper()}")
     elif not 0 <= tabu_islands <= len(cpu):
         raise MetaheurError(f"tabu islands must be between 0 and the {len(cpu)} CPU island(s), got {tabu_islands}")
     chosen = {cpu[k] for k in _tabu_positions(len(cpu), tabu_islands)}
@@ -230,24 +198,27 @@ def _versions() -> dict:
         "platform": platform.platform()}
 
 
-def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, seed: int = 0,
+def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, seed: int = 0,
           params: SolveParams | None = None, initial=None, callbacks: Callbacks | None = None,
           checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0, *,
           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
           no_improvement: int | None = None) -> Result:
-    """Solve a QAP or TSP instance with memetic islands on the available processors.
+    """Solve a problem instance (a :class:`~metaheur.problems.Problem`: QAP, TSP, ATSP or a
+    user's) with memetic islands on the available processors.
 
     ``problem``: an instance, a path, a library name or a ``gen:`` name. ``stop``: a stop rule
     (any callable ``rule(progress) -> bool``, :mod:`metaheur.stopping`) or a list of them; the run
     stops when any fires. The shortcuts add built-in rules: ``time_limit`` seconds,
-    ``generations`` (per island), ``target`` (a number or ``"bks"``: the best-known value),
-    ``no_improvement`` epochs. Among all rules there must be a time limit or a generation budget;
-    with no rule at all the run takes 10 s. ``params``: how the run goes (:class:`SolveParams`;
-    its ``stop_at_optimum`` ends the run at a proven optimum of the built-in table).
+    ``generations`` (per island), ``target`` (a number or ``"bks"``: the best-known value; "this
+    value or better" in the problem's sense: at most for a minimisation, at least for a
+    maximisation), ``no_improvement`` epochs. Among all rules there must be a time limit or a
+    generation budget; with no rule at all the run takes 10 s. ``params``: how the run goes
+    (:class:`SolveParams`; its ``stop_at_optimum`` ends the run at a proven optimum of the
+    problem's best-known table).
     ``initial``: warm starts (a permutation, a list of them, or ``.sln`` / ``.tour`` paths) that
     seed every island's first population; the result is never worse than the best of them.
     ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
-    at the end (continue it with :func:`resume`). The returned cost is recomputed from scratch.
+    at the end (continue it with :func:`resume`). The returned value is recomputed from scratch.
     """
     params = params or SolveParams()
     if problem is None:
@@ -265,16 +236,22 @@ def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[Stop
             and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count()):
         raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
                             f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
-    search = search_instance(problem)
-    kind = search.kind
-    ga = (params.ga or default_ga(search)).check_for(kind)
-    tabu, ils = params.tabu or default_tabu(search), params.ils or default_ils(search)
-    migration = params.migration or default_migration(search)
-    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu")) for d in island_devices]
+    search = problem.search_form().problem
+    if type(search).operators is Problem.operators:
+        raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
+                            "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
+    defaults = problem.default_params()
+    ga = (params.ga or defaults.ga).check_for(problem)
+    tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
+    migration = params.migration or problem.default_migration()
+    perm = params.perm or defaults.perm
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm)
+                     for d in island_devices]
     island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)
-    check_memory(search, island_devices)
+    search.check_memory(island_devices)
     settings = RunSettings(
-        problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, problem.kind, problem.source),
+        problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, problem.kind, problem.source,
+                             f"{type(problem).__module__}:{type(problem).__qualname__}"),
         strategy=strategy, seed=seed, devices=tuple(d.name for d in island_devices), migration=migration,
         sync=params.sync, epoch_seconds=params.epoch_seconds, epoch_generations=params.epoch_generations,
         stop=stop_rules_.built_in(), stop_at_optimum=params.stop_at_optimum,
@@ -284,7 +261,7 @@ def solve(problem: QAP | TSP | str | os.PathLike, stop: StopRule | Iterable[Stop
 
 
 def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, *,
-           problem: QAP | TSP | str | os.PathLike | None = None, callbacks: Callbacks | None = None,
+           problem: Problem | str | os.PathLike | None = None, callbacks: Callbacks | None = None,
            checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0,
            time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
            no_improvement: int | None = None, scheduler: str | None = None,
@@ -300,7 +277,7 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
         if not info.source:
             raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
         problem = info.source
-    problem = load_instance(problem)
+    problem = load_instance(problem, _saved_class(info))
     if problem.fingerprint() != info.key:
         raise MetaheurError(f"{path}: checkpoint of instance {info.name} (n = {info.n}), not of "
                             f"{problem.name} (n = {problem.n})")
@@ -317,51 +294,42 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
                 scheduler, dask_local, saved, None)
 
 
-def _stop_rules(problem, stop, time_limit, generations, target, no_improvement, stop_at_optimum: bool) -> StopRules:
+def _saved_class(info: InstanceInfo) -> type[Problem] | None:
+    """The problem class a checkpoint names (None when it names none, or one that cannot be
+    imported here: the file's extension then decides)."""
+    if info.problem_class is None:
+        return None
+    try:
+        return problem_class(info.problem_class)
+    except MetaheurError:
+        return None
+
+
+def _stop_rules(problem: Problem, stop, time_limit, generations, target, no_improvement,
+                stop_at_optimum: bool) -> StopRules:
     """The run's rules: ``stop``, then the shortcuts' built-in rules (10 s when there is no rule at
-    all), then the proven optimum of the built-in table when ``stop_at_optimum``."""
+    all), then the proven optimum of the problem's best-known table when ``stop_at_optimum``;
+    targets in the problem's sense."""
     rules = as_rule_list(stop)
-    entry = best_known(problem.name, problem.n)
+    entry = problem.best_known()
     if isinstance(target, str):
         if target.lower() != "bks":
             raise MetaheurError(f"target must be a number or 'bks', got {target!r}")
         if entry is None:
             raise MetaheurError(f"--target bks: no best-known value for {problem.name} (n = {problem.n})")
         target = entry.value
-    if target is not None and entry is not None and entry.optimal and target < entry.value:
-        raise MetaheurError(f"target {target} is below the proven optimum {entry.value} of {problem.name}: "
+    sign = problem.engine_sign
+    if target is not None and entry is not None and entry.optimal and sign * target < sign * entry.value:
+        side = "below" if sign > 0 else "above"
+        raise MetaheurError(f"target {target} is {side} the proven optimum {entry.value} of {problem.name}: "
                             "it can never be reached")
     if not rules and time_limit is None and generations is None:
         time_limit = 10.0
     rules += built_in_rules(time_limit=time_limit, generations=generations, target=target,
-                            no_improvement=no_improvement)
+                            no_improvement=no_improvement, sense=problem.sense)
     if stop_at_optimum and entry is not None and entry.optimal:
-        rules.append(ProvenOptimum(entry.value))
+        rules.append(ProvenOptimum(entry.value, problem.sense))
     return StopRules(tuple(rules))
-
-
-def tabu_bytes(n: int) -> int:
-    """Memory of one robust tabu search of size n: the delta matrix (int64 at most) and six int32 tables."""
-    return n * n * (8 + 6 * 4) + 16 * n
-
-
-def check_memory(problem: QAP | TSP, devices: list[Device]) -> None:
-    """Refuse up front a run whose searches cannot fit: one QAP tabu search per island must fit
-    its device (a larger batch is split at run time); TSP matrices are checked when uploaded."""
-    if not isinstance(problem, QAP):
-        return
-    one = tabu_bytes(problem.n)
-    cpu_islands = sum(1 for d in devices if not d.is_gpu)
-    ram = cpu_device().memory_bytes
-    if ram and cpu_islands and one * cpu_islands > 0.8 * ram:
-        raise MetaheurError(f"{problem.name}: one tabu search of n = {problem.n} needs {one / 2**30:.1f} GiB; "
-                            f"{cpu_islands} CPU islands exceed this machine's {ram / 2**30:.0f} GiB "
-                            f"(try --islands {max(1, int(0.8 * ram // one))})")
-    for d in {d.name: d for d in devices if d.is_gpu}.values():
-        if d.memory_bytes and one > 0.9 * d.memory_bytes:
-            raise MetaheurError(f"{problem.name}: one tabu search of n = {problem.n} needs {one / 2**30:.1f} GiB, "
-                                f"more than {d.name}'s {d.memory_bytes / 2**30:.0f} GiB (use --strategy "
-                                "cpu-islands)")
 
 
 def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
@@ -369,7 +337,8 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
     island_devices = [parse_device(d) for d in settings.devices]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
     compile_before = compile_seconds_total()
-    search = search_instance(problem)
+    form = problem.search_form()
+    search = form.problem
     _precompile(search, island_devices)
     compile_s = compile_seconds_total() - compile_before
     with _dask(scheduler, dask_local) as client:
@@ -377,7 +346,8 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
                             sync=settings.sync, epoch_seconds=settings.epoch_seconds,
                             epoch_generations=settings.epoch_generations, in_process=settings.in_process,
                             backend="dask" if client is not None else None, callbacks=callbacks,
-                            balance=settings.strategy == "hybrid", initial=search_seeds(problem, seeds))
+                            balance=settings.strategy == "hybrid",
+                            initial=None if seeds is None else form.to_search(seeds))
         resume = None
         if saved is not None:
             model.migrator.restore(saved.migrator_state, saved.archive)
@@ -385,10 +355,10 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
             resume.specs = [dataclasses.replace(s, params=p) for s, p in zip(model.specs, params, strict=True)]
         record = model.run(stop, resume=resume, checkpoint=checkpointer)
     ga = params[0].ga
-    return _result(problem, best_known(problem.name, problem.n), record, settings.strategy, settings.seed,
-                   compile_s, {
+    return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
                        "ga": dataclasses.asdict(ga), "tabu": dataclasses.asdict(params[0].tabu),
-                       "ils": dataclasses.asdict(params[0].ils), "migration": dataclasses.asdict(settings.migration),
+                       "ils": dataclasses.asdict(params[0].ils), "perm": dataclasses.asdict(params[0].perm),
+                       "migration": dataclasses.asdict(settings.migration),
                        "sync": settings.sync, "epoch_seconds": settings.epoch_seconds,
                        "epoch_generations": settings.epoch_generations, "islands": len(island_devices),
                        "stop": stop.built_in(), "stop_at_optimum": settings.stop_at_optimum,
@@ -397,16 +367,25 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
                        "checkpoint": checkpoint, "resumed": saved is not None})
 
 
-def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile_s: float, parameters: dict) -> Result:
+def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int, compile_s: float,
+            parameters: dict) -> Result:
+    """The run's result in the problem's sense: the best solution mapped back from the search form
+    (whose maps keep values, so the tracked engine cost must be ``engine_sign`` times its exact
+    value), and every cost of the rows turned from engine costs to values."""
     best, tracked, _ = record.best_solution()
-    if isinstance(problem, ATSP):  # the transformation keeps lengths: the tracked one must be the directed one
-        best = problem.transformed().to_directed(best)
-    cost = problem.cost(best) if isinstance(problem, QAP) else problem.tour_length(best)
-    if cost != tracked:
-        raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact cost {cost}")
+    best = form.from_search(best)
+    sign = problem.engine_sign
+    value = problem.value(best)
+    if sign * value != tracked:
+        raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact value {value}")
+    entry = problem.best_known()
     bks = entry.value if entry else None
+
+    def shown(cost):
+        return None if cost is None else sign * cost
+
     islands = [IslandRow(island=spec.index, device=spec.device, generations=0 if ls_only(spec) else st.generation,
-                         ls_iterations=st.ls_iterations, best_cost=st.best_cost, restarts=st.restarts,
+                         ls_iterations=st.ls_iterations, best_cost=shown(st.best_cost), restarts=st.restarts,
                          population=0 if st.population is None else int(st.population.shape[0]),
                          offspring=spec.params.ga.offspring,
                          algorithm=spec.algorithm.label(spec.params.ga),
@@ -414,13 +393,15 @@ def _result(problem, entry, record: RunRecord, strategy: str, seed: int, compile
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(
         instance=problem.name, problem=problem.kind.upper(), n=problem.n, permutation=[int(x) for x in best],
-        cost=int(cost), best_known=bks, gap_percent=gap_percent(cost, bks), stop_reason=record.stop_reason,
+        cost=int(value), best_known=bks, gap_percent=gap_percent(value, bks, problem.sense), sense=problem.sense,
+        stop_reason=record.stop_reason,
         strategy=strategy, seed=seed, devices=sorted({s.device for s in record.specs}),
         time_s=round(record.seconds, 4), compile_s=round(compile_s, 4),
         **run_counters(record.specs, record.states), islands=islands,
-        device_loads=[DeviceRow(**load) for load in record.loads], history=list(record.epochs),
-        migrations=[MigrationRow(e, m.source, m.target, m.cost) for e, m in record.migrations],
-        trace=[TracePoint(t, i, c) for t, i, c in record.trace],
+        device_loads=[DeviceRow(**load) for load in record.loads],
+        history=[replace(r, best_cost=shown(r.best_cost), global_best=shown(r.global_best)) for r in record.epochs],
+        migrations=[MigrationRow(e, m.source, m.target, shown(m.cost)) for e, m in record.migrations],
+        trace=[TracePoint(t, i, shown(c)) for t, i, c in record.trace],
         setup_s=round(record.setup_seconds, 4),
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)

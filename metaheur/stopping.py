@@ -21,7 +21,7 @@ class Progress:
     """Where a run stands at the end of an epoch."""
 
     elapsed: float  # seconds of search (compilation excluded), over every session of a resumed run
-    best_cost: int | None  # the best cost of the run so far (None before the first population)
+    best_cost: int | None  # the run's best value so far, in the problem's sense (None before the first population)
     generations: int  # generations done by the island that did fewest
     epochs: int  # epochs done
     epochs_without_improvement: int
@@ -63,13 +63,26 @@ class MaxGenerations:
 
 @dataclass(frozen=True)
 class Target:
-    """Fires at a cost of ``value`` or better."""
+    """Fires at ``value`` or better in the problem's ``sense``: a cost of at most ``value`` for a
+    minimisation (``"min"``), a value of at least ``value`` for a maximisation (``"max"``)."""
 
     value: int
+    sense: str = "min"
     reason: ClassVar[str] = "target"
 
+    def __post_init__(self) -> None:
+        if self.sense not in ("min", "max"):
+            raise MetaheurError(f"sense must be 'min' or 'max', got {self.sense!r}")
+
     def __call__(self, p: Progress) -> bool:
-        return p.best_cost is not None and p.best_cost <= self.value
+        if p.best_cost is None:
+            return False
+        return p.best_cost <= self.value if self.sense == "min" else p.best_cost >= self.value
+
+    @property
+    def engine_value(self) -> int:
+        """The target as an engine cost (the engine minimises; a maximisation's values are negated)."""
+        return self.value if self.sense == "min" else -self.value
 
 
 @dataclass(frozen=True)
@@ -130,8 +143,9 @@ class StopRules:
 
     @property
     def target(self) -> int | None:
-        """The largest cost at which a target rule ends the run (islands stop their epoch there)."""
-        values = [r.value for r in self.rules if isinstance(r, Target)]
+        """The largest engine cost at which a target rule ends the run (islands stop their epoch
+        there; :attr:`Target.engine_value`)."""
+        values = [r.engine_value for r in self.rules if isinstance(r, Target)]
         return max(values) if values else None
 
     def built_in(self) -> dict:
@@ -156,22 +170,24 @@ def as_rule_list(stop: StopRule | Iterable[StopRule] | None) -> list[StopRule]:
 
 
 def stop_rules(*, time_limit: float | None = None, generations: int | None = None, target: int | None = None,
-               no_improvement: int | None = None) -> StopRules:
-    """Build :class:`StopRules` from plain values (``None`` leaves a rule out)."""
+               no_improvement: int | None = None, sense: str = "min") -> StopRules:
+    """Build :class:`StopRules` from plain values (``None`` leaves a rule out; ``sense``: the
+    problem's, for the target)."""
     return StopRules(tuple(built_in_rules(time_limit=time_limit, generations=generations, target=target,
-                                          no_improvement=no_improvement)))
+                                          no_improvement=no_improvement, sense=sense)))
 
 
 def built_in_rules(*, time_limit: float | None = None, generations: int | None = None, target: int | None = None,
-                   no_improvement: int | None = None) -> list[StopRule]:
-    """The built-in rules for plain values (``None`` leaves a rule out)."""
+                   no_improvement: int | None = None, sense: str = "min") -> list[StopRule]:
+    """The built-in rules for plain values (``None`` leaves a rule out; ``sense``: the problem's,
+    for the target)."""
     rules: list[StopRule] = []
     if time_limit is not None:
         rules.append(TimeLimit(float(time_limit)))
     if generations is not None:
         rules.append(MaxGenerations(int(generations)))
     if target is not None:
-        rules.append(Target(int(target)))
+        rules.append(Target(int(target), sense))
     if no_improvement is not None:
         rules.append(NoImprovement(int(no_improvement)))
     return rules

@@ -12,8 +12,8 @@ import os
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.islands.operators import canonical_tours
-from metaheur.problems import QAP, TSP, load_solution
+from metaheur.problems import load_solution
+from metaheur.problems.interface import Problem
 
 
 def _many(initial) -> bool:
@@ -23,10 +23,11 @@ def _many(initial) -> bool:
             and all(isinstance(x, (str, os.PathLike, list, tuple, np.ndarray)) for x in initial))
 
 
-def initial_solutions(problem: QAP | TSP, initial) -> np.ndarray | None:
+def initial_solutions(problem: Problem, initial) -> np.ndarray | None:
     """``initial`` (a permutation, a list of them, a path to a ``.sln``, ``.tour`` or result
-    ``.json`` file, or a list of paths) as a k x n int64 array sorted by exact cost (TSP tours in canonical form), or
-    ``None``; a wrong size, a non-permutation or an unreadable file is a :class:`MetaheurError`."""
+    ``.json`` file, or a list of paths) as a k x n int64 array, best first in the problem's sense,
+    in canonical form (:meth:`Problem.canonical`: TSP tours rotated and turned), or ``None``; a
+    wrong size, a non-permutation or an unreadable file is a :class:`MetaheurError`."""
     if initial is None:
         return None
     if isinstance(initial, (list, tuple)) and not initial:
@@ -38,10 +39,7 @@ def initial_solutions(problem: QAP | TSP, initial) -> np.ndarray | None:
             solutions.append(load_solution(problem, item).permutation)
         else:
             where = "initial solution" if len(items) == 1 else f"initial solution {k + 1}"
-            solutions.append(problem.check_permutation(item, where) if isinstance(problem, QAP)
-                             else problem.check_tour(item, where))
-    out = np.stack([np.asarray(s, dtype=np.int64) for s in solutions])
-    if isinstance(problem, TSP):
-        out = canonical_tours(out)
-    cost = problem.cost if isinstance(problem, QAP) else problem.tour_length
-    return out[np.argsort([cost(s) for s in out], kind="stable")]
+            solutions.append(problem.check_solution(item, where))
+    out = problem.canonical(np.stack([np.asarray(s, dtype=np.int64) for s in solutions]))
+    sign = problem.engine_sign
+    return out[np.argsort([sign * problem.value(s) for s in out], kind="stable")]

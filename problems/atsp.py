@@ -24,15 +24,18 @@ import numpy as np
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.arrays import exact_integers
 from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.qap import check_permutation
+from metaheur.problems.interface import ProblemFormats, SearchForm, check_permutation
 from metaheur.problems.textio import read_text
 from metaheur.problems.tsp import (
     EXPLICIT_FORMATS,
     TSP,
+    TourProblem,
     _dimension,
     _explicit_matrix,
     _node_lines,
     _sections,
+    read_solution,
+    write_tour,
 )
 
 #: Largest arc cost the transformation takes (its symmetric costs are the kernels' int32).
@@ -40,10 +43,14 @@ INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, eq=False)
-class ATSP:
+class ATSP(TourProblem):
     """An asymmetric TSP instance: ``matrix`` (n x n int64), ``matrix[i, j]`` the cost of arc
     ``i -> j``; arcs at or above ``no_edge`` (when given) are forbidden. ``display`` holds
-    coordinates for drawing when the instance has any (the generator's cities)."""
+    coordinates for drawing when the instance has any (the generator's cities). Its islands
+    search the symmetric transformation (:meth:`search_form`)."""
+
+    title = "asymmetric travelling salesman problem"
+    directed = True
 
     name: str
     matrix: np.ndarray
@@ -113,6 +120,18 @@ class ATSP:
             self._cache["jv"] = jonker_volgenant(self)
         return self._cache["jv"]
 
+    def search_form(self) -> SearchForm:
+        """The symmetric transformation (Jonker and Volgenant 1983, :class:`JVTransform`): its tours
+        have the directed lengths; directed tours become its tours that keep every twin edge, in
+        canonical form."""
+        jv = self.transformed()
+        return SearchForm(jv.tsp, lambda tours: jv.tsp.canonical(np.stack([jv.to_symmetric(t) for t in tours])),
+                          jv.to_directed)
+
+    def default_params(self):
+        """Those of the transformation (:meth:`TwinTSP.default_params`)."""
+        return self.transformed().tsp.default_params()
+
 
 def check_arc_matrix(matrix, name: str) -> np.ndarray:
     """A square matrix of arc costs as int64: exact integers (:func:`exact_integers`, the checks
@@ -152,6 +171,11 @@ class TwinTSP(TSP):
 
     def fingerprint(self) -> str:
         return fingerprint(f"{self.kind}:{self.name}:{self.n}:{self.weight_type}:{self.forbidden}", (self.block,))
+
+    def default_params(self):
+        from metaheur.problems import tsp_solving
+
+        return tsp_solving.twin_default_params(self)
 
     @property
     def n(self) -> int:
@@ -400,3 +424,16 @@ def read_atsp(path: str | os.PathLike, name: str | None = None) -> ATSP:
     inst_name = (name or header.get("NAME", ("", 0))[0] or Path(path).stem).removesuffix(".atsp")
     return ATSP(inst_name, matrix, no_edge=diagonal if diagonal > 0 else None, display=display,
                 comment=header.get("COMMENT", ("", 0))[0], source=os.fspath(path), weight_format=fmt)
+
+
+def _generate(spec: str) -> ATSP:
+    from metaheur.problems.generators import asymmetric_tsp, generated_size
+
+    n, seed = generated_size(spec, max_n=5000)
+    return asymmetric_tsp(n, seed, name=f"gen-atsp-{n}-s{seed}")
+
+
+ATSP.formats = ProblemFormats(
+    extensions=(".atsp",), folder="atsp", read=read_atsp, sniff=is_atsp_file, read_solution=read_solution,
+    write_solution=lambda atsp, path, tour: write_tour(path, atsp, tour), solution_suffix=".tour",
+    generators={"atsp": _generate})

@@ -1,8 +1,10 @@
-"""Best-known objective values of QAPLIB and TSPLIB instances (minimisation).
+"""Best-known objective values of QAPLIB and TSPLIB instances, one table per problem kind.
 
 Figures from the libraries' published tables (QAPLIB: Burkard, Karisch and Rendl, with later
 updates; TSPLIB: Reinelt's STSP and ATSP pages; every TSPLIB value is a proven optimum). ``optimal`` says
-whether the value is proven optimal. Caveats kept from the sources: ``tai100a``'s published
+whether the value is proven optimal. A problem of another kind registers its own table
+(:func:`register_table`), so that names of different problems never collide. Caveats kept from
+the sources: ``tai100a``'s published
 ``.sln`` holds an older 21052466, the table 21044752; ``dsj1000`` is the CEIL_2D value.
 """
 
@@ -273,23 +275,41 @@ _TABLE = (
 
 BEST_KNOWN: dict[str, BestKnown] = {row[0].lower(): BestKnown(*row) for row in _TABLE}
 
+_LIBRARY_KINDS = {"QAPLIB": "qap", "TSPLIB": "tsp", "TSPLIB-ATSP": "atsp"}
+#: kind -> (lower-case name -> entry)
+TABLES: dict[str, dict[str, BestKnown]] = {}
+for _entry in BEST_KNOWN.values():
+    TABLES.setdefault(_LIBRARY_KINDS[_entry.library], {})[_entry.name.lower()] = _entry
 
-def best_known(name: str, n: int | None = None) -> BestKnown | None:
+
+def register_table(kind: str, entries) -> None:
+    """Add the best-known values of problem ``kind`` (:class:`BestKnown` entries)."""
+    table = TABLES.setdefault(kind, {})
+    for entry in entries:
+        table[entry.name.lower()] = entry
+
+
+def best_known(name: str, n: int | None = None, kind: str | None = None) -> BestKnown | None:
     """The table entry for an instance name (case-insensitive), or ``None``.
 
-    With ``n`` given, an entry of another size is not returned (a renamed or generated file).
+    With ``kind`` given, only that problem's table is searched; with ``n`` given, an entry of
+    another size is not returned (a renamed or generated file).
     """
-    entry = BEST_KNOWN.get(name.lower())
+    tables = [TABLES.get(kind, {})] if kind is not None else list(TABLES.values())
+    entry = next((t[name.lower()] for t in tables if name.lower() in t), None)
     if entry is None or (n is not None and entry.n != n):
         return None
     return entry
 
 
-def gap_percent(cost: int, reference: int | None) -> float | None:
-    """``100 * (cost - reference) / reference``; ``None`` when there is no reference (or it is 0 and
-    the cost is not)."""
+def gap_percent(value: int, reference: int | None, sense: str = "min") -> float | None:
+    """The gap to the best known in the problem's sense: above it for a minimisation,
+    ``100 * (value - reference) / |reference|``; below it for a maximisation, ``100 * (reference -
+    value) / |reference|`` (never negative for a value short of the reference); ``None`` when there
+    is no reference (or it is 0 and the value is not)."""
     if reference is None:
         return None
     if reference == 0:
-        return 0.0 if cost == 0 else None
-    return 100.0 * (cost - reference) / abs(reference)
+        return 0.0 if value == 0 else None
+    diff = value - reference if sense == "min" else reference - value
+    return 100.0 * diff / abs(reference)

@@ -13,7 +13,8 @@
   rounded to the nearest integer (so ``i -> j`` and ``j -> i`` differ).
 
 Built-in names, accepted wherever an instance is: ``gen:qap:N[:SEED]``, ``gen:tsp:N[:SEED]``
-(uniform), ``gen:tsp-clustered:N[:SEED]`` and ``gen:atsp:N[:SEED]``; the seed defaults to 1.
+(uniform), ``gen:tsp-clustered:N[:SEED]`` and ``gen:atsp:N[:SEED]``; the seed defaults to 1. Each
+problem's formats register its prefixes (:class:`~metaheur.problems.interface.ProblemFormats`).
 """
 
 from __future__ import annotations
@@ -80,17 +81,11 @@ def asymmetric_tsp(n: int, seed: int = 1, *, name: str | None = None) -> ATSP:
     return ATSP(name or f"gen-atsp-{n}-s{seed}", matrix, display=coords, source=f"gen:atsp:{n}:{seed}")
 
 
-_GENERATORS = {"qap": random_qap, "tsp": uniform_tsp, "tsp-uniform": uniform_tsp, "tsp-clustered": clustered_tsp,
-               "atsp": asymmetric_tsp}
-
-
-def parse_generated(spec: str) -> QAP | TSP | ATSP | None:
-    """The instance named by ``gen:KIND:N[:SEED]``, or ``None`` when ``spec`` is not such a name."""
-    if not spec.startswith("gen:"):
-        return None
+def generated_size(spec: str, max_n: int) -> tuple[int, int]:
+    """``(n, seed)`` of a built-in name ``gen:KIND:N[:SEED]`` (the seed defaults to 1)."""
     parts = spec.split(":")
-    usage = "built-in instances are gen:qap:N, gen:tsp:N, gen:tsp-clustered:N or gen:atsp:N, with an optional :SEED"
-    if len(parts) not in (3, 4) or parts[1] not in _GENERATORS:
+    usage = f"built-in instances are gen:{parts[1]}:N with an optional :SEED"
+    if len(parts) not in (3, 4):
         raise MetaheurError(f"unknown built-in instance {spec!r}: {usage}")
     try:
         n = int(parts[2])
@@ -99,7 +94,14 @@ def parse_generated(spec: str) -> QAP | TSP | ATSP | None:
         raise MetaheurError(f"bad built-in instance {spec!r}: {usage}") from None
     if seed < 0:
         raise MetaheurError(f"bad built-in instance {spec!r}: the seed must be >= 0")
-    if n > 1_000_000 or (parts[1] in ("qap", "atsp") and n > 5000):
+    if n > max_n:
         raise MetaheurError(f"built-in instance {spec!r} is too large")
-    kind = "qap" if parts[1] == "qap" else parts[1]
-    return _GENERATORS[parts[1]](n, seed, name=f"gen-{kind}-{n}-s{seed}")
+    return n, seed
+
+
+def parse_generated(spec: str):
+    """The instance named by ``gen:KIND:N[:SEED]`` (through the registered problem whose formats
+    generate ``KIND``), or ``None`` when ``spec`` is not such a name."""
+    from metaheur.problems.registry import generated
+
+    return generated(spec)

@@ -1,9 +1,10 @@
 """Finding and loading instances by path, by library name, or as a built-in generated instance.
 
 A name such as ``tai30a`` or ``pr2392`` is looked up in the directory named by the environment
-variable ``METAHEUR_INSTANCES``: in its ``qaplib/``, ``tsplib/`` and ``atsp/`` subfolders or
-directly in it; so is a pattern such as ``'qaplib/tai*a.dat'`` or ``'tai*a'`` that matches no file
-from the current directory. An unknown name gets the nearest library names as suggestions.
+variable ``METAHEUR_INSTANCES``: in the library folder of every registered problem (``qaplib/``,
+``tsplib/``, ``atsp/``, ...) with its file extensions, or directly in it; so is a pattern such as
+``'qaplib/tai*a.dat'`` or ``'tai*a'`` that matches no file from the current directory. An unknown
+name gets the nearest library names as suggestions.
 """
 
 from __future__ import annotations
@@ -11,23 +12,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems.atsp import ATSP, is_atsp_file, read_atsp
-from metaheur.problems.best_known import best_known
-from metaheur.problems.generators import parse_generated
-from metaheur.problems.qap import QAP, check_permutation, read_assignment, read_qaplib, read_sln
+from metaheur.problems.interface import LoadedSolution, Problem
+from metaheur.problems.registry import class_for_file, extensions, folders, generated, problem_class, registered
 from metaheur.problems.textio import read_text
-from metaheur.problems.tsp import TSP, is_number_list, read_city_list, read_tour, read_tsplib
 from metaheur.suggest import did_you_mean
 
 ENV_VAR = "METAHEUR_INSTANCES"
-_SUFFIXES = (".dat", ".tsp", ".atsp")
-_FOLDERS = ("qaplib", "tsplib", "atsp")
 _PATTERN_CHARS = "*?["
 
 
@@ -38,23 +31,38 @@ def instances_dir() -> Path | None:
     return Path(value).expanduser().absolute() if value else None
 
 
-def _candidates(root: Path, name: str):
+def _suffixes(cls: type[Problem] | None) -> list[str]:
+    """The file extensions looked for: those of ``cls``, or of every registered problem."""
+    return list(cls.formats.extensions) if cls is not None and cls.formats else extensions()
+
+
+def _candidates(root: Path, name: str, cls: type[Problem] | None = None):
+    suffixes = _suffixes(cls)
     stem = name
-    for suffix in _SUFFIXES:
+    for suffix in suffixes:
         stem = stem.removesuffix(suffix)
-    for folder in _folders(root):
-        for suffix in _SUFFIXES:
+    for folder in _folders(root, cls):
+        for suffix in suffixes:
             yield folder / f"{stem}{suffix}"
+    # then the name as it is (LOLIB's files have no extension), also in a library folder's sets
+    # (lop/xLOLIB/be75eec_250)
+    for folder in _folders(root, cls):
+        yield folder / name
+        if folder != root and folder.is_dir():
+            yield from (sub / name for sub in sorted(folder.iterdir()) if sub.is_dir())
 
 
-def _folders(root: Path) -> list[Path]:
-    return [root / sub for sub in _FOLDERS] + [root]
+def _folders(root: Path, cls: type[Problem] | None = None) -> list[Path]:
+    """The library folders under ``root``: that of ``cls`` (or of every registered problem), then ``root``."""
+    subs = [cls.formats.folder] if cls is not None and cls.formats and cls.formats.folder else folders()
+    return [root / sub for sub in subs] + [root]
 
 
 def library_names(root: Path) -> list[str]:
     """The instance names under ``root`` (file names without their suffix)."""
+    suffixes = _suffixes(None)
     return sorted({p.stem for folder in _folders(root) if folder.is_dir() for p in folder.iterdir()
-                   if p.suffix.lower() in _SUFFIXES and p.is_file()})
+                   if p.suffix.lower() in suffixes and p.is_file()})
 
 
 def is_pattern(text: str) -> bool:
@@ -77,7 +85,7 @@ def expand_pattern(pattern: str) -> list[str]:
     root = instances_dir()
     if found or root is None or Path(pattern).is_absolute():
         return [p for p in found if Path(p).is_file()]
-    tails = [pattern] if Path(pattern).suffix else [pattern + suffix for suffix in _SUFFIXES]
+    tails = [pattern] if Path(pattern).suffix else [pattern + suffix for suffix in _suffixes(None)]
     for base in _folders(root):
         matches = sorted({p for tail in tails for p in glob.glob(os.path.join(base, tail)) if Path(p).is_file()},
                          key=_natural)
@@ -86,19 +94,21 @@ def expand_pattern(pattern: str) -> list[str]:
     return []
 
 
-def resolve_instance(name_or_path: str | os.PathLike) -> Path:
-    """Path of an instance given as a file path or a library name (see the module docstring)."""
+def resolve_instance(name_or_path: str | os.PathLike, cls: type[Problem] | None = None) -> Path:
+    """Path of an instance given as a file path or a library name (see the module docstring);
+    with ``cls``, a library name is looked up in that problem's folder and extensions."""
     path = Path(name_or_path).expanduser()
     if path.is_file():
         return path
     text = os.fspath(name_or_path)
     root = instances_dir()
     if root is not None and os.sep not in text:
-        for candidate in _candidates(root, text):
+        for candidate in _candidates(root, text, cls):
             if candidate.is_file():
                 return candidate
-        lowered = {c.name.lower(): c for c in _candidates(root, text)}
-        for folder in _folders(root):
+        candidates = list(_candidates(root, text, cls))
+        lowered = {c.name.lower() for c in candidates}
+        for folder in dict.fromkeys(c.parent for c in candidates):
             if folder.is_dir():
                 for entry in folder.iterdir():
                     if entry.name.lower() in lowered and entry.is_file():
@@ -111,81 +121,51 @@ def resolve_instance(name_or_path: str | os.PathLike) -> Path:
     raise MetaheurError(f"{text}: no such file, and no instance of that name under {ENV_VAR}={root}{hint}")
 
 
-def _looks_like_qaplib(path: Path) -> bool:
-    first = read_text(path).lstrip()[:32].split()
-    return bool(first) and first[0].lstrip("+-").isdigit()
-
-
-def load_instance(spec: str | os.PathLike | QAP | TSP | ATSP) -> QAP | TSP | ATSP:
-    """A QAP, TSP or ATSP from a path, a library name, a built-in ``gen:`` name or an instance
-    object (a TSPLIB file is an ATSP when it says ``TYPE: ATSP``)."""
-    if isinstance(spec, (QAP, TSP, ATSP)):
+def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem] | None = None) -> Problem:
+    """A problem instance from a path, a library name, a built-in ``gen:`` name or an instance
+    object. ``problem`` (a registered name, ``module:Class`` or a class) says which problem reads
+    it; without it the file's extension, else its content, picks the registered problem
+    (:func:`~metaheur.problems.registry.class_for_file`)."""
+    cls = None if problem is None else problem_class(problem)
+    if isinstance(spec, Problem):
+        if cls is not None and not isinstance(spec, cls):
+            raise MetaheurError(f"{spec.name} is a {spec.kind.upper()}, not a {cls.kind.upper()}")
         return spec
-    generated = parse_generated(os.fspath(spec))
-    if generated is not None:
-        return generated
-    path = resolve_instance(spec)
-    suffix = path.suffix.lower()
-    if suffix == ".dat":
-        return read_qaplib(path)
-    if suffix == ".atsp" or (suffix != ".dat" and not _looks_like_qaplib(path) and is_atsp_file(path)):
-        return read_atsp(path)
-    if suffix == ".tsp":
-        return read_tsplib(path)
-    return read_qaplib(path) if _looks_like_qaplib(path) else read_tsplib(path)
+    generated_instance = generated(os.fspath(spec), cls)
+    if generated_instance is not None:
+        return generated_instance
+    path = resolve_instance(spec, cls)
+    cls = cls or _library_class(path) or class_for_file(path)  # a registered extension still decides first
+    if cls.formats is None or cls.formats.read is None:
+        raise MetaheurError(f"{path}: the {cls.kind or cls.__name__} problem reads no files")
+    return cls.formats.read(path)
 
 
-@dataclass(frozen=True)
-class LoadedSolution:
-    """A solution file's permutation (0-based) with what the file said about itself."""
+def _library_class(path: Path) -> type[Problem] | None:
+    """The registered problem whose library folder under ``METAHEUR_INSTANCES`` holds ``path``
+    (None for a file with a registered extension: that decides)."""
+    root = instances_dir()
+    if root is None or path.suffix.lower() in extensions():
+        return None
+    for cls in registered().values():
+        folder = cls.formats.folder if cls.formats else None
+        if folder and cls.formats.read and path.absolute().is_relative_to(root / folder):
+            return cls
+    return None
 
-    permutation: np.ndarray
-    stated_cost: int | None
-    note: str | None
 
-
-def load_solution(instance: QAP | TSP | ATSP, path: str | os.PathLike) -> LoadedSolution:
-    """Read a solution for ``instance``: QAPLIB ``.sln``, a plain assignment list (QAP), TSPLIB
-    ``.tour``, a plain city list (TSP, ATSP) or a metaheur result JSON. A file of the other problem,
-    or one that names another instance, is refused with both named."""
+def load_solution(instance: Problem, path: str | os.PathLike) -> LoadedSolution:
+    """Read a solution for ``instance``: a metaheur result JSON, or a file of the problem's own
+    formats (QAPLIB ``.sln`` or a plain assignment list for the QAP; TSPLIB ``.tour`` or a plain
+    city list for the TSP and ATSP). A file of another problem, or one that names another
+    instance, is refused with both named."""
     path = Path(path)
     text = read_text(path)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         return _load_result_json(instance, path, text)
-    if isinstance(instance, QAP):
-        if path.suffix.lower() == ".tour" or "TOUR_SECTION" in text.upper():
-            raise InputFormatError(path, f"this is a TSP tour file, the instance {instance.name} is a QAP")
-        if not is_number_list(text):
-            raise InputFormatError(path, f"not a QAP solution: {instance.name} is a QAP, which takes a QAPLIB .sln "
-                                         "or a plain list of locations")
-        values = text.split()
-        if len(values) == instance.n:
-            perm, zero_based = read_assignment(path, instance)
-            return LoadedSolution(perm, None, "the file numbers locations from 0" if zero_based else None)
-        sol = read_sln(path, instance)
-        notes = ["the file stores the inverse permutation"] if sol.orientation == "inverse" else []
-        if sol.zero_based:
-            notes.append("the file numbers locations from 0")
-        return LoadedSolution(sol.permutation, sol.stated_cost, "; ".join(notes) or None)
-    if path.suffix.lower() == ".sln":
-        raise InputFormatError(path, f"this is a QAP solution file (.sln), the instance {instance.name} is a "
-                            f"{instance.kind.upper()}")
-    if is_number_list(text):
-        tour, zero_based = read_city_list(path, instance)
-        return LoadedSolution(tour, None, "the file numbers cities from 0" if zero_based else None)
-    header = _tour_name(text)
-    if header and header.lower() != instance.name.lower() and best_known(header) is not None:
-        raise InputFormatError(path, f"a tour of {header}, not of {instance.name}")
-    return LoadedSolution(read_tour(path, instance), None, None)
-
-
-def _tour_name(text: str) -> str | None:
-    """The instance a .tour file's NAME names (``pr2392.opt.tour`` -> ``pr2392``), if any."""
-    for line in text.splitlines()[:20]:
-        key, _, value = line.partition(":")
-        if key.strip().upper() == "NAME" and value.strip():
-            return value.strip().split(".")[0]
-    return None
+    if instance.formats is None or instance.formats.read_solution is None:
+        raise InputFormatError(path, f"the {instance.kind.upper()} reads solutions from result JSON files only")
+    return instance.formats.read_solution(instance, path)
 
 
 def _shown(value: object) -> str:
@@ -194,7 +174,7 @@ def _shown(value: object) -> str:
     return text if text.isprintable() else repr(text)
 
 
-def _load_result_json(instance: QAP | TSP | ATSP, path: Path, text: str) -> LoadedSolution:
+def _load_result_json(instance: Problem, path: Path, text: str) -> LoadedSolution:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -210,7 +190,7 @@ def _load_result_json(instance: QAP | TSP | ATSP, path: Path, text: str) -> Load
     if isinstance(name, str) and name.lower() != instance.name.lower():
         raise InputFormatError(path, f"a result of instance {_shown(name)}, not of {instance.name}")
     try:
-        perm = check_permutation(data["permutation"], instance.n, os.fspath(path))
+        perm = instance.check_solution(data["permutation"], os.fspath(path))
     except MetaheurError as exc:
         raise InputFormatError(path, str(exc).split(": ", 1)[-1]) from None
     cost = data.get("cost")

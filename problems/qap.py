@@ -22,9 +22,13 @@ import numpy as np
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.arrays import exact_integers
 from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.textio import parse_ints, read_text, token_line
+from metaheur.problems.interface import LoadedSolution, Problem, ProblemFormats, check_permutation
+from metaheur.problems.textio import is_number_list, parse_ints, read_text, token_line
 
 INT32_MAX = 2**31 - 1
+#: Dominance below which a QAP is of the uniformly random class (58 for uniform entries); none of
+#: QAPLIB's 126 instances lies between 79 and 101.
+UNIFORM_DOMINANCE = 80.0
 
 
 def matrix_dominance(matrix: np.ndarray) -> float:
@@ -37,9 +41,27 @@ def matrix_dominance(matrix: np.ndarray) -> float:
     return float(100.0 * m.std() / mean) if mean else 0.0
 
 
+def _looks_like_qaplib(path: str | os.PathLike) -> bool:
+    """Whether a file starts with a number, as a QAPLIB ``.dat`` does (TSPLIB files start with a keyword)."""
+    first = read_text(path).lstrip()[:32].split()
+    return bool(first) and first[0].lstrip("+-").isdigit()
+
+
+def _generate(spec: str) -> QAP:
+    from metaheur.problems.generators import generated_size, random_qap
+
+    n, seed = generated_size(spec, max_n=5000)
+    return random_qap(n, seed, name=f"gen-qap-{n}-s{seed}")
+
+
 @dataclass(frozen=True, eq=False)
-class QAP:
+class QAP(Problem):
     """A QAP instance: ``flow`` (A) and ``distance`` (B), both n x n int64."""
+
+    title = "quadratic assignment problem"
+    crossovers = ("ux", "cx", "pmx", "none")
+    gpu_wave_kernel = "qap"  # the tabu search (its block by n: qap_tabu.wave_blocks_per_sm)
+    picture = "assignment"
 
     name: str
     flow: np.ndarray
@@ -89,6 +111,16 @@ class QAP:
             out[f"{label}_dominance"] = round(matrix_dominance(m), 1)
         return out
 
+    @classmethod
+    def describe_lines(cls, props: dict) -> list[str]:
+        lines = []
+        for label in ("flow", "distance"):
+            sym = "symmetric" if props[f"{label}_symmetric"] else "asymmetric"
+            diag = "zero diagonal" if props[f"{label}_zero_diagonal"] else "non-zero diagonal"
+            lines.append(f"{label:<11} {sym}, {diag}, entries {props[f'{label}_min']}..{props[f'{label}_max']}, "
+                         f"dominance {props[f'{label}_dominance']}")
+        return lines
+
     @property
     def dominance(self) -> float:
         """The larger of the two matrices' dominances (:func:`matrix_dominance`): 41-79 for uniformly
@@ -96,9 +128,23 @@ class QAP:
         for sparse real-life-like ones (tai*b, ste, esc, bur) among the 126 QAPLIB instances."""
         return max(matrix_dominance(self.flow), matrix_dominance(self.distance))
 
+    @property
+    def uniformly_random(self) -> bool:
+        """Whether the instance is of the uniformly random class (tai*a, rou, had, lipa): its
+        :attr:`dominance` below ``UNIFORM_DOMINANCE``, as Taillard (1995) tells QAPLIB's classes
+        apart. The defaults that depend on the class ask this."""
+        return self.dominance < UNIFORM_DOMINANCE
+
     def check_permutation(self, perm, source: str | None = None) -> np.ndarray:
         """``perm`` as a 0-based int64 array, or a :class:`MetaheurError` saying why it is not one."""
         return check_permutation(perm, self.n, source)
+
+    def evaluate(self, perms: np.ndarray) -> np.ndarray:
+        """Exact costs of a k x n batch (:meth:`cost` of each)."""
+        return np.array([self.cost(p) for p in np.asarray(perms)], dtype=np.int64)
+
+    def value(self, perm) -> int:
+        return self.cost(perm)
 
     def cost(self, perm) -> int:
         """Exact ``sum_ij A[i, j] * B[p[i], p[j]]``, recomputed from scratch."""
@@ -115,6 +161,48 @@ class QAP:
         q[r], q[s] = q[s], q[r]
         return self.cost(q) - self.cost(p)
 
+    # how the islands solve it (metaheur/problems/qap_solving.py)
+    def default_params(self):
+        from metaheur.problems import qap_solving
+
+        return qap_solving.default_params(self)
+
+    def default_migration(self):
+        from metaheur.problems import qap_solving
+
+        return qap_solving.default_migration(self)
+
+    def operators(self, device, params, ls_budget=None, quadrant=None):
+        from metaheur.islands.operators import QAPOperators
+
+        return QAPOperators(self, device, params, ls_budget, quadrant)
+
+    def island_algorithms(self) -> dict:
+        from metaheur.islands.tabu import TabuIsland
+
+        return {"none": TabuIsland}
+
+    def precompile(self, device) -> None:
+        from metaheur.problems import qap_solving
+
+        qap_solving.precompile(self, device)
+
+    def check_memory(self, devices) -> None:
+        from metaheur.problems import qap_solving
+
+        qap_solving.check_memory(self, devices)
+
+
+    def default_tabu_islands(self, cpu_islands: int) -> int:
+        from metaheur.problems import qap_solving
+
+        return qap_solving.default_tabu_islands(cpu_islands)
+
+    def draw(self, ax, perm) -> None:
+        from metaheur.plots import plot_assignment
+
+        plot_assignment(self, perm, ax)
+
 
 @dataclass(frozen=True)
 class QAPSolution:
@@ -125,26 +213,6 @@ class QAPSolution:
     orientation: str  # "direct", "inverse" (file stored p^-1) or "unverified" (no instance given)
     zero_based: bool = False  # the file numbered locations from 0 instead of QAPLIB's 1
     source: str | None = None
-
-
-def check_permutation(perm, n: int, source: str | None = None) -> np.ndarray:
-    """Validate a 0-based permutation of ``range(n)``."""
-    where = f"{source}: " if source else ""
-    try:
-        p = np.asarray(perm)
-    except (TypeError, ValueError):
-        raise MetaheurError(f"{where}solution is not a sequence of integers") from None
-    if p.ndim != 1 or p.size != n:
-        raise MetaheurError(f"{where}solution has {p.size} entries, the instance has n = {n}")
-    if p.dtype.kind not in "iu":
-        if p.dtype.kind == "f" and np.all(np.isfinite(p)) and np.all(p == np.round(p)):
-            p = p.astype(np.int64)
-        else:
-            raise MetaheurError(f"{where}solution entries must be integers")
-    p = p.astype(np.int64, copy=False)
-    if n and (p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1):
-        raise MetaheurError(f"{where}solution is not a permutation of 0..{n - 1} (1..{n} in files)")
-    return p
 
 
 def read_qaplib(path: str | os.PathLike, name: str | None = None) -> QAP:
@@ -239,3 +307,30 @@ def write_sln(path: str | os.PathLike, qap: QAP, perm) -> int:
     rows = [" ".join(str(int(x) + 1) for x in p[k : k + 20]) for k in range(0, qap.n, 20)]
     Path(path).write_text(f"{qap.n} {cost}\n" + "\n".join(rows) + "\n")
     return cost
+
+
+def read_solution(qap: QAP, path: str | os.PathLike) -> LoadedSolution:
+    """A QAP solution file: a QAPLIB ``.sln`` or a plain assignment list; a TSP tour file is
+    refused with both problems named."""
+    path = Path(path)
+    text = read_text(path)
+    if path.suffix.lower() == ".tour" or "TOUR_SECTION" in text.upper():
+        raise InputFormatError(path, f"this is a TSP tour file, the instance {qap.name} is a QAP")
+    if not is_number_list(text):
+        raise InputFormatError(path, f"not a QAP solution: {qap.name} is a QAP, which takes a QAPLIB .sln "
+                                     "or a plain list of locations")
+    values = text.split()
+    if len(values) == qap.n:
+        perm, zero_based = read_assignment(path, qap)
+        return LoadedSolution(perm, None, "the file numbers locations from 0" if zero_based else None)
+    sol = read_sln(path, qap)
+    notes = ["the file stores the inverse permutation"] if sol.orientation == "inverse" else []
+    if sol.zero_based:
+        notes.append("the file numbers locations from 0")
+    return LoadedSolution(sol.permutation, sol.stated_cost, "; ".join(notes) or None)
+
+
+QAP.formats = ProblemFormats(
+    extensions=(".dat",), folder="qaplib", read=read_qaplib, sniff=_looks_like_qaplib, read_solution=read_solution,
+    write_solution=lambda qap, path, perm: write_sln(path, qap, perm), solution_suffix=".sln",
+    generators={"qap": _generate})

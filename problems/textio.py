@@ -80,3 +80,9 @@ def parse_floats(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
     if not np.all(np.isfinite(values)):
         raise _bad_token(path, lines, tokens, first_line, "number")
     return values
+
+
+def is_number_list(text: str) -> bool:
+    """Whether a solution file is a plain list of numbers (no TSPLIB keywords)."""
+    first = text.split(maxsplit=1)[:1]
+    return bool(first) and first[0].lstrip("+-").isdigit()

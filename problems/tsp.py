@@ -18,9 +18,11 @@ import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.arrays import exact_integers
+from metaheur.problems.best_known import best_known
 from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.qap import check_permutation, numbered_permutation
-from metaheur.problems.textio import parse_floats, parse_ints, read_text, token_line
+from metaheur.problems.interface import LoadedSolution, Problem, ProblemFormats, check_permutation
+from metaheur.problems.qap import numbered_permutation
+from metaheur.problems.textio import is_number_list, parse_floats, parse_ints, read_text, token_line
 from metaheur.problems.tsp_distances import COORD_TYPES, UNSUPPORTED_TYPES, geo_radians, pair_distances
 
 #: Largest coordinate magnitude: keeps every distance below 2^31 (the kernels' int32).
@@ -61,13 +63,61 @@ def _check_tsp_matrix(name: str, m: np.ndarray) -> None:
                             f"d({j + 1},{i + 1}) = {m[j, i]}): use metaheur.ATSP for the asymmetric TSP")
 
 
+def tsplib_properties(inst) -> dict:
+    """What ``metaheur info`` shows of a TSPLIB instance (TSP or ATSP)."""
+    return {"edge_weight_type": inst.weight_type, "edge_weight_format": inst.weight_format,
+            "has_coordinates": inst.display is not None, "full_matrix_mib": round(inst.matrix_bytes() / 2**20, 1)}
+
+
+def tsplib_lines(props: dict) -> list[str]:
+    """The lines of ``metaheur info`` for :func:`tsplib_properties`."""
+    weights = props["edge_weight_type"]
+    if props["edge_weight_format"]:
+        weights += f" ({props['edge_weight_format']})"
+    return [f"weights     {weights}", f"coordinates {'yes' if props['has_coordinates'] else 'no'}",
+            f"full matrix {props['full_matrix_mib']} MiB as int32"]
+
+
+class TourProblem(Problem):
+    """What the symmetric and the asymmetric TSP share: tours drawn on the cities, TSPLIB
+    properties, ``.tour`` solution files; the TSP's crossovers and island algorithms (the ATSP's
+    islands search its symmetric transformation)."""
+
+    crossovers = ("eax", "ox", "none")
+    picture = "tour"
+    picture_column = True
+    directed = False  # whether a tour is read in its direction (the ATSP's arrows)
+
+    def evaluate(self, perms: np.ndarray) -> np.ndarray:
+        """Exact lengths of a k x n batch of tours (:meth:`tour_length` of each)."""
+        return np.array([self.tour_length(t) for t in np.asarray(perms)], dtype=np.int64)
+
+    def value(self, perm) -> int:
+        return self.tour_length(perm)
+
+    def properties(self) -> dict:
+        return tsplib_properties(self)
+
+    @classmethod
+    def describe_lines(cls, props: dict) -> list[str]:
+        return tsplib_lines(props)
+
+    def draw(self, ax, perm) -> None:
+        from metaheur.plots import plot_tour
+
+        plot_tour(self, perm, ax)
+
+
 @dataclass(frozen=True, eq=False)
-class TSP:
+class TSP(TourProblem):
     """A symmetric TSP instance.
 
     ``coords`` (n x 2 float64) define the distances for coordinate types; ``matrix`` (n x n int64)
     does for EXPLICIT. ``display`` holds coordinates for drawing when the file gives any.
     """
+
+    title = "symmetric travelling salesman problem"
+    gpu_wave_kernel = "tsp"
 
     name: str
     weight_type: str
@@ -145,6 +195,33 @@ class TSP:
 
     def matrix_bytes(self, itemsize: int = 4) -> int:
         return self.n * self.n * itemsize
+
+    def canonical(self, perms: np.ndarray) -> np.ndarray:
+        """Tours rotated to start at city 0 and turned one way (one array per cycle)."""
+        from metaheur.islands.operators import canonical_tours
+
+        return canonical_tours(np.asarray(perms))
+
+    # how the islands solve it (metaheur/problems/tsp_solving.py)
+    def default_params(self):
+        from metaheur.problems import tsp_solving
+
+        return tsp_solving.default_params(self)
+
+    def operators(self, device, params, ls_budget=None, quadrant=None):
+        from metaheur.islands.operators import TSPOperators
+
+        return TSPOperators(self, device, params, ls_budget, quadrant)
+
+    def island_algorithms(self) -> dict:
+        from metaheur.problems import tsp_solving
+
+        return tsp_solving.island_algorithms()
+
+    def precompile(self, device) -> None:
+        from metaheur.problems import tsp_solving
+
+        tsp_solving.precompile(self, device)
 
     def distance_matrix(self, budget_bytes: int = MATRIX_BUDGET) -> np.ndarray | None:
         """The full n x n int32 matrix when it fits ``budget_bytes``, else ``None`` (cached)."""
@@ -390,12 +467,6 @@ def read_tour(path: str | os.PathLike, tsp: TSP | None = None) -> np.ndarray:
     return p
 
 
-def is_number_list(text: str) -> bool:
-    """Whether a solution file is a plain list of numbers (no TSPLIB keywords)."""
-    first = text.split(maxsplit=1)[:1]
-    return bool(first) and first[0].lstrip("+-").isdigit()
-
-
 def read_city_list(path: str | os.PathLike, tsp: TSP | None = None) -> tuple[np.ndarray, bool]:
     """Read a plain list of cities (one or more numbers per line, as LKH and Concorde write
     tours) as a 0-based tour, and whether the file numbered cities from 0.
@@ -429,3 +500,58 @@ def write_tour(path: str | os.PathLike, tsp: TSP, tour, name: str | None = None)
     ]
     Path(path).write_text("\n".join(head) + "\n" + "\n".join(str(int(c) + 1) for c in t) + "\n-1\nEOF\n")
     return length
+
+
+def _tour_name(text: str) -> str | None:
+    """The instance a .tour file's NAME names (``pr2392.opt.tour`` -> ``pr2392``), if any."""
+    for line in text.splitlines()[:20]:
+        key, _, value = line.partition(":")
+        if key.strip().upper() == "NAME" and value.strip():
+            return value.strip().split(".")[0]
+    return None
+
+
+def read_solution(tsp, path: str | os.PathLike) -> LoadedSolution:
+    """A tour of a TSP or ATSP: a TSPLIB ``.tour`` or a plain city list; a QAP ``.sln``, or a
+    ``.tour`` that names another known instance, is refused with both named."""
+    path = Path(path)
+    text = read_text(path)
+    if path.suffix.lower() == ".sln":
+        raise InputFormatError(path, f"this is a QAP solution file (.sln), the instance {tsp.name} is a "
+                                     f"{tsp.kind.upper()}")
+    if is_number_list(text):
+        tour, zero_based = read_city_list(path, tsp)
+        return LoadedSolution(tour, None, "the file numbers cities from 0" if zero_based else None)
+    header = _tour_name(text)
+    if header and header.lower() != tsp.name.lower() and best_known(header) is not None:
+        raise InputFormatError(path, f"a tour of {header}, not of {tsp.name}")
+    return LoadedSolution(read_tour(path, tsp), None, None)
+
+
+def _looks_like_tsplib(path: str | os.PathLike) -> bool:
+    """Whether a file starts with a keyword, not a number (the QAPLIB files' start)."""
+    return not is_number_list(read_text(path))
+
+
+def read_tsplib_file(path: str | os.PathLike) -> TSP:
+    """A TSPLIB file: :func:`read_tsplib`, or :func:`~metaheur.problems.atsp.read_atsp` when it
+    says ``TYPE: ATSP``."""
+    from metaheur.problems.atsp import is_atsp_file, read_atsp
+
+    return read_atsp(path) if is_atsp_file(path) else read_tsplib(path)
+
+
+def _generate(spec: str) -> TSP:
+    """``gen:tsp:N[:SEED]`` (``tsp-uniform`` alike) and ``gen:tsp-clustered:N[:SEED]``."""
+    from metaheur.problems.generators import clustered_tsp, generated_size, uniform_tsp
+
+    prefix = spec.split(":")[1]
+    n, seed = generated_size(spec, max_n=1_000_000)
+    make = clustered_tsp if prefix == "tsp-clustered" else uniform_tsp
+    return make(n, seed, name=f"gen-{prefix}-{n}-s{seed}")
+
+
+TSP.formats = ProblemFormats(
+    extensions=(".tsp",), folder="tsplib", read=read_tsplib_file, sniff=_looks_like_tsplib, read_solution=read_solution,
+    write_solution=lambda tsp, path, tour: write_tour(path, tsp, tour), solution_suffix=".tour",
+    generators={"tsp": _generate, "tsp-uniform": _generate, "tsp-clustered": _generate})

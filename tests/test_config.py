@@ -129,7 +129,7 @@ def assert_one_line_error(write, text: str, message: str) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("[solver]\ntime_limit = 3\n",
-     r"unknown section \[solver\] \(expected solve, ga, tabu, ils, migration\) \(did you mean solve\?\)"),
+     r"unknown section \[solver\] \(expected solve, ga, tabu, ils, perm, migration\) \(did you mean solve\?\)"),
     ("[GA]\npopulation = 3\n", r"unknown section \[GA\]"),
     ("[solve]\ntimelimit = 3\n", r"unknown key\(s\) in \[solve\]: timelimit \(did you mean time_limit\?\); "
                                  r"its keys are time_limit, generations, "),
@@ -268,7 +268,7 @@ def test_solve_params_from_the_cli_config_file(write):
         tabu=TabuParams(tenure="uniform", aspiration=5000, scale=3),
         ils=ILSParams(neighbours=8, window=30, kick="double-bridge", temperature=0),
         migration=MigrationParams(topology="complete", policy="elite", interval=3, archive=5))
-    assert {f.name for f in dataclasses.fields(SolveParams)} - {"ga", "tabu", "ils", "migration"} \
+    assert {f.name for f in dataclasses.fields(SolveParams)} - {"ga", "tabu", "ils", "perm", "migration"} \
         == set(SOLVE_KEYS) - set(RUN_KEYS)
 
 

@@ -8,6 +8,7 @@ No timing or quality is asserted: those are what the scripts measure."""
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def table(tmp_path: Path, stem: str, columns: set[str]) -> list[dict]:
 
 
 def test_scripts_have_help():
-    for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py", "bench_atsp.py"):
+    for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py", "bench_atsp.py",
+                   "bench_lop.py"):
         proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--help"], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout, script
@@ -154,6 +156,21 @@ def test_peers_quick(tmp_path, instances_dir):
     assert [r["solver"] for r in tsp] == ["metaheur", "fast_tsp", "elkai", "ortools"]
     for r in tsp[1:]:  # a peer either ran or says why not
         assert r["status"] == "ok" or r["status"].startswith(("absent", "skipped")), r
+
+
+def test_bench_lop_quick(tmp_path, instances_dir):
+    """The --quick subset with 1 s runs: the per-set table, every run, the solved sets."""
+    yardsticks = Path(os.environ.get("METAHEUR_YARDSTICKS") or EXPERIMENTS.parents[1] / "shared" / "yardsticks")
+    if not (yardsticks / "lop_ils.c").is_file():
+        pytest.skip(f"no lop_ils.c in {yardsticks} (set METAHEUR_YARDSTICKS)")
+    run("bench_lop.py", tmp_path, "--times", "1", "--solved-seconds", "1", "--yardsticks", str(yardsticks))
+    rows = table(tmp_path, "bench_lop_quick", {"instance", "n", "seconds", "metaheur_mean_gap_%",
+                                               "lop_ils_mean_gap_%", "ratio"})
+    assert [r["instance"] for r in rows] == ["xLOLIB150", "xLOLIB250", "xLOLIB2"]
+    runs = table(tmp_path, "bench_lop_runs_quick", {"instance", "metaheur", "lop_ils", "best_known"})
+    assert all(int(r["metaheur"]) <= int(r["best_known"]) and int(r["lop_ils"]) <= int(r["best_known"]) for r in runs)
+    solved = table(tmp_path, "bench_lop_solved_quick", {"instance", "optimum", "value", "at_optimum", "time_s"})
+    assert len(solved) == 4
 
 
 def test_bench_atsp_quick(tmp_path, instances_dir):

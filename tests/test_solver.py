@@ -19,9 +19,10 @@ from metaheur.devices import Device, cpu_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
-from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
+from metaheur.problems import QAP, TSP, qap_solving, random_qap, uniform_tsp
+from metaheur.problems.qap_solving import tabu_bytes
 from metaheur.result import STATS_FIELDS, Result
-from metaheur.solver import check_memory, plan_devices, solve, tabu_bytes
+from metaheur.solver import plan_devices, solve
 
 QAP_GA = GAParams(population=6, offspring=3, crossover="ux", ls_budget=80)
 TSP_GA = GAParams(population=6, offspring=3, crossover="ox", ls_budget=4)
@@ -205,17 +206,17 @@ def test_more_islands_than_the_machine_can_run():
 def test_qap_searches_that_cannot_fit_the_cpu_memory_are_refused_up_front(monkeypatch):
     one = tabu_bytes(60)
     small = dataclasses.replace(cpu_device(), memory_bytes=10 * one)
-    monkeypatch.setattr(solver_module, "cpu_device", lambda: small)
-    check_memory(random_qap(60, seed=1), [small] * 8)  # 8 searches fit in 80 % of 10
+    monkeypatch.setattr(qap_solving, "cpu_device", lambda: small)
+    random_qap(60, seed=1).check_memory([small] * 8)  # 8 searches fit in 80 % of 10
     with pytest.raises(MetaheurError, match=r"n = 60 needs .* GiB; 9 CPU islands exceed .* \(try --islands 8\)"):
-        check_memory(random_qap(60, seed=1), [small] * 9)
+        random_qap(60, seed=1).check_memory([small] * 9)
 
 
 def test_a_qap_search_that_cannot_fit_a_gpu_is_refused_up_front():
     gpu = Device("cuda:0", "cuda", 0, "a small GPU", 1, tabu_bytes(60))
     with pytest.raises(MetaheurError, match=r"more than cuda:0's .* GiB \(use --strategy cpu-islands\)"):
-        check_memory(random_qap(60, seed=1), [gpu])
-    check_memory(random_qap(50, seed=1), [gpu])
+        random_qap(60, seed=1).check_memory([gpu])
+    random_qap(50, seed=1).check_memory([gpu])
 
 
 def test_tsp_crossover_for_a_qap_and_back():

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from metaheur.islands.migration import MigrationParams, default_migration
-from metaheur.islands.params import GAParams, default_ga, with_crossover
+from metaheur.islands.migration import MigrationParams
+from metaheur.islands.params import GAParams, with_crossover
 from metaheur.problems import QAP, TSP
 
 from .backends import one_thread_in_process, warm_pool
@@ -31,7 +31,7 @@ class Variant:
 
 def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) -> list[Variant]:
     """One factor at a time off the default for ``prob`` (GA + local search, default crossover,
-    ring every epoch, or no migration on uniformly random QAP instances: ``default_migration``).
+    ring every epoch, or no migration on uniformly random QAP instances: ``Problem.default_migration``).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
     "GA+LS islands only" has no tabu islands (``tabu_islands = 0``; the default makes half of
@@ -41,8 +41,8 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) 
     the instance's class). The topology group migrates every epoch where the default does not
     migrate."""
     kind = prob.kind
-    base = default_ga(prob)
-    mig = default_migration(prob)
+    base = prob.default_params().ga
+    mig = prob.default_migration()
     moving = mig if mig.interval else MigrationParams()
     out = []
     for group in groups:
@@ -101,7 +101,7 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
                               status=v.skip, group=v.group)
                 table.append((v, [skipped]))
                 continue
-            migration = v.migration or default_migration(prob)
+            migration = v.migration or prob.default_migration()
             key = (v.ga, migration, v.tabu_islands)
             if key not in done:
                 done[key] = [solve_run(name, config=v.name, strategy="cpu-islands", islands=islands,

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from metaheur.devices import cpu_count, gpu_devices
 from metaheur.engine import set_cpu_threads
-from metaheur.islands.params import GAParams, default_ga
+from metaheur.islands.params import GAParams
 
 from .instances import problem
 from .report import log
@@ -60,7 +60,7 @@ def steady_workload(prob) -> GAParams | None:
     on the executor."""
     if prob is None or prob.kind != "tsp":
         return None
-    return replace(default_ga(prob), population=100, restart_after=0)
+    return replace(prob.default_params().ga, population=100, restart_after=0)
 
 
 def compare_backends(names: list[str], seeds: int, seconds_for: Callable[[object], float], workers: int,

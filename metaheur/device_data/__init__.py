@@ -20,6 +20,8 @@ COMPILE_VARIANTS: dict[str, list[dict]] = {
     "qap_ga.cu": [{}],
     "tsp_ga.cu": [{}],
     "tsp_eax.cu": _TSP,
+    "perm_eval.cu": [{}],  # a user problem's kernels, compiled alone with kernels/mh_user_problem.cuh
+    "perm_search.cu": [{}],
 }
 
 __all__ = ["COMPILE_VARIANTS", "WEIGHT_CODES", "QAPData", "TSPData", "neighbours", "qap_data", "tsp_data"]

@@ -122,12 +122,19 @@ def launcher_code(source: KernelSource) -> str:
 _ERROR = re.compile(r"^(.*?):(\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(.*)$")
 
 
+_CONTEXT = re.compile(r"^\s+\d*\s*\|")
+
+
 def _compile_error(source: KernelSource, log: str) -> MetaheurError:
-    for line in log.splitlines():
+    """The first error of the compiler's ``log`` (file and line as the ``#line`` directives say:
+    a user problem's snippet has its own numbers), with the source line gcc shows under it."""
+    lines = log.splitlines()
+    for k, line in enumerate(lines):
         m = _ERROR.match(line)
         if m:
-            return MetaheurError(f"kernel compile failed ({source.name}, CPU build): {m.group(1)}:{m.group(2)}: "
-                                 f"{m.group(3)}")
+            shown = [ln for ln in lines[k + 1:k + 3] if _CONTEXT.match(ln)]
+            return MetaheurError("\n".join([f"kernel compile failed ({source.name}, CPU build): {m.group(1)}:"
+                                             f"{m.group(2)}: {m.group(3)}", *shown]))
     first = next((ln for ln in log.splitlines() if ln.strip()), "no output")
     return MetaheurError(f"kernel compile failed ({source.name}, CPU build): {first}")
 

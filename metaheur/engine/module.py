@@ -11,6 +11,7 @@ alone would pass a Python ``float`` as ``double`` and an ``int`` as ``long long`
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metaheur.devices import Device, cpu_count, parse_device
-from metaheur.engine import cpu_build, gpu_build
-from metaheur.engine.source import Param, load_source
+from metaheur.engine import cpu_build, gpu_build, shapes
+from metaheur.engine.source import KernelSource, Param, load_source
 from metaheur.errors import MetaheurError
 
 _INT_RANGES = {name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
@@ -136,6 +137,17 @@ class Kernel:
         return [_check_array(self.name, p, a, dev) if p.pointer else _check_scalar(self.name, p, a)
                 for p, a in zip(self.params, args, strict=True)]
 
+    def resident_blocks(self, block) -> int:
+        """Blocks of shape ``block`` of this kernel that one multiprocessor runs at once: on a GPU
+        the driver's occupancy query (its registers, shared memory and launch bounds; no dynamic
+        shared memory), 1 on the CPU build (one block per core at a time)."""
+        dev = self.module.device
+        if not dev.is_gpu:
+            return 1
+        driver = dev.cupy.cuda.driver
+        with dev.context():
+            return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(self._fn.kernel.ptr, shapes.threads(block), 0))
+
     def __call__(self, grid, block, args, *, stream=None, threads: int | None = None) -> None:
         """Launch over ``grid`` blocks of ``block`` threads.
 
@@ -182,8 +194,8 @@ class KernelModule:
             params = self.signatures[name]
             if self.device.is_gpu:
                 with self.device.context():  # CuPy loads the module on the current device
-                    fn = self.handle.get_function(name)
-                    limit = _max_threads(self.device, fn)
+                    fn = self.handle.get_function(name)  # a RawKernel: the driver's limit is its attribute
+                    limit = int(fn.max_threads_per_block)
                 self._kernels[name] = Kernel(name, params, self, fn, limit)
             else:
                 self._kernels[name] = Kernel(name, params, self, cpu_build.bind(self.handle, name, params),
@@ -191,16 +203,6 @@ class KernelModule:
         return self._kernels[name]
 
     __getitem__ = kernel
-
-
-def _max_threads(device: Device, fn) -> int:
-    """The most threads per block ``fn`` launches with on ``device`` (its registers and launch
-    bounds decide; the driver says), or CUDA's 1024 where the driver cannot be asked."""
-    driver = device.cupy.cuda.driver
-    try:
-        return int(driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.ptr))
-    except (AttributeError, TypeError):
-        return _BLOCK_LIMITS[0]
 
 
 def _normalise_defines(defines) -> tuple[str, ...]:
@@ -213,8 +215,11 @@ def _normalise_defines(defines) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def load_module(source_name: str, device: str | Device = "cpu", defines=None, *, sim: bool = False) -> KernelModule:
-    """The kernel file ``kernels/<source_name>`` compiled for ``device`` (cached per process).
+def load_module(source_name: str | KernelSource, device: str | Device = "cpu", defines=None, *,
+                sim: bool = False) -> KernelModule:
+    """The kernel file ``kernels/<source_name>`` compiled for ``device`` (cached per process), or a
+    generated :class:`KernelSource` (a user problem's kernels, metaheur/engine/user_source.py:
+    cached by the SHA-256 of its text).
 
     ``defines`` (dict or list of ``NAME``/``NAME=VALUE``) become ``-D`` options: instance-specific
     constants. ``sim=True`` (CPU or simulated GPU) builds the fiber simulation that honours
@@ -228,11 +233,13 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
         from metaheur.engine import simcuda
 
         sim = sim or simcuda.threads_simulated()
-    key = (source_name, dev.name, dev.simulated, defs, sim)
+    generated = isinstance(source_name, KernelSource)
+    name = hashlib.sha256(source_name.text.encode()).hexdigest() if generated else source_name
+    key = (name, dev.name, dev.simulated, defs, sim)
     with _LOCK:
         module = _MODULES.get(key)
         if module is None:
-            source = load_source(source_name)
+            source = source_name if generated else load_source(source_name)
             if dev.is_gpu:
                 built = gpu_build.build(source, defs, dev, sim)
                 handle, seconds = built.module, built.compile_seconds
@@ -240,6 +247,6 @@ def load_module(source_name: str, device: str | Device = "cpu", defines=None, *,
                 built = cpu_build.build(source, defs, sim)
                 handle, seconds = built.library, built.compile_seconds
             _COMPILE["seconds"] += seconds
-            module = KernelModule(source_name, dev, defs, seconds, handle, source.signatures, sim, source.max_threads)
+            module = KernelModule(source.name, dev, defs, seconds, handle, source.signatures, sim, source.max_threads)
             _MODULES[key] = module
     return module

@@ -14,6 +14,7 @@ TABU = (32, 8)  # qap_tabu_run for n >= TABU_WIDE_N
 TABU_WIDE_N = 128
 DESCENT = (128,)  # the 2-opt / Or-opt kernels of TSPDescentBatch: one thread a candidate move
 KNN = (128,)  # neighbour lists: one thread a city
+PERM = (64,)  # a user problem's generic kernels: one block a search, block-stride rows
 
 _DESCENT_KERNELS = ("tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                     "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better")
@@ -32,6 +33,10 @@ GPU_LAUNCHES: dict[tuple[str, str], tuple[tuple[int, ...], ...]] = {
     ("qap_ga.cu", "qap_mutate"): (SERIAL,),
     ("tsp_ga.cu", "tsp_ox"): (SERIAL,),
     ("tsp_ga.cu", "tsp_segment_mutation"): (SERIAL,),
+    **{("perm_search.cu", name): (PERM,) for name in ("perm_tabu", "perm_ils", "perm_ig")},
+    ("perm_search.cu", "perm_best_values"): (SERIAL,),
+    **{("perm_eval.cu", name): (PERM,) for name in ("perm_cost", "perm_pair", "perm_row", "perm_prepare",
+                                                     "perm_update", "perm_partial")},
 }
 
 #: Kernels the package itself does not launch (standalone components, the benchmarks and tests).

@@ -12,6 +12,7 @@ register allocation per warp in units of 256).
 
 from __future__ import annotations
 
+import csv
 import functools
 import hashlib
 import os
@@ -61,6 +62,27 @@ class KernelResources:
     spill_loads: int
     stack: int
     shared: int
+
+
+#: The resource table of experiments/kernel_resources.py (a checkout's; absent from an installed package).
+RESOURCE_TABLE = Path(__file__).resolve().parents[2] / "experiments" / "results" / "kernel_resources.csv"
+
+
+@functools.lru_cache(maxsize=4)
+def table_resources(path: Path = RESOURCE_TABLE) -> dict[tuple[str, str, str], KernelResources]:
+    """``{(kernel file, kernel, variant): KernelResources}`` from the resource table (variant: the
+    sorted ``NAME=VALUE`` defines joined by spaces, ``-`` for none; spill bytes counted as stores);
+    empty when the table is absent. What simulated devices answer occupancy queries from."""
+    if not path.is_file():
+        return {}
+    out = {}
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            if row["registers"]:
+                numbers = [int(row[k]) for k in ("registers", "spill_bytes", "stack_bytes", "shared_bytes")]
+                out[(row["file"], row["kernel"], row["variant"])] = KernelResources(numbers[0], numbers[1], 0,
+                                                                                    *numbers[2:])
+    return out
 
 
 @functools.lru_cache(maxsize=1)

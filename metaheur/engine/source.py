@@ -20,6 +20,7 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(MH_\w+)\s+(.*?)\s*(?:/\*.*)?$")
 _INT_VALUE = re.compile(r"^\(?\s*(-?\d+)(?:LL)?\s*(?:<<\s*(\d+)\s*)?\)?$")
 _BOUNDS = re.compile(r'extern\s+"C"\s+__global__\s+(?:void\s+)?__launch_bounds__\s*\(\s*(\w+)[^)]*\)\s*'
                      r'(?:void\s+)?(\w+)\s*\(')
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 _KERNEL = re.compile(
     r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+'
@@ -84,16 +85,20 @@ def _label(path: Path) -> str:
     return f"kernels/{path.name}" if path.parent == kernel_dir() else str(path)
 
 
-def _inline(path: Path, seen: set[str]) -> list[str]:
+def _inline(path: Path, seen: set[str], virtual: dict[str, str]) -> list[str]:
     label = _label(path)
     out = [f'#line 1 "{label}"']
     for number, line in enumerate(path.read_text().splitlines(), 1):
         m = _INCLUDE.match(line)
+        if m and m.group(1) in virtual:
+            out.append(virtual[m.group(1)])
+            out.append(f'#line {number + 1} "{label}"')
+            continue
         found = m and next((d / m.group(1) for d in (path.parent, kernel_dir()) if (d / m.group(1)).is_file()), None)
         if found:
             if found.name not in seen:
                 seen.add(found.name)
-                out.extend(_inline(found, seen))
+                out.extend(_inline(found, seen, virtual))
             out.append(f'#line {number + 1} "{label}"')
             continue
         out.append(line)
@@ -119,7 +124,7 @@ def parse_signatures(text: str) -> dict[str, tuple[Param, ...]]:
     """``{kernel name: parameters}`` for every ``extern "C" __global__ void`` kernel in ``text``."""
     out = {}
     for m in _KERNEL.finditer(text):
-        params = [p for p in m.group(2).split(",") if p.strip() and p.strip() != "void"]
+        params = [p for p in _COMMENT.sub(" ", m.group(2)).split(",") if p.strip() and p.strip() != "void"]
         out[m.group(1)] = tuple(_parse_param(m.group(1), p) for p in params)
     return out
 
@@ -131,14 +136,22 @@ def _source_path(name: str) -> Path:
     return path
 
 
-def load_source(name: str) -> KernelSource:
+def load_source(name: str, virtual: dict[str, str] | None = None,
+                placeholders: dict[str, str] | None = None, label: str | None = None) -> KernelSource:
     """The kernel file ``kernels/<name>`` (or a path to another ``.cu`` file, e.g. a test's) with
-    its headers inlined; headers are looked up next to the file, then in ``kernels/``."""
+    its headers inlined; headers are looked up next to the file, then in ``kernels/``.
+
+    ``virtual``: generated headers, ``{include name: text}``, inlined in place of an
+    ``#include`` of that name (metaheur/engine/user_source.py); ``placeholders``: ``{marker:
+    text}`` substituted in the inlined text (``/*@DATA_PARAMS@*/``); ``label``: the source's name
+    in messages (default: the file's)."""
     path = _source_path(name)
-    text = "\n".join(_inline(path, set())) + "\n"
+    text = "\n".join(_inline(path, set(), virtual or {})) + "\n"
+    for marker, value in (placeholders or {}).items():
+        text = text.replace(marker, value)
     signatures = parse_signatures(text)
     bounds = launch_bounds(text)
-    return KernelSource(path.name, text, signatures, {k: bounds.get(k, MAX_THREADS) for k in signatures})
+    return KernelSource(label or path.name, text, signatures, {k: bounds.get(k, MAX_THREADS) for k in signatures})
 
 
 def shim_text() -> str:

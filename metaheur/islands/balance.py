@@ -19,21 +19,24 @@ from dataclasses import dataclass, replace
 
 from metaheur.devices import Device, parse_device
 from metaheur.islands.island import EpochStats, IslandSpec
-from metaheur.problems import QAP, TSP
+from metaheur.problems.interface import Problem
+from metaheur.search import qap_tabu, tsp_descent
 
-#: Blocks of one island's local search that a multiprocessor runs at once (by registers, from
-#: the sm_90 register report in docs/gpu.md): the QAP tabu search (a 256-thread block below
-#: n = 128, a larger one above), and the TSP descent's 128-thread blocks.
-BLOCKS_PER_SM = {"qap_small": 3, "qap": 1, "tsp": 14}
+#: The searches whose kernels size a GPU wave, by the problem's ``gpu_wave_kernel``: each gives
+#: the blocks of it that one multiprocessor runs at once (the driver's occupancy query). A
+#: problem with another or none counts one block per multiprocessor.
+WAVE_BLOCKS = {"qap": qap_tabu.wave_blocks_per_sm, "tsp": tsp_descent.wave_blocks_per_sm}
 
 
-def gpu_wave(problem: QAP | TSP, device: str | Device) -> int:
-    """Children of one wave of a local search of ``problem`` on ``device`` (1 on the CPU)."""
+def gpu_wave(problem: Problem, device: str | Device) -> int:
+    """Children of one wave of a local search of ``problem`` on ``device`` (1 on the CPU): its
+    multiprocessors times the blocks of the kernel that sizes the wave that one of them runs at
+    once, as the device's driver reports them (the QAP tabu search, the TSP descent)."""
     device = parse_device(device)
     if not device.is_gpu:
         return 1
-    kind = ("qap_small" if problem.n < 128 else "qap") if isinstance(problem, QAP) else "tsp"
-    return device.cores * BLOCKS_PER_SM[kind]
+    blocks = WAVE_BLOCKS.get(problem.gpu_wave_kernel)
+    return device.cores * (max(1, blocks(problem, device)) if blocks else 1)
 
 
 @dataclass
@@ -70,6 +73,14 @@ class LoadBalancer:
         for spec in specs:
             self.loads.setdefault(spec.device, DeviceLoad(spec.device, 0)).islands += 1
         self.resized = 0
+        self.waves: dict[tuple[int, str], int] = {}  # (island, device) -> its wave, asked once
+
+    def wave(self, spec: IslandSpec) -> int:
+        """:func:`gpu_wave` of island ``spec`` (asked of its device once)."""
+        key = (spec.index, spec.device)
+        if key not in self.waves:
+            self.waves[key] = gpu_wave(spec.problem, spec.device)
+        return self.waves[key]
 
     def record(self, stats: list[EpochStats], wall: float) -> None:
         for s in stats:
@@ -80,11 +91,14 @@ class LoadBalancer:
 
     def rebalance(self, specs: list[IslandSpec], stats: list[EpochStats]) -> list[IslandSpec]:
         """New specs with the main islands' generation size scaled so that their seconds per
-        generation match the worker islands' mean (unchanged when within tolerance); a GPU
-        island's in whole waves of its device, at least one."""
+        generation (building members not counted) match the worker islands' mean (unchanged when
+        within tolerance); a GPU island's in whole waves of its device, at least one. Only islands
+        whose generation is sized by the GPU wave (:attr:`Island.sized_by_gpu_wave`) are resized:
+        an EAX island makes one child per member, so its generation is its population, which
+        keeps its own limits."""
         if not self.main or len(self.main) == len(specs):
             return specs
-        per_gen = {s.index: s.seconds / s.generations for s in stats if s.generations > 0}
+        per_gen = {s.index: (s.seconds - s.build_seconds) / s.generations for s in stats if s.generations > 0}
         workers = [per_gen[i] for i in per_gen if i not in self.main]
         if not workers:
             return specs
@@ -92,9 +106,10 @@ class LoadBalancer:
         out = []
         for spec in specs:
             t = per_gen.get(spec.index)
-            if spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance:
+            if (spec.index in self.main and t and abs(t / goal - 1.0) > self.tolerance
+                    and spec.algorithm.sized_by_gpu_wave):
                 ga = spec.params.ga
-                wave = gpu_wave(spec.problem, spec.device)
+                wave = self.wave(spec)
                 waves = round(-(-ga.offspring // wave) * goal / t)
                 offspring = int(max(1, min(waves, self.max_offspring // wave)) * wave)
                 if offspring != ga.offspring:

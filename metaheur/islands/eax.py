@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from metaheur import live
 from metaheur.islands.base import Island
 from metaheur.islands.operators import canonical_tours
 from metaheur.islands.params import GAParams
@@ -76,7 +77,7 @@ class EAXIsland(Island):
             return super().first_population(state, deadline, time_left)
         (pop, costs), per = timed(lambda k: self.new_members(state, k, deadline, self.spec.initial), MIN_POPULATION)
         more = population_size(per, time_left, MIN_POPULATION) - MIN_POPULATION
-        if more > 0 and (deadline is None or time.perf_counter() < deadline):
+        if more > 0 and (deadline is None or time.perf_counter() < deadline) and not live.stop_requested():
             extra, extra_costs = self.new_members(state, more, deadline)
             pop, costs = np.concatenate([pop, extra]), np.concatenate([costs, extra_costs])
         return pop, costs

@@ -21,15 +21,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from metaheur import live
 from metaheur.engine import set_cpu_threads
 from metaheur.islands.base import Island
-from metaheur.islands.eax import EAXIsland
-from metaheur.islands.ils import ILSIsland
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.islands.tabu import TabuIsland
-from metaheur.problems import QAP, TSP
+from metaheur.problems.interface import Problem
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class IslandSpec:
     """What does not change between epochs: the problem, the device, the parameters."""
 
     index: int
-    problem: QAP | TSP
+    problem: Problem  # what the islands search (the search form's problem)
     fingerprint: str  # problem.fingerprint(), computed once
     device: str
     params: IslandParams
@@ -45,12 +43,13 @@ class IslandSpec:
     target: int | None = None
     cpu_threads: int = 1
     owner_pid: int = 0  # the process running the model (a "worker" that is that process keeps Ctrl-C)
+    live_folder: str | None = None  # the run's stop request and progress reports (metaheur.live.Board)
     initial: np.ndarray | None = field(default=None, compare=False)  # k x n warm starts, best first
 
     @property
     def algorithm(self) -> type[Island]:
         """The island's algorithm class (:func:`island_class`)."""
-        return island_class(self.problem.kind, self.params.ga)
+        return island_class(self.problem, self.params.ga)
 
 
 @dataclass
@@ -100,7 +99,9 @@ def _widen(v):
 
 @dataclass
 class EpochStats:
-    """What one epoch of one island did; ``improvements``: (seconds into the epoch, new best)."""
+    """What one epoch of one island did; ``improvements``: (seconds into the epoch, new best);
+    ``build_seconds``: the part of ``seconds`` spent building members (the first population, a
+    resized one, restarts) rather than in generations."""
 
     index: int
     device: str
@@ -112,30 +113,34 @@ class EpochStats:
     restarts: int
     improvements: list = field(default_factory=list)
     pid: int = field(default_factory=os.getpid)
+    build_seconds: float = 0.0
 
 
-_ISLANDS: dict[tuple[str, str], type[Island]] = {
-    ("qap", "none"): TabuIsland,
-    ("tsp", "none"): ILSIsland,
-    ("tsp", "eax"): EAXIsland,
-}
-
-
-def island_class(kind: str, ga: GAParams) -> type[Island]:
-    """The algorithm of an island of a ``kind`` problem with GA parameters ``ga``: the memetic GA
-    for a crossover of two parents, the tabu island (QAP) or the ILS island (TSP) without
-    crossover, the EAX GA (TSP) for ``eax``. The one place where a crossover name picks a class."""
-    return _ISLANDS.get((kind, ga.crossover), MemeticIsland)
+def island_class(problem: Problem, ga: GAParams) -> type[Island]:
+    """The algorithm of an island of ``problem`` with GA parameters ``ga``: the class the problem
+    names for the crossover (:meth:`Problem.island_algorithms`: the tabu island of the QAP or the
+    ILS island of the TSP without crossover, the EAX GA of the TSP for ``eax``), else the memetic
+    GA. The one place where a crossover name picks a class."""
+    return problem.island_algorithms().get(ga.crossover, MemeticIsland)
 
 
 def island_for(spec: IslandSpec) -> Island:
-    """The island's algorithm on its operators (built once per process, see :func:`operators_for`)."""
+    """The island's algorithm on its operators (built once per process, see :func:`operators_for`;
+    in the model's own process once per island, whose epochs run on a new thread each)."""
     cls = spec.algorithm
     ga = spec.params.ga
     ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint,
                         ls_budget=cls.ls_budget(ga, spec.problem.kind, spec.problem.n),
-                        quadrant=cls.candidate_quadrant)
+                        quadrant=cls.candidate_quadrant,
+                        island=spec.index if os.getpid() == spec.owner_pid else None)
     return cls(spec, ops)
+
+
+def leave_ctrl_c_to_owner(spec: IslandSpec) -> None:
+    """In a worker process (not the run's own, ``spec.owner_pid``), ignore Ctrl-C: it is the
+    run's, which then asks the islands to stop (Dask runs tasks in threads, which keep it)."""
+    if os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def warm_up(spec: IslandSpec) -> int:
@@ -215,14 +220,23 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     and ``generation_limit`` say how far the whole run is, for algorithms that change with it
     (EAX's selection). ``in_worker``: running in a worker process, which leaves Ctrl-C to the
     parent. CPU kernels run on ``spec.cpu_threads`` OpenMP threads (one: an island is one core's
-    work)."""
-    if in_worker and os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (Dask runs tasks in threads)
+    work). The run's stop request ends the epoch within a kernel launch, keeping what was found,
+    and the island reports its progress while it runs (:mod:`metaheur.live`)."""
+    if in_worker:
+        leave_ctrl_c_to_owner(spec)
     set_cpu_threads(spec.cpu_threads)
     t0 = time.perf_counter()
     island = island_for(spec)
     state = replace(state, population=None if state.population is None else state.population.copy(),
                     costs=None if state.costs is None else state.costs.copy())
+    with live.island_epoch(spec.live_folder, spec.index, state):
+        return _epoch(spec, island, state, t0, generations, seconds, time_left, elapsed, limit, generation_limit)
+
+
+def _epoch(spec: IslandSpec, island: Island, state: IslandState, t0: float, generations: int | None,
+           seconds: float | None, time_left: float | None, elapsed: float, limit: float | None,
+           generation_limit: int | None) -> tuple[IslandState, EpochStats]:
+    """The body of :func:`run_epoch` on the epoch's own copy of the state."""
     start_best, start_iters = state.best_cost, state.ls_iterations
     improvements: list[tuple[float, int]] = []
     deadline = None if time_left is None else t0 + time_left
@@ -233,6 +247,7 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         improvements.append((time.perf_counter() - t0, state.best_cost))
     elif _resize(island, state, deadline):
         improvements.append((time.perf_counter() - t0, state.best_cost))
+    build_seconds = time.perf_counter() - t0
     island.begin(state)
     progress = lambda: _progress(state, t0, elapsed, limit, generation_limit)  # noqa: E731
     done = 0
@@ -242,16 +257,20 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
         done += 1
         if _after_generation(state):
             improvements.append((time.perf_counter() - t0, state.best_cost))
+        live.beat()
         restart_after = spec.params.ga.restart_after
         if (restart_after and state.stale >= restart_after and state.population.shape[0] > 1
-                and island.may_restart(progress())):
+                and island.may_restart(progress()) and not live.stop_requested()):
+            t_restart = time.perf_counter()
             island.restart(state, deadline)
             if _update_best(state):
                 improvements.append((time.perf_counter() - t0, state.best_cost))
             island.begin(state)
+            build_seconds += time.perf_counter() - t_restart
     improved = start_best is None or (state.best_cost is not None and state.best_cost < start_best)
     stats = EpochStats(spec.index, spec.device, done, state.ls_iterations - start_iters,
-                       time.perf_counter() - t0, state.best_cost, improved, state.restarts, improvements)
+                       time.perf_counter() - t0, state.best_cost, improved, state.restarts, improvements,
+                       build_seconds=build_seconds)
     return state, stats
 
 
@@ -275,8 +294,11 @@ def _resize(island: Island, state: IslandState, deadline: float | None) -> bool:
 def _may_go_on(spec: IslandSpec, state: IslandState, done: int, built: bool, t0: float,
                generations: int | None, seconds: float | None, deadline: float | None) -> bool:
     """Whether the epoch runs another generation: not at the target, within its generations, its
-    seconds (at least one generation unless this epoch built the population) and the run's deadline."""
+    seconds (at least one generation unless this epoch built the population), the run's deadline
+    and its stop request."""
     now = time.perf_counter()
+    if live.stop_requested():
+        return False
     if spec.target is not None and state.best_cost is not None and state.best_cost <= spec.target:
         return False
     if generations is not None and done >= generations:

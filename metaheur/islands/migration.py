@@ -17,8 +17,6 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.island import IslandState
-from metaheur.islands.params import uniformly_random
-from metaheur.problems import QAP, TSP
 
 TOPOLOGIES = ("ring", "complete", "random")
 POLICIES = ("best-worst", "elite")
@@ -40,16 +38,6 @@ class MigrationParams:
             raise MetaheurError(f"migration interval must be 0 (never) or a number of epochs, got {self.interval}")
         if self.archive < 1:
             raise MetaheurError(f"elite archive size must be at least 1, got {self.archive}")
-
-
-def default_migration(problem: QAP | TSP) -> MigrationParams:
-    """Ring, best replaces worst, every epoch; on uniformly random QAP instances (tai*a, told
-    apart by :func:`uniformly_random` as for restarts and tenures), none: there each GA island settles
-    in one basin within seconds, and islands kept apart end lower than islands that share their
-    bests and settle in the same one (docs/decisions/migration-by-class.md)."""
-    if uniformly_random(problem):
-        return MigrationParams(interval=0)
-    return MigrationParams()
 
 
 @dataclass

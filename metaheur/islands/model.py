@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
+from metaheur import live
 from metaheur.callbacks import Callbacks
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
@@ -33,8 +34,10 @@ from metaheur.islands.island import (
     EpochStats,
     IslandSpec,
     IslandState,
+    leave_ctrl_c_to_owner,
     ls_only,
     refusing_migrants,
+    run_counters,
     run_epoch,
     warm_up,
     warm_up_all,
@@ -75,6 +78,11 @@ def _keep_worker_caches() -> None:
         process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
 
 
+def _worker_warm_up(spec: IslandSpec) -> int:
+    leave_ctrl_c_to_owner(spec)
+    return warm_up(spec)
+
+
 def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
     _keep_worker_caches()
     return epoch(spec, state, **budget, in_worker=True)
@@ -103,10 +111,13 @@ class RunRecord:
     stale: int = 0  # epochs without a new best
     trace: list[tuple[float, int, int]] = field(default_factory=list)  # (time_s, island, cost) of island bests
     setup_seconds: float = 0.0  # starting the worker processes, before the clock
+    #: islands' states of a synchronous epoch that Ctrl-C cut short: not part of the run (nor of a
+    #: checkpoint), but their best is the run's best solution when it is better
+    dropped: list[IslandState] = field(default_factory=list)
 
     def best_solution(self) -> tuple[np.ndarray, int, int]:
-        """(solution, cost as tracked, island) of the best island."""
-        done = [s for s in self.states if s.best_cost is not None]
+        """(solution, cost as tracked, island) of the best island, a dropped epoch's included."""
+        done = [s for s in self.states + self.dropped if s.best_cost is not None]
         if not done:
             raise MetaheurError("no island finished an epoch")
         s = min(done, key=lambda x: (x.best_cost, x.index))
@@ -117,12 +128,23 @@ def epoch_span(epoch_seconds: float, stats: list[EpochStats]) -> float:
     """Length of the next time-mode epoch: ``epoch_seconds``, or nine tenths of the slowest
     island's time per generation when that is longer, so that islands whose generations are short
     (a tabu island: 50n iterations) keep working while a slow one (a GA generation of 10 children,
-    each searched for 50n iterations) finishes its generation, instead of idling at the epoch's end. An epoch
-    without a generation (a population being built) counts as one. Nine tenths: the slow island
-    stops after one generation rather than two (an epoch ends after the generation that passes
-    its length)."""
-    per_generation = max((e.seconds / max(1, e.generations) for e in stats), default=0.0)
+    each searched for 50n iterations) finishes its generation, instead of idling at the epoch's end.
+    A generation's time leaves out the building of members (``EpochStats.build_seconds``: a first
+    population, a restart), which is no generation: an epoch of a build alone does not count, so
+    the epochs after a long build keep their length. Nine tenths: the slow island stops after one
+    generation rather than two (an epoch ends after the generation that passes its length)."""
+    per_generation = max(((e.seconds - e.build_seconds) / e.generations for e in stats if e.generations),
+                         default=0.0)
     return max(epoch_seconds, 0.9 * per_generation)
+
+
+@dataclass(frozen=True)
+class LiveProgress:
+    """The run's best (engine cost) and counters (:func:`~metaheur.islands.island.run_counters`)
+    as the islands last reported them, also in the middle of an epoch (:mod:`metaheur.live`)."""
+
+    best: int | None
+    counters: dict[str, int]
 
 
 class IslandModel:
@@ -170,6 +192,8 @@ class IslandModel:
         self.parallel: Parallel | None = None  # the worker islands' executor while a run is on
         self.streams: dict[int, object] = {}  # island -> its CUDA stream (GPU islands)
         self.record: RunRecord | None = None  # the run so far, from on_start on
+        self.board: live.Board | None = None  # the run's stop request and islands' reports while it runs
+        self.live: LiveProgress | None = None  # the islands' latest reports, refreshed before on_progress
         self.progress_seconds = PROGRESS_SECONDS
         self._open = contextlib.ExitStack()
 
@@ -268,7 +292,7 @@ class IslandModel:
 
             get_client().run(warm_up_all, workers)
         else:
-            parallel(delayed(warm_up)(s) for s in workers)
+            parallel(delayed(_worker_warm_up)(s) for s in workers)
 
     def _warm_up_main(self) -> None:
         """Build the main-process islands' operators (kernels, instance data on the device, the
@@ -287,7 +311,9 @@ class IslandModel:
 
     # -------------------------------------------------------------------------------- run
     def run(self, stop: StopRules, resume: RunRecord | None = None, checkpoint=None) -> RunRecord:
-        """Run epochs until a stop rule fires; the first Ctrl-C stops at the next epoch boundary.
+        """Run epochs until a stop rule fires; the first Ctrl-C ends the epoch under way within a
+        kernel launch and a generation, every island keeping what it found (``sync``: the epoch is
+        dropped, unless it is the first), and stops the run.
 
         ``resume``: a record from a checkpoint to continue (its states, counters and time).
         ``checkpoint``: called as ``checkpoint(record, migrator, final)`` after every epoch (and
@@ -295,7 +321,9 @@ class IslandModel:
         """
         if resume is not None:
             self.specs = [replace(s, params=r.params) for s, r in zip(self.specs, resume.specs, strict=True)]
-        self.specs = [replace(spec, target=stop.target, owner_pid=os.getpid()) for spec in self.specs]
+        self.board = live.Board()
+        self.specs = [replace(spec, target=stop.target, owner_pid=os.getpid(), live_folder=self.board.folder)
+                      for spec in self.specs]
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
         previous = self._install_sigint()
@@ -315,9 +343,17 @@ class IslandModel:
                         warnings.warn(f"metaheur: the run stops early: {exc}", RuntimeWarning, stacklevel=2)
                         reason = f"failed: {exc}"
                         break
+                    if self.sync and self.interrupted and record.best is not None:
+                        # a synchronous epoch that Ctrl-C cut short is dropped: the run and its
+                        # checkpoint end at the last whole epoch, which a resumed run continues
+                        # exactly as an uninterrupted one would; what it found is still returned
+                        record.dropped = [state for state, _ in out]
+                        reason = "interrupted"
+                        break
                     self._after_epoch(record, out, t0)
                     generations = min(s.generation for s in record.states)
-                    reason = stop.fired(Progress(elapsed=record.seconds, best_cost=record.best,
+                    best = None if record.best is None else self.problem.engine_sign * record.best
+                    reason = stop.fired(Progress(elapsed=record.seconds, best_cost=best,
                                                  generations=generations, epochs=record.next_epoch,
                                                  epochs_without_improvement=record.stale,
                                                  interrupted=self.interrupted))
@@ -326,6 +362,7 @@ class IslandModel:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
+            self.board.close()
         record.stop_reason = reason
         record.loads = [load.as_dict() for load in self.balancer.loads.values()]
         record.resized = self.balancer.resized
@@ -336,14 +373,22 @@ class IslandModel:
 
     def _start(self, record: RunRecord) -> None:
         """Open the worker islands' executor and build every island's kernels before the clock
-        (the time this takes is ``record.setup_seconds``), then start the clock."""
+        (the time this takes is ``record.setup_seconds``), then start the clock. A terminal's
+        Ctrl-C reaches the worker processes too: one that arrives while they start ends them, so
+        new ones are started and build the islands in the first epoch, which the stop request
+        keeps short."""
         self.parallel = self._open_parallel()
         t_setup = time.perf_counter()
         self.start_time = t_setup - record.seconds  # for on_progress while the workers start
         workers = [s for s in self.specs if s.index not in self.main]
         with self._heartbeat():
             if self.parallel is not None:
-                self._warm_up(self.parallel, workers)
+                try:
+                    self._warm_up(self.parallel, workers)
+                except Exception:
+                    if not self.interrupted:
+                        raise
+                    self.parallel = self._open_parallel()
             self._warm_up_main()
         record.setup_seconds = time.perf_counter() - t_setup
         self.start_time = time.perf_counter() - record.seconds
@@ -400,6 +445,7 @@ class IslandModel:
 
         def beat():
             while not done.wait(self.progress_seconds):
+                self.live = self._live_progress()
                 self.callbacks.on_progress(self, time.perf_counter() - self.start_time)
 
         thread = threading.Thread(target=beat, name="metaheur-progress", daemon=True)
@@ -410,6 +456,23 @@ class IslandModel:
             done.set()
             thread.join()
 
+    def _live_progress(self) -> LiveProgress | None:
+        """The record's best and counters, updated by the islands' reports of the epoch under way."""
+        record = self.record
+        if record is None:
+            return None
+        reports = self.board.reports() if self.board is not None else {}
+        states = []
+        for st in record.states:
+            r = reports.get(st.index)
+            if r is not None:
+                best = min((c for c in (st.best_cost, r.best_cost) if c is not None), default=None)
+                st = replace(st, best_cost=best, generation=max(st.generation, r.generation),
+                             ls_iterations=max(st.ls_iterations, r.ls_iterations))
+            states.append(st)
+        best = min((s.best_cost for s in states if s.best_cost is not None), default=None)
+        return LiveProgress(best, run_counters(self.specs, states))
+
     def _install_sigint(self):
         if threading.current_thread() is not threading.main_thread():
             return None
@@ -418,6 +481,7 @@ class IslandModel:
             if self.interrupted:  # the second Ctrl-C: stop now
                 raise KeyboardInterrupt
             self.interrupted = True
+            self.board.request_stop()  # the islands end the epoch under way
 
         return signal.signal(signal.SIGINT, handler)
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.ga.qap_ga import QAPCrossover
@@ -223,8 +225,9 @@ class TSPOperators(_Operators):
         kicks = descent.descend(best, best_len, time_limit=left()).iterations.astype(np.int64)
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
         for _ in range(self.ls_budget):
-            if time_limit is not None and left() <= 0:
+            if (time_limit is not None and left() <= 0) or live.stop_requested():
                 break
+            live.beat()
             with dev.context():
                 kicked = best.copy()
             self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
@@ -252,26 +255,34 @@ class TSPOperators(_Operators):
 
 _CACHE: dict[tuple, object] = {}
 _CACHE_SIZE = 8  # operators hold device buffers: keep those of the islands of one run
+_CACHE_LOCK = threading.Lock()  # GPU islands' threads look up and build at the same time
 
 
 def operators_for(problem: QAP | TSP, device: str | Device, params: IslandParams, key: str, *,
-                  ls_budget: int | None = None, quadrant: int | None = None):
+                  ls_budget: int | None = None, quadrant: int | None = None, island: int | None = None):
     """The operators of ``problem`` on ``device`` (cached in this process under ``key``, a
-    fingerprint of the instance, and the calling thread). Islands that take turns in one thread
-    (the epochs of a worker process, or of the ``cpu-serial`` strategy) share them: an island
-    sets up its searches from its own state at every epoch, so only buffers and instance data
-    (neighbour lists, the instance on the device) are kept, once a process rather than once an
-    island. Islands that run at the same time as threads of one process (GPU islands, Dask's
-    threads) get their own. ``ls_budget``: local-search effort per child (None: the GA
-    parameters' or the size-based default, :func:`default_ls_budget`); ``quadrant``: TSP
-    candidate lists' quadrant neighbours (None: the ILS parameters')."""
+    fingerprint of the instance, and their owner). Islands that take turns in one thread (the
+    epochs of a worker process) share them: an island sets up its searches from its own state at
+    every epoch, so only buffers and instance data (neighbour lists, the instance on the device)
+    are kept, once a process rather than once an island. Islands that run at the same time as
+    threads of one process (Dask's threads) get their own. ``island``: the island that owns them
+    instead of the calling thread (the model's own islands, GPU islands among them, whose epochs
+    run on a new thread each: their warm-up's operators then serve every epoch). The generation
+    size (population, offspring), which the balancer changes and the operators do not use, is
+    not part of the key.
+    ``ls_budget``: local-search effort per child (None: the GA parameters' or the size-based
+    default, :func:`default_ls_budget`); ``quadrant``: TSP candidate lists' quadrant neighbours
+    (None: the ILS parameters')."""
     dev = parse_device(device)
-    cache_key = (key, dev.name, params, threading.get_ident(), ls_budget, quadrant)
-    ops = _CACHE.get(cache_key)
+    owner = ("island", island) if island is not None else ("thread", threading.get_ident())
+    shape_free = replace(params, ga=replace(params.ga, population=1, offspring=1))
+    cache_key = (key, dev.name, shape_free, owner, ls_budget, quadrant)
+    with _CACHE_LOCK:
+        ops = _CACHE.get(cache_key)
     if ops is None:
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))  # forget the oldest
-        cls = QAPOperators if isinstance(problem, QAP) else TSPOperators
-        ops = cls(problem, dev, params, ls_budget, quadrant)
-        _CACHE[cache_key] = ops
+        ops = problem.operators(dev, params, ls_budget, quadrant)
+        with _CACHE_LOCK:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))  # forget the oldest
+            _CACHE[cache_key] = ops
     return ops

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-import numpy as np
-
 from metaheur.errors import MetaheurError
-from metaheur.problems import QAP, TSP
-from metaheur.problems.atsp import TwinTSP
+from metaheur.search.perm_search import PermSearchParams
 from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
@@ -66,10 +63,11 @@ class GAParams:
         if self.restart not in RESTARTS:
             raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
 
-    def check_for(self, kind: str) -> GAParams:
-        allowed = QAP_CROSSOVERS if kind == "qap" else TSP_CROSSOVERS
+    def check_for(self, problem) -> GAParams:
+        """These parameters, when ``problem`` (a :class:`~metaheur.problems.Problem`) accepts the crossover."""
+        allowed = problem.crossovers
         if self.crossover not in allowed:
-            raise MetaheurError(f"crossover {self.crossover!r} is not for the {kind.upper()}: "
+            raise MetaheurError(f"crossover {self.crossover!r} is not for the {problem.kind.upper()}: "
                                 f"use one of {', '.join(allowed)}")
         return self
 
@@ -81,44 +79,7 @@ class IslandParams:
     ga: GAParams = field(default_factory=GAParams)
     tabu: TabuParams = field(default_factory=TabuParams)
     ils: ILSParams = field(default_factory=ILSParams)
-
-
-def default_ga(problem: QAP | TSP) -> GAParams:
-    """Defaults by kind and class: a small population of well-improved solutions (QAP: Misevicius'
-    and Drezner's hybrid GAs; TSP: a population of ILS local optima recombined by EAX, Nagata and
-    Kobayashi 2013). A population whose best has not improved for 30 generations has converged and
-    restarts (docs/decisions/eax-restarts.md, docs/decisions/qap-restarts.md): it keeps its best,
-    except on uniformly random QAP instances (:func:`uniformly_random`), where a GA's result is
-    decided by the basin its population converges to and an independent new population is worth
-    more than one that re-converges to the kept best."""
-    if isinstance(problem, QAP):
-        restart = "full" if uniformly_random(problem) else "best"
-        return GAParams(population=20, offspring=10, crossover="ux", restart_after=30, restart=restart)
-    return GAParams(population=0, offspring=1, crossover="eax", restart_after=30)
-
-
-def default_tabu(problem: QAP | TSP) -> TabuParams:
-    """The tabu search's defaults by class: Taillard's cubic tenures floor(u^3 x 8 n), and a scale
-    of 4 on uniformly random QAP instances (:func:`uniformly_random`), where the populations of GA
-    islands converge to better solutions with it (docs/decisions/tabu-tenures.md)."""
-    return TabuParams(scale=4) if uniformly_random(problem) else TabuParams()
-
-
-#: Candidate list length on an ATSP's transformation with many ties (docs/decisions/atsp-method.md).
-TIED_ATSP_NEIGHBOURS = 16
-
-
-def default_ils(problem: QAP | TSP) -> ILSParams:
-    """The local search's defaults: :class:`ILSParams`' own, with ``TIED_ATSP_NEIGHBOURS``
-    candidates on an ATSP's transformation when the median city has more arcs tied at zero
-    reduced cost (:meth:`~metaheur.problems.atsp.TwinTSP.tied_arcs`) than the default lists hold
-    (stacker-crane instances such as rbg358): the arcs of an optimal tour are among those ties when
-    the assignment bound is tight, and lists that cut them keep the search from it. Lists without
-    such ties stay short, which makes each move cheaper (docs/decisions/atsp-method.md)."""
-    ils = ILSParams()
-    if isinstance(problem, TwinTSP) and np.median(problem.tied_arcs()) >= ils.neighbours - 1:
-        return replace(ils, neighbours=TIED_ATSP_NEIGHBOURS)
-    return ils
+    perm: PermSearchParams = field(default_factory=PermSearchParams)  # a user problem's local search
 
 
 def with_crossover(ga: GAParams, crossover: str) -> GAParams:
@@ -143,25 +104,6 @@ def tabu_island(ga: GAParams) -> GAParams:
     (docs/decisions/tabu-islands.md). A generation of it is the GA's local-search budget per
     child (50 n iterations by default)."""
     return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
-
-
-UNIFORM_DOMINANCE = 80.0  # below: uniformly random matrices (58); none of QAPLIB's 126 lies between 79 and 101
-
-
-def uniformly_random(problem: QAP | TSP) -> bool:
-    """Whether ``problem`` is a QAP of the uniformly random class (tai*a, rou, had, lipa): the
-    dominance of its matrices (:attr:`QAP.dominance`) below ``UNIFORM_DOMINANCE``, as Taillard
-    (1995) tells QAPLIB's classes apart. The defaults that depend on the class ask this."""
-    return isinstance(problem, QAP) and problem.dominance < UNIFORM_DOMINANCE
-
-
-def default_tabu_islands(cpu_islands: int) -> int:
-    """How many of ``cpu_islands`` QAP islands are tabu islands by default: half, rounded down, on
-    every instance. On structured instances long searches with their memory pay beside the GA; on
-    uniformly random ones GA islands find more on the larger instances and a tabu island on the
-    smaller ones, and one of each is on average never behind two tabu islands
-    (docs/decisions/tabu-islands.md)."""
-    return cpu_islands // 2
 
 
 def default_ls_budget(params: GAParams, kind: str, n: int) -> int:

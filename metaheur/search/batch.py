@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metaheur import live
+
 
 @dataclass
 class BatchResult:
@@ -33,7 +35,8 @@ class LaunchPacer:
     """Sizes kernel launches so that each takes about ``target_seconds``, and decides when to stop.
 
     Time limits are checked between launches, so a launch is kept short enough for the limit to be
-    honoured within a few percent.
+    honoured within a few percent; so is the run's stop request, and the island reports its
+    progress there (:mod:`metaheur.live`).
     """
 
     def __init__(self, budget: int | None, time_limit: float | None, first: int, target_seconds: float = 0.1):
@@ -49,14 +52,15 @@ class LaunchPacer:
         return time.perf_counter() - self.start
 
     def out_of_time(self) -> bool:
-        return self.time_limit is not None and self.elapsed() >= self.time_limit
+        """Whether the time is used up or the run asked the island to stop."""
+        return (self.time_limit is not None and self.elapsed() >= self.time_limit) or live.stop_requested()
 
     def next_step(self) -> int:
         """Units (iterations or kicks) for the next launch; 0 when a budget or the time is used up."""
         step = self.step
         if self.budget is not None:
             step = min(step, self.budget - self.done)
-        if step <= 0:
+        if step <= 0 or live.stop_requested():
             return 0
         if self.time_limit is not None:
             left = self.time_limit - self.elapsed()
@@ -75,11 +79,12 @@ class LaunchPacer:
             self.rate = units / seconds
             self.step = max(1, int(self.rate * self.target))
 
-    def run(self, launch, synchronize, reached, done: bool = False) -> bool:
+    def run(self, launch, synchronize, reached, done: bool = False, progress=None) -> bool:
         """Launch ``launch(units)`` in steps sized by :meth:`next_step`, waiting for each
         (``synchronize()``) to time it, until the budget or the time is used up or ``reached()``
         (checked after every launch; ``done``: already reached, so nothing is launched); returns
-        whether ``reached()`` ended it."""
+        whether ``reached()`` ended it. ``progress()``: the batch's (best cost, iterations) so
+        far, for the island's report (:func:`metaheur.live.beat`)."""
         while not done:
             step = self.next_step()
             if step == 0:
@@ -89,6 +94,7 @@ class LaunchPacer:
             synchronize()
             self.record(step, time.perf_counter() - t0)
             done = reached()
+            live.beat(progress)
         return done
 
     def reason(self, target_reached: bool) -> str:

@@ -197,7 +197,8 @@ class QAPTabuBatch:
         first = max(1, min(first, 2_000_000 // (self.count * self.qap.n * self.qap.n)))
         pacer = LaunchPacer(iterations, time_limit, first)
         reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize,
-                            lambda: target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any()))
+                            lambda: target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any()),
+                            progress=lambda: (int(to_host(self.stats)[:, BEST].min()), pacer.done * self.count))
         stats = to_host(self.stats)
         return BatchResult(
             best=to_host(self.best_perm).astype(np.int64), best_costs=stats[:, BEST].copy(),
@@ -208,3 +209,10 @@ class QAPTabuBatch:
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """Current permutations and costs (host copies)."""
         return to_host(self.perm).astype(np.int64), to_host(self.stats)[:, COST].copy()
+
+
+def wave_blocks_per_sm(qap: QAP, device: Device) -> int:
+    """Tabu searches of ``qap`` that one multiprocessor of ``device`` runs at once (blocks of
+    ``qap_tabu_run`` at :func:`default_block`, by the driver's occupancy query)."""
+    module = load_module("qap_tabu.cu", device, qap_data(qap, device).tabu_defines)
+    return module.kernel("qap_tabu_run").resident_blocks(default_block(device, qap.n))

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
@@ -156,6 +157,9 @@ class TSPDescentBatch:
             launches += per_pass * step
             if not buf.improving():
                 break  # the last pass found no improving move: every tour is a local optimum
+            if live.stop_requested():
+                reason = "stopped"
+                break
             if time_limit is not None:
                 spent = time.perf_counter() - t0
                 if spent >= time_limit:
@@ -167,3 +171,15 @@ class TSPDescentBatch:
         return BatchResult(best=None, best_costs=to_host(cost).copy(), iterations=to_host(buf.moves).copy(),
                            seconds=time.perf_counter() - t0, launches=launches, stop_reason=reason,
                            extra={"passes": passes})
+
+
+def wave_blocks_per_sm(tsp: TSP, device: Device) -> int:
+    """Descents of ``tsp`` that one multiprocessor of ``device`` runs at once: the fewest resident
+    blocks (driver's occupancy query, :data:`GPU_BLOCK` threads) of the kernels of a pass."""
+    full = tsp.n <= FULL_NEIGHBOURHOOD_N
+    module = load_module("tsp_moves.cu", device, tsp_data(tsp, device).defines)
+    if full:
+        names = ("tsp_2opt_full", "tsp_oropt_full", "tsp_apply_best")
+    else:  # the several-move pass of a descent with candidate lists (TSPDescentBatch's default)
+        names = ("tsp_best_at", "tsp_apply_disjoint")
+    return min(module.kernel(name).resident_blocks(shapes.DESCENT) for name in names)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metaheur import live
 from metaheur.device_data import neighbours, tsp_data
 from metaheur.device_data.tsp import MAX_NEIGHBOURS
 from metaheur.devices import Device, parse_device, to_host
@@ -194,15 +195,23 @@ class TSPILSBatch:
         """Bring every start to a local optimum in launches of about :data:`INIT_MOVES` improving
         moves (per search on a GPU; on the CPU shared by the searches each thread runs), so that a
         time limit is checked in between: a batch of hundreds of descents from random tours takes
-        seconds. A limit reached part-way leaves valid tours; the rest of the descent is dropped."""
+        seconds. A limit (or the run's stop request) reached part-way leaves valid tours; the rest
+        of the descent is dropped."""
         per_search = INIT_MOVES if self.device.is_gpu else max(64, INIT_MOVES * self._cpu_threads() // self.count)
         self._launch(0, goal, 1, per_search)
         self.device.synchronize()
         while to_host(self.stats)[:, PENDING].any() and not pacer.out_of_time():
             self._launch(0, goal, 2, per_search)
             self.device.synchronize()
+            live.beat(self._progress)
         self.initialised = True
         self.descent_moves = to_host(self.stats)[:, MOVES].copy()
+
+    def _progress(self) -> tuple[int, int]:
+        """The batch's best length and iterations (kicks and descent moves) so far."""
+        stats = to_host(self.stats)
+        moves = self.descent_moves if self.initialised else stats[:, MOVES]
+        return int(stats[:, BEST].min()), int(stats[:, KICKS].sum() + moves.sum())
 
     def run(self, kicks: int | None = None, *, time_limit: float | None = None,
             target: int | None = None) -> BatchResult:
@@ -217,7 +226,8 @@ class TSPILSBatch:
         if not self.initialised:
             self._initial_descent(goal, pacer)
         at_goal = lambda: bool((to_host(self.stats)[:, BEST] <= goal).any())  # noqa: E731
-        reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize, at_goal, at_goal())
+        reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize, at_goal, at_goal(),
+                            self._progress)
         if pacer.launches:
             self.rate = pacer.rate
         stats = to_host(self.stats)

@@ -102,7 +102,7 @@ def test_arrays_and_launches_on_another_device_fail_as_on_cupy(simulated):
             1, 1, (one.zeros(4, np.int32), zero.zeros(4, np.int32), 4))
     raw = simcuda.RawModule(code=BOUNDED)
     with simcuda.cuda.Device(1):
-        fn = raw.get_function("scale")
+        fn = raw.get_function("scale").kernel  # the cupy.cuda.Function loaded on device 1
     with simcuda.cuda.Device(0), pytest.raises(simcuda.CUDADriverError, match="INVALID_HANDLE"):
         fn((1,), (32,), (zero.zeros(4, np.int32), np.int32(4), zero.zeros(4, np.int32)))
     with simcuda.cuda.Device(0):
@@ -120,11 +120,12 @@ def test_kernels_are_taken_and_launched_on_their_own_device_from_any_thread_cont
     module = load_module("tsp_moves.cu", one, {"MH_TSP_WEIGHT": 5})
     with zero.context():
         kernel = module.kernel("tsp_positions")
-    assert kernel._fn.device_id == 1
+    assert [f.device_id for f in kernel._fn._kernel_cache.values()] == [1]
     tours, pos = one.asarray(np.array([[2, 0, 1, 3]], np.int32)), one.zeros((1, 4), np.int32)
     with zero.context():
         kernel(1, 32, (tours, pos, 4))
     assert pos.get().tolist() == [[1, 2, 0, 3]]
+    assert [f.device_id for f in kernel._fn._kernel_cache.values()] == [1]  # launched on its own device
 
 
 def test_a_block_larger_than_the_kernels_limit_is_refused_before_the_launch(simulated, tmp_path):
@@ -132,7 +133,8 @@ def test_a_block_larger_than_the_kernels_limit_is_refused_before_the_launch(simu
     path.write_text(BOUNDED)
     dev = parse_device("cuda:0")
     kernel = load_module(str(path), dev).kernel("scale")
-    assert kernel.max_threads == 64
+    assert isinstance(kernel._fn, simcuda.RawKernel) and not hasattr(kernel._fn, "ptr")  # CuPy 14's shape
+    assert kernel.max_threads == 64 == kernel._fn.max_threads_per_block
     x, y = dev.asarray(np.arange(6, dtype=np.int32).reshape(2, 3)), dev.zeros((2, 3), np.int32)
     with pytest.raises(MetaheurError, match="at most 64 threads for this kernel"):
         kernel(2, 128, (x, 3, y))
@@ -141,6 +143,8 @@ def test_a_block_larger_than_the_kernels_limit_is_refused_before_the_launch(simu
     with dev.context(), pytest.raises(simcuda.CUDADriverError, match="too many resources requested"):
         kernel._fn((2,), (128,), (x, np.int32(3), y))
     assert load_module("tsp_moves.cu", dev, {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions").max_threads == 1024
+    with pytest.raises(simcuda.CUDADriverError, match=r"simulated occupancy of scale .*no row in"):
+        kernel.resident_blocks(64)  # a kernel the resource table does not list has no simulated occupancy
 
 
 def test_memory_pool_limit_raises_out_of_memory_and_frees_what_is_released(simulated):

@@ -4,8 +4,11 @@ cap's out-of-memory split and move to the CPU build, checkpoints, Ctrl-C) runs h
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,11 +16,11 @@ from testutil import solve_with
 
 from metaheur import solver
 from metaheur.callbacks import Callbacks
-from metaheur.device_data import tsp_data
+from metaheur.device_data import qap_data, tsp_data
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
 from metaheur.errors import MetaheurError
-from metaheur.islands import operators
+from metaheur.islands import eax, operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
 from metaheur.islands.model import IslandModel
@@ -35,6 +38,7 @@ QAP12 = random_qap(12, seed=2)
 TSP40 = clustered_tsp(40, seed=3)
 QAP_GA = GAParams(population=6, offspring=4, crossover="ux", ls_budget=60)
 TSP_OX = GAParams(population=6, offspring=4, crossover="ox", ls_budget=2)
+RESOURCE_TABLE = Path(__file__).resolve().parents[2] / "experiments" / "results" / "kernel_resources.csv"
 HISTORY = ("epoch", "island", "generations", "ls_iterations", "best_cost", "global_best", "migrants_in")
 
 
@@ -105,7 +109,9 @@ def test_gpu_islands_start_from_the_warm_starts(simulated):
     assert result.parameters["initial"] == 1 and result.cost <= good.cost
 
 
-def test_ctrl_c_during_a_gpu_epoch_stops_at_its_end_with_the_best(simulated):
+def test_ctrl_c_during_a_gpu_epoch_stops_the_run_with_the_best(simulated):
+    """A synchronous epoch that Ctrl-C cuts short is not part of the run (a checkpoint ends at the
+    last whole epoch), but the best it found is the run's result."""
     def interrupted_epoch(spec, state, **budget):
         out = run_epoch(spec, state, **budget)
         if spec.index == 1 and state.generation == 1:  # in the GPU island's thread, mid-run
@@ -116,7 +122,8 @@ def test_ctrl_c_during_a_gpu_epoch_stops_at_its_end_with_the_best(simulated):
     model = IslandModel(QAP12, list(simulated.devices), qap_params(2), seed=1, sync=True, epoch_generations=1,
                         epoch=interrupted_epoch)
     record = model.run(stop_rules(generations=50))
-    assert record.stop_reason == "interrupted" and record.next_epoch == 2
+    assert record.stop_reason == "interrupted" and record.next_epoch == 1
+    assert record.dropped and record.best_solution()[1] == min(s.best_cost for s in record.states + record.dropped)
     assert signal.getsignal(signal.SIGINT) is before
     assert_exact(QAP12, record)
 
@@ -157,11 +164,32 @@ def test_precompile_builds_every_variant_a_gpu_island_loads(simulated, problem):
     assert set(module._MODULES) == built
 
 
+def _table_blocks_per_sm(source: str, kernels: tuple[str, ...], variant: str) -> int:
+    """The fewest resident blocks per SM of ``kernels`` at their largest launch, as the resource
+    table (experiments/kernel_resources.py) lists them."""
+    with open(RESOURCE_TABLE, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["file"] == source and r["variant"] == variant]
+    return min(int(r["blocks_per_sm"]) for r in rows if r["kernel"] in kernels)
+
+
+def test_a_gpu_wave_is_the_occupancy_the_device_reports_for_the_kernel_that_sizes_it(simulated):
+    """Review 2, finding D: blocks per SM come from the driver's occupancy query for the island's
+    kernel at its block (the simulated driver answers from the resource table), not a fixed table."""
+    gpu = simulated.devices[0]
+    qap = random_qap(130, seed=1)  # the wide tabu block, the table's largest launch
+    variant = " ".join(f"{k}={v}" for k, v in sorted(qap_data(qap, gpu).tabu_defines.items())) or "-"
+    assert gpu_wave(qap, gpu) == gpu.cores * _table_blocks_per_sm("qap_tabu.cu", ("qap_tabu_run",), variant)
+    tsp = clustered_tsp(250, seed=1)  # candidate lists
+    variant = f"MH_TSP_WEIGHT={tsp_data(tsp, gpu).weight_code}"
+    descent = ("tsp_2opt_cand", "tsp_oropt_cand", "tsp_apply_best")
+    assert gpu_wave(tsp, gpu) == gpu.cores * _table_blocks_per_sm("tsp_moves.cu", descent, variant)
+    assert gpu_wave(QAP12, cpu_device()) == 1
+
+
 def test_the_balancer_sizes_gpu_islands_in_whole_waves_never_below_one(simulated):
     gpu = simulated.devices[0]
     model = IslandModel(QAP12, [gpu, cpu_device()], qap_params(2), seed=1)
     wave = gpu_wave(QAP12, gpu)
-    assert wave == gpu.cores * 3 and gpu_wave(TSP40, gpu) == gpu.cores * 14 and gpu_wave(QAP12, cpu_device()) == 1
 
     def stats(index, seconds):
         return EpochStats(index, model.specs[index].device, 2, 100, seconds, 1000, False, 0)
@@ -173,6 +201,45 @@ def test_the_balancer_sizes_gpu_islands_in_whole_waves_never_below_one(simulated
     assert slow[0].params.ga.offspring == wave
     capped = LoadBalancer(model.specs, main_islands={0}, max_offspring=2 * wave + 1)
     assert capped.rebalance(model.specs, [stats(0, 0.01), stats(1, 1.0)])[0].params.ga.offspring == 2 * wave
+
+
+def _gpu_fast_epoch(spec, state, **budget):
+    """An island epoch whose GPU island reports a hundredth of its time: a GPU far faster than
+    the CPU islands, so that the balancer resizes every GPU island it may resize."""
+    out, stats = run_epoch(spec, state, **budget)
+    if spec.device == "cpu":
+        return out, stats
+    return out, replace(stats, seconds=stats.seconds / 100, build_seconds=stats.build_seconds / 100)
+
+
+def test_the_balancer_leaves_a_gpu_eax_island_within_the_eax_population_cap(simulated):
+    """Review 2, finding B: only islands sized by the GPU wave are resized; an EAX island (one
+    child per member) would otherwise become a population of many waves."""
+    ga = GAParams(population=8, crossover="eax", tries=2)
+    model = IslandModel(TSP40, [simulated.devices[0], cpu_device()], [IslandParams(ga=ga)] * 2, seed=1, sync=True,
+                        epoch_generations=1, backend="threading", epoch=_gpu_fast_epoch)
+    record = model.run(stop_rules(generations=2))
+    gpu = record.specs[0].params.ga
+    assert gpu.population == 8 <= eax.MAX_POPULATION and gpu.offspring == ga.offspring
+    assert record.states[0].population.shape[0] == 8 and model.balancer.resized == 0
+
+
+def test_each_gpu_island_builds_its_operators_once_over_warm_up_epochs_and_resizes(simulated, monkeypatch):
+    """Review 2, finding C: the operators a GPU island's warm-up builds serve all its epochs,
+    which run on a new thread each, and the balancer's resizes (generation size only) keep them."""
+    builds = []
+    build = QAPOperators.__init__
+
+    def counted(self, qap, device, *args, **kwargs):
+        builds.append(device.name)
+        build(self, qap, device, *args, **kwargs)
+
+    monkeypatch.setattr(QAPOperators, "__init__", counted)
+    model = IslandModel(QAP12, [*simulated.devices, cpu_device()], qap_params(3), seed=1, sync=True,
+                        epoch_generations=1, backend="threading", epoch=_gpu_fast_epoch)
+    record = model.run(stop_rules(generations=4))
+    assert record.next_epoch == 4 and model.balancer.resized >= 2  # both GPU islands were resized
+    assert sorted(d for d in builds if d != "cpu") == ["cuda:0", "cuda:1"]
 
 
 def test_a_batch_too_large_for_the_gpu_memory_is_split_and_gives_the_same_children(simulated):

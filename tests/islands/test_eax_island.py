@@ -9,7 +9,7 @@ import pytest
 
 from metaheur.islands import eax
 from metaheur.islands.island import IslandSpec, IslandState, run_epoch
-from metaheur.islands.params import GAParams, IslandParams, default_ga, with_crossover
+from metaheur.islands.params import GAParams, IslandParams, with_crossover
 from metaheur.problems import clustered_tsp, uniform_tsp
 
 TSP = clustered_tsp(150, seed=3)
@@ -21,7 +21,7 @@ def spec(population: int = 12, tries: int = 5, seed: int = 7) -> IslandSpec:
 
 
 def test_default_tsp_island_is_eax_with_an_automatic_population():
-    ga = default_ga(uniform_tsp(1000, seed=1))
+    ga = uniform_tsp(1000, seed=1).default_params().ga
     assert (ga.crossover, ga.population) == ("eax", 0)
     assert with_crossover(ga, "ox").population > 0 and with_crossover(ga, "none").population == 1
 
@@ -80,6 +80,6 @@ def test_solve_with_eax_beats_the_multistart_at_equal_time():
 
     tsp = uniform_tsp(400, seed=5)
     ga = solve(tsp, time_limit=4, seed=1)
-    ls = solve(tsp, seed=1, params=SolveParams(ga=with_crossover(default_ga(tsp), "none")), time_limit=4)
+    ls = solve(tsp, seed=1, params=SolveParams(ga=with_crossover(tsp.default_params().ga, "none")), time_limit=4)
     assert ga.cost == tsp.tour_length(ga.permutation) and ls.cost == tsp.tour_length(ls.permutation)
     assert ga.cost <= ls.cost

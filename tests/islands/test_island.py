@@ -26,19 +26,11 @@ from metaheur.islands.island import (
 )
 from metaheur.islands.memetic import MemeticIsland, replace_members
 from metaheur.islands.operators import operators_for
-from metaheur.islands.params import (
-    TIED_ATSP_NEIGHBOURS,
-    UNIFORM_DOMINANCE,
-    GAParams,
-    IslandParams,
-    default_ga,
-    default_ils,
-    default_tabu,
-    default_tabu_islands,
-    tabu_island,
-)
+from metaheur.islands.params import GAParams, IslandParams, tabu_island
 from metaheur.islands.tabu import TabuIsland
 from metaheur.problems import ATSP, QAP, asymmetric_tsp, random_qap, uniform_tsp
+from metaheur.problems.qap import UNIFORM_DOMINANCE
+from metaheur.problems.tsp_solving import TIED_ATSP_NEIGHBOURS
 from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_ils import ILSParams
 
@@ -56,7 +48,7 @@ def asym_qap(n: int, seed: int) -> QAP:
 def make_spec(problem, *, seed: int = 12345, index: int = 0, target=None, **ga) -> IslandSpec:
     base = {"population": 8, "offspring": 4, "ls_budget": 60 if problem.kind == "qap" else 4,
             "crossover": "ux" if problem.kind == "qap" else "ox"}
-    params = IslandParams(ga=GAParams(**(base | ga)).check_for(problem.kind))
+    params = IslandParams(ga=GAParams(**(base | ga)).check_for(problem))
     return IslandSpec(index, problem, problem.fingerprint(), "cpu", params, seed, target)
 
 
@@ -370,9 +362,11 @@ def test_the_restart_rule_is_checked():
 def test_default_ga_and_tabu_follow_the_instance_class():
     uniform, sparse, tsp = random_qap(30, seed=4), sparse_qap(30, seed=4), uniform_tsp(30, seed=4)
     assert uniform.dominance < UNIFORM_DOMINANCE < sparse.dominance
-    assert (default_ga(uniform).restart, default_ga(sparse).restart) == ("full", "best")
-    assert (default_tabu(uniform).scale, default_tabu(sparse).scale, default_tabu(tsp).scale) == (4, 8, 8)
-    assert default_ga(tsp).crossover == "eax" and default_ga(uniform).crossover == "ux"
+    assert uniform.uniformly_random and not sparse.uniformly_random
+    uniform, sparse, tsp = (p.default_params() for p in (uniform, sparse, tsp))
+    assert (uniform.ga.restart, sparse.ga.restart) == ("full", "best")
+    assert (uniform.tabu.scale, sparse.tabu.scale, tsp.tabu.scale) == (4, 8, 8)
+    assert tsp.ga.crossover == "eax" and uniform.ga.crossover == "ux"
 
 
 def test_default_candidate_lists_grow_with_the_ties_of_an_atsp():
@@ -384,10 +378,11 @@ def test_default_candidate_lists_grow_with_the_ties_of_an_atsp():
     np.fill_diagonal(tied, 0)
     twin = ATSP("tied", tied).transformed().tsp
     assert np.median(twin.tied_arcs()) >= 9
-    assert default_ils(twin).neighbours == TIED_ATSP_NEIGHBOURS > ILSParams().neighbours
+    assert twin.default_params().ils.neighbours == TIED_ATSP_NEIGHBOURS > ILSParams().neighbours
+    assert ATSP("tied", tied).default_params().ils.neighbours == TIED_ATSP_NEIGHBOURS
     plain = asymmetric_tsp(n, seed=3).transformed().tsp
-    assert np.median(plain.tied_arcs()) < 9 and default_ils(plain) == ILSParams()
-    assert default_ils(uniform_tsp(n, seed=3)) == ILSParams()
+    assert np.median(plain.tied_arcs()) < 9 and plain.default_params().ils == ILSParams()
+    assert uniform_tsp(n, seed=3).default_params().ils == ILSParams()
 
 
 def test_tied_arcs_count_the_zero_reduced_costs():
@@ -596,7 +591,8 @@ def test_tabu_island_parameters():
 
 
 def test_default_tabu_islands_are_half_the_cpu_islands():
-    assert [default_tabu_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
+    assert [QAP8.default_tabu_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
+    assert [TSP40.default_tabu_islands(k) for k in (1, 2, 5)] == [0, 0, 0]
 
 
 def test_equal_members_of_a_tabu_island_keep_their_own_searches():
@@ -621,7 +617,7 @@ def test_equal_members_of_a_tabu_island_keep_their_own_searches():
 ])
 def test_the_parameters_choose_the_island_class(problem, crossover, cls, label):
     spec = make_spec(problem, crossover=crossover)
-    assert spec.algorithm is cls and island_class(problem.kind, spec.params.ga) is cls
+    assert spec.algorithm is cls and island_class(problem, spec.params.ga) is cls
     assert cls.label(spec.params.ga) == label
     assert isinstance(island_for(spec), cls)
     # only a tabu island may refuse migrants

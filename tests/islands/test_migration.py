@@ -11,7 +11,7 @@ from testutil import sparse_qap
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.island import IslandState
-from metaheur.islands.migration import Migration, MigrationParams, Migrator, default_migration
+from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.problems import random_qap, uniform_tsp
 
 N = 8
@@ -278,9 +278,9 @@ def test_interval_zero_never_migrates(policy):
 def test_default_migration_by_instance_class():
     """None between islands on a uniformly random QAP instance; ring, best-worst, every epoch on
     a structured one and on the TSP."""
-    assert default_migration(random_qap(30, seed=1)) == MigrationParams(interval=0)
-    assert default_migration(sparse_qap(30, seed=1, density=0.2)) == MigrationParams()
-    assert default_migration(uniform_tsp(30, seed=1)) == MigrationParams()
+    assert random_qap(30, seed=1).default_migration() == MigrationParams(interval=0)
+    assert sparse_qap(30, seed=1, density=0.2).default_migration() == MigrationParams()
+    assert uniform_tsp(30, seed=1).default_migration() == MigrationParams()
 
 
 # ----------------------------------------------------------------------------- TSP duplicates

@@ -13,6 +13,7 @@ import functools
 import os
 import signal
 import sys
+import threading
 import time
 import warnings
 
@@ -244,6 +245,31 @@ def test_sigint_stops_at_the_epoch_boundary_and_restores_the_handler():
     assert_exact(QAP16, record)
 
 
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "time"])
+def test_sigint_cuts_a_long_epoch_short(sync):
+    """The first Ctrl-C, a fifth of an epoch's length into the second epoch, ends it at once; in
+    sync mode that epoch is dropped, so the record (and a checkpoint of it) holds whole epochs only."""
+    class Interrupt(Callbacks):
+        def on_epoch(self, model, epoch, stats):
+            if epoch == 0:
+                self.length = max(s.seconds for s in stats)
+                threading.Timer(self.length / 5, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+    before = signal.getsignal(signal.SIGINT)
+    interrupt = Interrupt()
+    model = make_model(2, params=island_params(2, ls_budget=20_000), sync=sync, epoch_generations=10,
+                       epoch_seconds=2.0, callbacks=interrupt)
+    record = model.run(stop_rules(time_limit=60))
+    assert record.stop_reason == "interrupted"
+    assert signal.getsignal(signal.SIGINT) is before
+    assert_exact(QAP16, record)
+    if sync:
+        assert record.next_epoch == 1 and all(s.generation == 10 for s in record.states)
+    else:
+        assert record.next_epoch == 2
+        assert max(row.busy_s for row in record.epochs if row.epoch == 1) < 0.6 * interrupt.length
+
+
 def test_sigint_is_honoured_with_a_single_worker_island():
     class Interrupt(Callbacks):
         def on_epoch(self, model, epoch, stats):
@@ -327,6 +353,15 @@ def test_balancer_sizes_a_main_island_against_the_worker_islands():
     assert balancer.resized == 2
 
 
+def test_balancer_leaves_building_out_of_a_generation():
+    """A worker island that built its population in the epoch is timed by its generations alone."""
+    model = make_model(2)
+    balancer = LoadBalancer(model.specs, main_islands={0}, tolerance=0.2)
+    built = dataclasses.replace(stats(1, 5.1), build_seconds=5.0)  # 0.05 s per generation once built
+    assert balancer.rebalance(model.specs, [stats(0, 0.1), built]) == model.specs
+    assert balancer.resized == 0
+
+
 def test_balancer_leaves_islands_within_tolerance_alone():
     model = make_model(2)
     balancer = LoadBalancer(model.specs, main_islands={0}, tolerance=0.2)
@@ -374,7 +409,7 @@ def test_model_resizes_a_main_island_and_runs_it_at_the_new_size():
     def simulated(specs, epoch_stats):
         per_child = {0: 0.001}
         fake = [dataclasses.replace(s, seconds=s.generations * specs[s.index].params.ga.offspring *
-                                    per_child.get(s.index, 0.008)) for s in epoch_stats]
+                                    per_child.get(s.index, 0.008), build_seconds=0.0) for s in epoch_stats]
         seen.append([specs[i].params.ga.offspring for i in range(3)])
         return rebalance(specs, fake)
 
@@ -466,14 +501,18 @@ def test_dask_tasks_carry_the_state_inline():
 
 def test_epochs_last_as_long_as_the_slowest_generation():
     """Time mode: an epoch is at least epoch_seconds and nine tenths of the slowest island's time
-    per generation, so islands with short generations keep working meanwhile."""
+    per generation, so islands with short generations keep working meanwhile; building members is
+    no generation."""
     fast = EpochStats(0, "cpu", generations=20, ls_iterations=0, seconds=1.1, best_cost=1, improved=False, restarts=0)
     slow = EpochStats(1, "cpu", generations=1, ls_iterations=0, seconds=3.0, best_cost=1, improved=False, restarts=0)
     built = EpochStats(1, "cpu", generations=0, ls_iterations=0, seconds=9.0, best_cost=1, improved=False, restarts=0)
     assert epoch_span(1.0, [fast, slow]) == pytest.approx(2.7)
     assert epoch_span(1.0, [fast]) == 1.0
     assert epoch_span(5.0, [fast, slow]) == 5.0
-    assert epoch_span(1.0, [fast, built]) == pytest.approx(8.1)  # a population build counts as a generation
+    assert epoch_span(1.0, [fast, built]) == 1.0  # an epoch that only built its population
+    built_then_two = EpochStats(1, "cpu", generations=2, ls_iterations=0, seconds=9.0, best_cost=1, improved=False,
+                                restarts=0, build_seconds=3.0)
+    assert epoch_span(1.0, [fast, built_then_two]) == pytest.approx(2.7)  # 3 s per generation, the build left out
 
 
 def test_worker_processes_keep_their_operators(monkeypatch):

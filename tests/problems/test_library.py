@@ -17,7 +17,6 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
-from metaheur.islands.params import uniformly_random
 from metaheur.problems import QAP, TSP, load_instance, load_solution, read_qaplib, read_tsplib
 from metaheur.problems.best_known import BEST_KNOWN, best_known
 
@@ -75,7 +74,7 @@ def test_qaplib_classes_by_dominance(instances_dir, name, uniform):
     path = instances_dir / "qaplib" / f"{name}.dat"
     if not path.is_file():
         pytest.skip(f"{name}.dat is not in {instances_dir}")
-    assert uniformly_random(read_qaplib(path)) == uniform
+    assert read_qaplib(path).uniformly_random == uniform
 
 
 @pytest.mark.parametrize("name", _names("qaplib", ".sln"))

@@ -15,9 +15,12 @@ The layer is strict where CuPy is, or it would prove nothing (docs/gpu.md):
   ``cupy.ndarray.__array__`` does: host reads go through ``.get()`` or :func:`asnumpy`;
 - element access, arithmetic and copies need the array's device to be the current one (CuPy
   without peer access); a kernel takes only arrays of its own device, never numpy arrays;
-- a function taken from a :class:`RawModule` belongs to the device that was current when it was
-  taken (CuPy loads a module per device), and launching it under another device's context, on a
-  stream of another device, or with more threads than its limit fails as the driver does;
+- ``RawModule.get_function`` gives a :class:`RawKernel` shaped as CuPy 14's (no ``ptr``; its
+  ``kernel``, the :class:`Function` of the current device, has one; ``max_threads_per_block``
+  asks the driver, whose occupancy query answers from the resource table of
+  experiments/kernel_resources.py); a :class:`Function` belongs to the device that was current
+  when it was loaded, and launching it under another device's context, on a stream of another
+  device, or with more threads than its limit fails as the driver does;
 - allocations count against a per-device memory pool whose limit
   (``get_default_memory_pool().set_limit``) raises :class:`OutOfMemoryError`; freed blocks stay
   cached with the stream that freed them, as in CuPy's pool, until an allocation needs them;
@@ -29,7 +32,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from metaheur.engine.simcuda.arrays import array, asarray, ascontiguousarray, asnumpy, empty, full, ndarray, zeros
-from metaheur.engine.simcuda.kernels import Function, RawModule, _func_get_attribute
+from metaheur.engine.simcuda.kernels import Function, RawKernel, RawModule, _func_get_attribute, _occupancy
 from metaheur.engine.simcuda.runtime import (
     DEFAULT_MAX_THREADS,
     DEFAULT_MEMORY,
@@ -66,14 +69,16 @@ cuda = SimpleNamespace(
     runtime=SimpleNamespace(getDeviceCount=_device_count, getDeviceProperties=_properties, memGetInfo=_mem_get_info,
                             CUDARuntimeError=CUDARuntimeError),
     driver=SimpleNamespace(CUDADriverError=CUDADriverError, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK=0,
-                           funcGetAttribute=_func_get_attribute),
+                           funcGetAttribute=_func_get_attribute,
+                           occupancyMaxActiveBlocksPerMultiprocessor=_occupancy),
     memory=SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
     compiler=SimpleNamespace(CompileException=CompileException),
 )
 
 __all__ = [
     "DEFAULT_MAX_THREADS", "DEFAULT_MEMORY", "MULTIPROCESSORS", "CUDADriverError", "CUDARuntimeError",
-    "CompileException", "Device", "Event", "Function", "MemoryPool", "OutOfMemoryError", "RawModule", "Stream",
+    "CompileException", "Device", "Event", "Function", "MemoryPool", "OutOfMemoryError", "RawKernel", "RawModule",
+    "Stream",
     "array", "asarray", "ascontiguousarray", "asnumpy", "configured_count", "configured_memory",
     "configured_multiprocessors", "cuda", "empty", "full", "get_current_stream", "get_default_memory_pool",
     "get_elapsed_time", "ndarray", "parse_bytes", "reset", "streams_created", "threads_simulated", "zeros",

@@ -18,6 +18,7 @@ from metaheur.engine.simcuda.runtime import (
 )
 
 _FUNCTIONS: dict[int, Function] = {}
+CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0  # CUfunction_attribute's value
 _FUNCTION_IDS = itertools.count(1)
 #: A kernel that numbers its threads across the grid (one thread per item, as kernels/tsp_knn.cu)
 #: depends on the block shape, which the fast CPU build ignores: its module is the thread simulation.
@@ -56,29 +57,66 @@ class RawModule:
             except MetaheurError as exc:
                 raise CompileException(str(exc)) from None
 
-    def get_function(self, name: str) -> Function:
-        """The kernel ``name`` loaded on the current device."""
-        from metaheur.engine import cpu_build
-
+    def get_function(self, name: str) -> RawKernel:
+        """The kernel ``name`` as CuPy 14 gives it: a :class:`RawKernel`, loaded on the current
+        device."""
         if name not in self.source.signatures:
             raise CUDADriverError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}")
         self.compile()
+        kernel = RawKernel(self, name)
+        kernel.kernel  # noqa: B018  (CuPy's get_function loads it on the current device)
+        return kernel
+
+    def _load(self, name: str) -> Function:
+        from metaheur.engine import cpu_build
+
         params = self.source.signatures[name]
         limit = self.max_threads.get(name, DEFAULT_MAX_THREADS)
-        return Function(name, params, cpu_build.bind(self._library, name, params), _current_index(), limit)
+        return Function(name, params, cpu_build.bind(self._library, name, params), _current_index(), limit,
+                        (self.source.name, " ".join(sorted(self.defines)) or "-"))
+
+
+class RawKernel:
+    """``cupy.RawKernel`` as ``RawModule.get_function`` returns it in CuPy 14: no ``ptr`` of its
+    own; ``kernel`` is the :class:`Function` loaded on the current device (loaded there on first
+    use, as CuPy does), and the attributes are the driver's answers about that function."""
+
+    def __init__(self, module: RawModule, name: str):
+        self.name = self.__name__ = name
+        self._module = module
+        self._kernel_cache: dict[int, Function] = {}
+
+    @property
+    def kernel(self) -> Function:
+        index = _current_index()
+        if index not in self._kernel_cache:
+            self._kernel_cache[index] = self._module._load(self.name)
+        return self._kernel_cache[index]
+
+    @property
+    def max_threads_per_block(self) -> int:
+        """The most threads per block the function launches with (the driver's attribute)."""
+        return _func_get_attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, self.kernel.ptr)
+
+    def __call__(self, grid, block, args, **kwargs) -> None:
+        self.kernel(grid, block, args, enable_cooperative_groups=False, **kwargs)
 
 
 class Function:
-    """A kernel loaded on one simulated device (``cupy.cuda.Function``)."""
+    """A kernel loaded on one simulated device (``cupy.cuda.Function``). ``variant``: its kernel
+    file and defines, as the resource table (experiments/results/kernel_resources.csv) names them."""
 
-    def __init__(self, name: str, params: tuple, launcher, device: int, max_threads_per_block: int):
+    def __init__(self, name: str, params: tuple, launcher, device: int, max_threads_per_block: int,
+                 variant: tuple[str, str] = ("", "-")):
         self.name, self.params, self._launcher = name, params, launcher
         self.device_id = device
         self.max_threads_per_block = max_threads_per_block
+        self.variant = variant
         self.ptr = next(_FUNCTION_IDS)
         _FUNCTIONS[self.ptr] = self
 
-    def __call__(self, grid, block, args, shared_mem: int = 0, stream: Stream | None = None) -> None:
+    def __call__(self, grid, block, args, shared_mem: int = 0, stream: Stream | None = None,
+                 enable_cooperative_groups: bool = False) -> None:
         from metaheur.engine import cpu_build
 
         if _current_index() != self.device_id:
@@ -116,6 +154,22 @@ class Function:
 
 
 def _func_get_attribute(attribute: int, ptr: int) -> int:
-    if attribute != 0:
+    if attribute != CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
         raise CUDADriverError(f"CUDA_ERROR_INVALID_VALUE: attribute {attribute} is not simulated")
     return _FUNCTIONS[ptr].max_threads_per_block
+
+
+def _occupancy(func: int, block_size: int, dynamic_shared: int) -> int:
+    """``cuOccupancyMaxActiveBlocksPerMultiprocessor`` of a simulated function: the H200's limits
+    (:func:`metaheur.engine.sm90.blocks_per_sm`) applied to the registers and shared memory the
+    resource table (:func:`metaheur.engine.sm90.table_resources`) lists for its kernel variant."""
+    from dataclasses import replace
+
+    from metaheur.engine import sm90
+
+    fn = _FUNCTIONS[func]
+    res = sm90.table_resources().get((fn.variant[0], fn.name, fn.variant[1]))
+    if res is None:
+        raise CUDADriverError(f"simulated occupancy of {fn.name} ({fn.variant[0]}, {fn.variant[1]}): no row in "
+                              f"{sm90.RESOURCE_TABLE} (python experiments/kernel_resources.py writes it)")
+    return sm90.blocks_per_sm(replace(res, shared=res.shared + int(dynamic_shared)), int(block_size))

@@ -1,0 +1,224 @@
+"""The linear ordering problem: `metaheur.solve` against the iterated local search lop_ils.c at
+equal wall time, and the solved sets within 5 s.
+
+Two tables:
+
+* ``bench_lop``: xLOLIB (n = 150 and 250) and xLOLIB2 (n = 300) of ``$METAHEUR_INSTANCES/lop``, at
+  each of ``--times`` seconds, ``--seeds`` seeds: ``metaheur.solve(instance, time_limit=T, seed)``
+  (the default strategy on every core), then lop_ils.c once per core at the same time for T
+  seconds each (seeds 2 s + 1, 2 s + 2, ...), the best of them. Per set and time: the mean gap
+  below the best-known value (``100 (bks - value) / bks``) of each, their ratio, and how many runs
+  reached the best-known value. ``bench_lop_runs`` has every run.
+* ``bench_lop_solved``: every IO and SGB instance (proven optima), ``metaheur.solve`` with
+  ``--solved-seconds`` and the optimum as its target, one seed: the value, whether it is the
+  optimum, the time to reach it.
+
+lop_ils.c (after Schiavinotto and Stuetzle 2004) is built with ``gcc -O3 -march=native`` into a
+temporary folder from ``--yardsticks DIR`` or ``$METAHEUR_YARDSTICKS`` (default: shared/yardsticks
+next to the repository).
+
+    python experiments/bench_lop.py [--quick] [--seeds 3] [--times 10 60] [--solved-seconds 5]
+        [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--yardsticks DIR] [--out experiments/results]
+    python experiments/bench_lop.py --settings be75eec_250,t75d11xx_250 --times 10 --seeds 2
+
+``--settings NAMES`` writes ``bench_lop_settings`` instead: each GA setting of :data:`SETTINGS`
+changed alone from the defaults, mean and worst gap over the instances and seeds.
+
+The full tables take about 13 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
+at 10 s with one seed, and four IO/SGB instances.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lib.report import header, out_folder, write_table
+
+import metaheur
+from metaheur.devices import cpu_count
+from metaheur.problems.lop_files import read_lolib
+
+YARDSTICKS = Path(__file__).resolve().parents[2] / "shared" / "yardsticks"
+SETS = {"xLOLIB150": ("xLOLIB", 150), "xLOLIB250": ("xLOLIB", 250), "xLOLIB2": ("xLOLIB2", 300)}
+QUICK = {"xLOLIB150": ["be75eec_150", "t75d11xx_150"], "xLOLIB250": ["be75eec_250", "t75d11xx_250"],
+         "xLOLIB2": ["be75eec_300", "t75d11xx_300"], "solved": ["be75eec", "t65w11xx", "sgb75.01", "sgb75.13"]}
+
+
+def build_lop_ils(folder: str | None, workdir: Path) -> Path:
+    """lop_ils.c from ``folder`` (or $METAHEUR_YARDSTICKS, or shared/yardsticks) compiled into ``workdir``."""
+    source = Path(folder or os.environ.get("METAHEUR_YARDSTICKS") or YARDSTICKS) / "lop_ils.c"
+    if not source.is_file():
+        sys.exit(f"bench_lop: {source} not found (give --yardsticks DIR or set METAHEUR_YARDSTICKS)")
+    exe = workdir / "lop_ils"
+    subprocess.run(["gcc", "-O3", "-march=native", "-o", str(exe), str(source)], check=True)
+    return exe
+
+
+def lop_ils_best_of_cores(exe: Path, path: Path, seconds: float, seed: int, cores: int) -> dict:
+    """lop_ils once per core at the same time, ``seconds`` each (seeds cores * seed + 1 ...): the best."""
+
+    def one(s: int) -> dict:
+        out = subprocess.run([str(exe), str(path), str(int(seconds * 1000)), str(s)], capture_output=True,
+                             text=True, check=True).stdout
+        values = dict(re.findall(r"(\w+)=([\d.]+)", out))
+        return {"best": int(values["best"]), "iterations": int(values["iterations"])}
+
+    with ThreadPoolExecutor(cores) as pool:
+        runs = list(pool.map(one, [cores * seed + 1 + i for i in range(cores)]))
+    return {"best": max(r["best"] for r in runs), "iterations": sum(r["iterations"] for r in runs)}
+
+
+def gap(value: int, bks: int) -> float:
+    return 100.0 * (bks - value) / abs(bks)
+
+
+def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seeds: int, exe: Path, quick: bool):
+    cores = cpu_count()
+    runs, summary = [], []
+    for label in sets:
+        folder, n = SETS[label]
+        names = QUICK[label] if quick else sorted(k for k, r in bks.items() if r["set"] == folder and r["n"] == n)
+        for seconds in times:
+            block = []
+            for name in names:
+                lop = read_lolib(root / folder / name)
+                best = bks[name]["value"]
+                for seed in range(seeds):
+                    start = time.perf_counter()
+                    r = metaheur.solve(lop, time_limit=seconds, seed=seed)
+                    wall = time.perf_counter() - start
+                    ils = lop_ils_best_of_cores(exe, root / folder / name, seconds, seed, cores)
+                    row = {"set": label, "instance": name, "n": lop.n, "seconds": seconds, "seed": seed,
+                           "best_known": best, "metaheur": r.value, "metaheur_gap_%": round(gap(r.value, best), 4),
+                           "metaheur_wall_s": round(wall, 1), "lop_ils": ils["best"],
+                           "lop_ils_gap_%": round(gap(ils["best"], best), 4), "lop_ils_iterations": ils["iterations"]}
+                    print(f"  {label} {name} {seconds:g}s seed {seed}: metaheur {row['metaheur_gap_%']} %, "
+                          f"lop_ils {row['lop_ils_gap_%']} %", flush=True)
+                    block.append(row)
+            runs += block
+            ours = statistics.mean(r["metaheur_gap_%"] for r in block)
+            theirs = statistics.mean(r["lop_ils_gap_%"] for r in block)
+            summary.append({"instance": label, "n": n, "seconds": seconds, "instances": len(names), "seeds": seeds,
+                            "metaheur_mean_gap_%": round(ours, 4), "lop_ils_mean_gap_%": round(theirs, 4),
+                            "ratio": round(ours / theirs, 3) if theirs else None,
+                            "metaheur_at_bks": f"{sum(r['metaheur_gap_%'] <= 0 for r in block)}/{len(block)}",
+                            "lop_ils_at_bks": f"{sum(r['lop_ils_gap_%'] <= 0 for r in block)}/{len(block)}"})
+    return summary, runs
+
+
+#: The GA settings compared by the ``settings`` table: changes to LOP.default_params().ga.
+SETTINGS = {
+    "default": {},
+    "population 20, 10 children": {"population": 20, "offspring": 10},
+    "40 kicks per child": {"ls_budget": 40},
+    "10 kicks per child": {"ls_budget": 10},
+    "order crossover (ox)": {"crossover": "ox"},
+    "ILS islands (no crossover)": {"crossover": "none", "population": 1, "offspring": 1, "restart_after": 0},
+}
+
+
+def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds: int) -> list[dict]:
+    """Each of SETTINGS on ``names`` (xLOLIB/xLOLIB2), ``seconds`` each, seeds 0.."""
+    rows = []
+    for label, change in SETTINGS.items():
+        gaps = []
+        for name in names:
+            lop = read_lolib(root / bks[name]["set"] / name)
+            ga = dataclasses.replace(lop.default_params().ga, **change)
+            for seed in range(seeds):
+                r = metaheur.solve(lop, time_limit=seconds, seed=seed, params=metaheur.SolveParams(ga=ga))
+                gaps.append(gap(r.value, bks[name]["value"]))
+                print(f"  {label} {name} seed {seed}: {gaps[-1]:.4f} %", flush=True)
+        rows.append({"instance": ", ".join(names), "config": label, "seconds": seconds, "runs": len(gaps),
+                     "mean_gap_%": round(statistics.mean(gaps), 4), "max_gap_%": round(max(gaps), 4)})
+    return rows
+
+
+def solved_rows(root: Path, bks: dict, seconds: float, quick: bool) -> list[dict]:
+    names = QUICK["solved"] if quick else sorted(k for k, r in bks.items() if r["set"] in ("IO", "SGB"))
+    rows = []
+    for name in names:
+        lop = read_lolib(root / bks[name]["set"] / name)
+        optimum = bks[name]["value"]
+        r = metaheur.solve(lop, time_limit=seconds, target=optimum, seed=0)
+        reached = [t.time_s for t in r.trace if t.cost == optimum] if r.value == optimum else []
+        rows.append({"instance": name, "set": bks[name]["set"], "n": lop.n, "optimum": optimum, "value": r.value,
+                     "at_optimum": r.value == optimum, "time_s": round(min(reached, default=r.time_s), 2)})
+        print(f"  {name}: {r.value} (optimum {optimum}) in {rows[-1]['time_s']} s", flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="two instances per xLOLIB set, 1 seed, 10 s; 4 IO/SGB")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--times", type=float, nargs="*", default=None, help="seconds per run (default 10 60; quick 10)")
+    ap.add_argument("--solved-seconds", type=float, default=5.0)
+    ap.add_argument("--sets", default="xLOLIB150,xLOLIB250,xLOLIB2,solved")
+    ap.add_argument("--settings", default=None, help="instead: the GA settings table on these comma-separated "
+                    "xLOLIB/xLOLIB2 instances (at the first of --times, --seeds seeds)")
+    ap.add_argument("--yardsticks", default=None, help="folder with lop_ils.c (default $METAHEUR_YARDSTICKS)")
+    ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
+                    "folder)")
+    args = ap.parse_args()
+    root = os.environ.get("METAHEUR_INSTANCES")
+    if not root or not (Path(root) / "lop" / "bks.csv").is_file():
+        sys.exit("set METAHEUR_INSTANCES to the folder with lop/bks.csv")
+    root = Path(root) / "lop"
+    with open(root / "bks.csv", newline="") as handle:
+        bks = {r["name"]: {"set": r["set"], "n": int(r["n"]), "value": int(r["best_known"])}
+               for r in csv.DictReader(handle)}
+    seeds = 1 if args.quick else args.seeds
+    times = args.times or ([10.0] if args.quick else [10.0, 60.0])
+    suffix = "_quick" if args.quick else ""
+    wanted = [s for s in args.sets.split(",") if s]
+    head = header(f"settings: {seeds} seed(s), {', '.join(f'{t:g}' for t in times)} s per run"
+                  f"{'; the --quick subset: ' + ', '.join(n for s in wanted for n in QUICK[s]) if args.quick else ''}"
+                  f"; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    out = out_folder(args.out, args.quick)
+    metaheur.solve(read_lolib(root / "IO" / "be75eec"), time_limit=1.0, seed=0)  # kernels built before timing
+    if args.settings:
+        names = [s for s in args.settings.split(",") if s]
+        write_table(settings_rows(root, bks, names, times[0], seeds), ["instance", "config", "seconds", "runs",
+                                                                      "mean_gap_%", "max_gap_%"],
+                    f"bench_lop_settings{suffix}", [*head, "metaheur.solve, default strategy, one setting of "
+                                                           "LOP.default_params().ga changed at a time"],
+                    out, "LOP: GA settings")
+        return
+    versus = [s for s in wanted if s in SETS]
+    if versus:
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = build_lop_ils(args.yardsticks, Path(tmp))
+            summary, runs = versus_rows(root, bks, versus, times, seeds, exe, args.quick)
+        note = ("metaheur.solve (default strategy, every core) with time_limit T; lop_ils.c (gcc -O3 -march=native) "
+                f"once per core ({cpu_count()}) at the same time, T each, the best; gap below the best-known value")
+        write_table(summary, ["instance", "n", "seconds", "instances", "seeds", "metaheur_mean_gap_%",
+                              "lop_ils_mean_gap_%", "ratio", "metaheur_at_bks", "lop_ils_at_bks"],
+                    f"bench_lop{suffix}", [*head, note], out, "LOP: metaheur vs lop_ils.c at equal wall time")
+        write_table(runs, ["instance", "set", "n", "seconds", "seed", "best_known", "metaheur", "metaheur_gap_%",
+                           "metaheur_wall_s", "lop_ils", "lop_ils_gap_%", "lop_ils_iterations"],
+                    f"bench_lop_runs{suffix}", [*head, note], out, "LOP: every run")
+    if "solved" in wanted:
+        rows = solved_rows(root, bks, args.solved_seconds, args.quick)
+        write_table(rows, ["instance", "set", "n", "optimum", "value", "at_optimum", "time_s"],
+                    f"bench_lop_solved{suffix}",
+                    [*head, f"IO and SGB (proven optima): metaheur.solve with {args.solved_seconds:g} s and the "
+                            "optimum as target, seed 0; time_s: when the optimum was reached"],
+                    out, "LOP: the solved sets")
+
+
+if __name__ == "__main__":
+    main()

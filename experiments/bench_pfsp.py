@@ -1,0 +1,171 @@
+"""The permutation flow shop: metaheur against the iterated greedy yardstick ig.c at equal wall time.
+
+Each instance gets ``n x (m / 2) x MS`` milliseconds of wall time on this machine's 2 cores (the
+budget of Ruiz and Stuetzle 2007 and their successors, with MS = 30 or 60):
+
+* ``metaheur.solve(instance, time_limit, seed)`` with its default method, its setup (worker
+  start, kernel load) included: the setup is measured on a short run first and taken off the
+  time limit;
+* ``ig.c`` (shared/yardsticks/ig.c: Ruiz and Stuetzle's IG with Taillard's acceleration, d = 4,
+  T = 0.4) run once on each core at the same time for the same wall time, the better of the two
+  counted.
+
+Both makespans are recomputed from the returned job orders. The relative percentage deviation is
+``100 (C - UB) / UB`` with UB the upper bound of the table (metaheur.problems.pfsp_tables); the
+tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 500 x 20) or VRF
+(10 instances per n x m) over instances and seeds, and overall.
+
+    python experiments/bench_pfsp.py [--quick] [--parts taillard30,taillard60,vrf30] [--seeds 3]
+        [--instances ta001,ta031] [--yardsticks DIR] [--out experiments/results]
+
+``--quick``: the first instance of each Taillard class, one seed, 30 ms (table
+``bench_pfsp_quick``). The yardstick is built with gcc into a temporary folder from
+``--yardsticks`` or ``$METAHEUR_YARDSTICKS`` (the folder with ig.c). Instances are read from
+``$METAHEUR_INSTANCES/pfsp`` (and ``pfsp/vrf``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lib.report import header, out_folder, write_table
+
+import metaheur
+from metaheur.problems.pfsp import read_pfsp
+from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
+
+PARTS = ("taillard30", "taillard60", "vrf30")
+PROBE_S = 0.3
+
+
+def build_ig(folder: str | None, workdir: Path) -> Path:
+    """ig.c of ``folder`` (or $METAHEUR_YARDSTICKS) compiled into ``workdir``."""
+    root = folder or os.environ.get("METAHEUR_YARDSTICKS")
+    source = Path(root) / "ig.c" if root else None
+    if source is None or not source.is_file():
+        sys.exit("bench_pfsp: give the folder with ig.c as --yardsticks or $METAHEUR_YARDSTICKS")
+    exe = workdir / "ig"
+    subprocess.run(["gcc", "-O3", "-march=native", "-o", str(exe), str(source), "-lm"], check=True)
+    return exe
+
+
+def run_ig(exe: Path, problem, path: Path, ms: int, seed: int, cores: int) -> int:
+    """The best makespan of ``cores`` ig runs side by side, ``ms`` milliseconds each (recomputed)."""
+    procs = [subprocess.Popen([str(exe), str(path), str(ms), str(seed * cores + k + 1)], stdout=subprocess.PIPE,
+                              text=True) for k in range(cores)]
+    best = None
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode:
+            sys.exit(f"bench_pfsp: ig failed on {path} (status {proc.returncode})")
+        order = [int(j) - 1 for j in re.search(r"permutation=([\d,]+)", out).group(1).split(",")]
+        value = problem.value(order)
+        best = value if best is None else min(best, value)
+    return best
+
+
+def run_metaheur(problem, seconds: float, seed: int) -> tuple[int, float]:
+    """metaheur's makespan within ``seconds`` of wall time, setup included, and the wall time used."""
+    start = time.perf_counter()
+    probe = metaheur.solve(problem, time_limit=PROBE_S, seed=seed)
+    setup = max(0.0, time.perf_counter() - start - probe.time_s)
+    start = time.perf_counter()
+    result = metaheur.solve(problem, time_limit=max(0.05, seconds - setup), seed=seed)
+    wall = time.perf_counter() - start
+    return problem.value(result.permutation), wall
+
+
+def instances(part: str, names: list[str], root: Path, quick: bool) -> list[tuple[str, Path, int, str]]:
+    """(name, path, upper bound, class) of the instances of a part."""
+    if part.startswith("taillard"):
+        rows = [(r[0], root / f"{r[0]}.fsp", r[4], f"{r[1]}x{r[2]}") for r in TAILLARD]
+    else:
+        rows = [(r[0], root / "vrf" / f"{r[0]}_Gap.txt", r[3], f"{r[1]}x{r[2]}") for r in VRF_SMALL]
+    if names:
+        rows = [r for r in rows if r[0] in names]
+    if quick:
+        seen: set[str] = set()
+        rows = [r for r in rows if not (r[3] in seen or seen.add(r[3]))]
+    return rows
+
+
+def run_part(part: str, rows, seeds: int, exe: Path, cores: int) -> tuple[list[dict], list[dict]]:
+    ms_factor = int(part.removeprefix("taillard").removeprefix("vrf"))
+    runs = []
+    for name, path, ub, cls in rows:
+        problem = read_pfsp(path, name=name)
+        ms = int(problem.n * problem.m / 2 * ms_factor)
+        for seed in range(seeds):
+            mh, wall = run_metaheur(problem, ms / 1000, seed)
+            ig = run_ig(exe, problem, path, ms, seed, cores)
+            runs.append({"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub, "metaheur": mh,
+                         "ig": ig, "metaheur_rpd": 100 * (mh - ub) / ub, "ig_rpd": 100 * (ig - ub) / ub,
+                         "metaheur_wall_s": round(wall, 2)})
+            print(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}", flush=True)
+    classes = list(dict.fromkeys(r["class"] for r in runs))
+    table = []
+    for cls in [*classes, "overall"]:
+        sel = [r for r in runs if cls in ("overall", r["class"])]
+        table.append({"class": cls, "instances": len({r["instance"] for r in sel}), "runs": len(sel),
+                      "ms_each": "" if cls == "overall" else sel[0]["ms"],
+                      "arpd_metaheur": round(statistics.mean(r["metaheur_rpd"] for r in sel), 3),
+                      "arpd_ig": round(statistics.mean(r["ig_rpd"] for r in sel), 3),
+                      "metaheur_at_ub": sum(r["metaheur"] <= r["upper_bound"] for r in sel),
+                      "ig_at_ub": sum(r["ig"] <= r["upper_bound"] for r in sel)})
+    return table, runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="first instance of each Taillard class, 1 seed, 30 ms")
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"tables to make, of {', '.join(PARTS)}")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--instances", default="", help="comma-separated names (default: every instance of the part)")
+    ap.add_argument("--yardsticks", default=None, help="folder with ig.c (default: $METAHEUR_YARDSTICKS)")
+    ap.add_argument("--cores", type=int, default=2, help="ig runs side by side (one per core)")
+    ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
+                    "folder)")
+    args = ap.parse_args()
+    root = os.environ.get("METAHEUR_INSTANCES")
+    if not root or not (Path(root) / "pfsp" / "ta001.fsp").is_file():
+        sys.exit("bench_pfsp: set METAHEUR_INSTANCES to the folder with pfsp/ta001.fsp")
+    parts = ["taillard30"] if args.quick else [p for p in args.parts.split(",") if p]
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        sys.exit(f"bench_pfsp: unknown part {bad[0]!r} (of {', '.join(PARTS)})")
+    seeds = 1 if args.quick else args.seeds
+    names = [s for s in args.instances.split(",") if s]
+    out = out_folder(args.out, args.quick)
+    with tempfile.TemporaryDirectory(prefix="metaheur-ig-") as work:
+        exe = build_ig(args.yardsticks, Path(work))
+        for part in parts:
+            rows = instances(part, names, Path(root) / "pfsp", args.quick)
+            if not rows:
+                sys.exit(f"bench_pfsp: no instance of {part} among {args.instances}")
+            table, runs = run_part(part, rows, seeds, exe, args.cores)
+            stem = f"bench_pfsp_{part}" + ("_quick" if args.quick else "")
+            subset = ("the QUICK SUBSET: the first instance of each class, one seed" if args.quick
+                      else f"{len({r['instance'] for r in runs})} instances, {seeds} seed(s)")
+            head = header(f"settings: {subset}; n x (m / 2) x {part[-2:]} ms of wall time per instance; metaheur: "
+                          f"solve() with its defaults, setup included; ig.c: {args.cores} runs side by side, the "
+                          f"better counted; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+                          "cores")
+            title = f"PFSP: metaheur vs ig.c at n x (m/2) x {part[-2:]} ms" + (" (quick subset)" if args.quick else "")
+            write_table(table, ["class", "instances", "runs", "ms_each", "arpd_metaheur", "arpd_ig", "metaheur_at_ub",
+                                "ig_at_ub"], stem, head, out, title)
+            write_table(runs, ["instance", "class", "seed", "ms", "upper_bound", "metaheur", "ig", "metaheur_wall_s"],
+                        f"{stem}_runs", head, out, title + ": every run")
+
+
+if __name__ == "__main__":
+    main()

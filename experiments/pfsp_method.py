@@ -1,0 +1,90 @@
+"""The flow shop's island configuration: which islands run the iterated greedy, measured on Taillard's
+instances at n x (m / 2) x 30 ms of wall time on this machine's cores.
+
+Configurations (every island alike, one per core):
+
+* ``ga``: the engine's default for a problem whose first move is an insertion: GA islands
+  (population 20, 10 children a generation, order crossover) whose children are improved by the
+  iterated greedy (n / 2 iterations each);
+* ``ig``: iterated-greedy chains (crossover ``none``: each island's member goes on for n / 2
+  iterations a generation from its best, the best migrates);
+* ``ig-long``: the same chains going on for 5 n iterations a generation.
+
+    python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
+        [--configs ga,ig,ig-long] [--stem pfsp_method] [--out experiments/results]
+
+The table gives the RPD above the upper bound per instance and configuration (mean over seeds)
+and its mean (ARPD) per configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lib.report import header, out_folder, write_table
+
+import metaheur
+from metaheur.islands.params import with_crossover
+from metaheur.problems.permutation import PermutationProblem
+from metaheur.problems.pfsp import taillard
+
+DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
+CONFIGS = ("ga", "ig", "ig-long")
+
+
+def params_for(config: str, problem) -> metaheur.SolveParams:
+    ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
+    if config == "ig":
+        ga = with_crossover(ga, "none")
+    elif config == "ig-long":
+        ga = replace(with_crossover(ga, "none"), ls_budget=5 * problem.n)
+    return metaheur.SolveParams(ga=ga)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="ta001 and ta031, one seed")
+    ap.add_argument("--instances", default=DEFAULT_INSTANCES)
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--ms", type=float, default=30.0, help="milliseconds per n x m / 2")
+    ap.add_argument("--stem", default="pfsp_method", help="name of the table files")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    names = ["ta001", "ta031"] if args.quick else [s for s in args.instances.split(",") if s]
+    seeds = 1 if args.quick else args.seeds
+    configs = [c for c in args.configs.split(",") if c]
+    if any(c not in CONFIGS for c in configs):
+        sys.exit(f"pfsp_method: configurations are {', '.join(CONFIGS)}")
+    rows, rpd = [], {c: [] for c in configs}
+    for name in names:
+        problem = taillard(name)
+        ub = problem.bounds()[0]
+        seconds = problem.n * problem.m / 2 * args.ms / 1000
+        row = {"instance": name, "n x m": f"{problem.n}x{problem.m}", "seconds": round(seconds, 2), "upper_bound": ub}
+        for config in configs:
+            values = []
+            for seed in range(seeds):
+                r = metaheur.solve(problem, time_limit=seconds, seed=seed, params=params_for(config, problem))
+                values.append(problem.value(r.permutation))
+                print(f"  {name} {config} seed {seed}: {values[-1]}", flush=True)
+            row[config] = round(statistics.mean(100 * (v - ub) / ub for v in values), 3)
+            rpd[config].append(row[config])
+        rows.append(row)
+    rows.append({"instance": "ARPD", **{c: round(statistics.mean(rpd[c]), 3) for c in configs}})
+    head = header(f"settings: {seeds} seed(s), n x (m / 2) x {args.ms:g} ms per run, metaheur.solve with the "
+                  "configuration's GA parameters, everything else default; cells: RPD above the upper bound (%), "
+                  "mean over seeds")
+    stem = args.stem + ("_quick" if args.quick else "")
+    write_table(rows, ["instance", "n x m", "seconds", "upper_bound", *configs], stem, head,
+                out_folder(args.out, args.quick), "PFSP: island configurations")
+
+
+if __name__ == "__main__":
+    main()

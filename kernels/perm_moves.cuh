@@ -1,0 +1,137 @@
+/* perm_moves.cuh - moves of a user problem's permutations and their deltas, in both builds.
+ * Included by the generic kernels (kernels/perm_*.cu) after the generated mh_user_problem.cuh
+ * (metaheur/engine/user_source.py), whose MH_USER_HAS_<FUNCTION> macros say which functions of
+ * the device contract (docs/problems.md) the problem's snippet defines.
+ *
+ * Moves: MH_SWAP (swap positions i and j), MH_INSERT (take the element at i out, put it at j,
+ * the ones between shift), MH_REVERSE (reverse the segment between i and j). A swap or reversal
+ * (i, j) is the same move as (j, i). Deltas are in the problem's own sense (value after - value
+ * before); the searches multiply them by MH_SENSE.
+ *
+ * A neighbourhood without a pair delta is evaluated by `cost` after the move, on a per-thread
+ * copy of the permutation (`scratch`: n ints per thread of the block): the slow path.
+ */
+#ifndef MH_PERM_MOVES_CUH
+#define MH_PERM_MOVES_CUH
+
+#define MH_SWAP 0
+#define MH_INSERT 1
+#define MH_REVERSE 2
+
+/* Apply move (type, i, j) to p (one thread). */
+__device__ __forceinline__ void mh_perm_apply(int *p, int type, int i, int j) {
+  if (type == MH_INSERT) {
+    const int e = p[i];
+    if (i < j) for (int k = i; k < j; ++k) p[k] = p[k + 1];
+    else for (int k = i; k > j; --k) p[k] = p[k - 1];
+    p[j] = e;
+    return;
+  }
+  if (i > j) { const int t = i; i = j; j = t; }
+  if (type == MH_SWAP) { const int t = p[i]; p[i] = p[j]; p[j] = t; return; }
+  for (; i < j; ++i, --j) { const int t = p[i]; p[i] = p[j]; p[j] = t; }
+}
+
+/* Delta of move (T, i, j), i != j, on perm whose value is `base` (one thread); a template on the
+ * move type, so a scan over one neighbourhood compiles without the paths of the others. */
+template <int T>
+__device__ __forceinline__ ll mh_perm_delta_t(const user::Data &D, const int *perm, const ll *cache, int i, int j,
+                                              ll base, int *scratch) {
+  const int a = i < j ? i : j, b = i < j ? j : i;
+#ifdef MH_USER_HAS_SWAP_DELTA
+  if (T == MH_SWAP) return user::swap_delta(D, perm, cache, a, b);
+#endif
+#ifdef MH_USER_HAS_INSERT_DELTA
+  if (T == MH_INSERT) return user::insert_delta(D, perm, cache, i, j);
+#endif
+#ifdef MH_USER_HAS_REVERSE_DELTA
+  if (T == MH_REVERSE) return user::reverse_delta(D, perm, cache, a, b);
+#endif
+  (void)a; (void)b;
+  for (int k = 0; k < D.n; ++k) scratch[k] = perm[k];
+  mh_perm_apply(scratch, T, i, j);
+  return user::cost(D, scratch) - base;
+}
+
+/* Delta of move (type, i, j), i != j, on perm whose value is `base` (one thread). */
+__device__ __forceinline__ ll mh_perm_delta(const user::Data &D, const int *perm, const ll *cache, int type, int i,
+                                            int j, ll base, int *scratch) {
+  if (type == MH_SWAP) return mh_perm_delta_t<MH_SWAP>(D, perm, cache, i, j, base, scratch);
+  if (type == MH_INSERT) return mh_perm_delta_t<MH_INSERT>(D, perm, cache, i, j, base, scratch);
+  return mh_perm_delta_t<MH_REVERSE>(D, perm, cache, i, j, base, scratch);
+}
+
+/* out[j] = delta of move (type, i, j) for every j, out[i] = 0. Every thread of the block calls
+ * it (a row function of the problem, else one pair delta per j, block-stride). */
+__device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm, const ll *cache, int type, int i,
+                                            ll base, ll *out, ll *work, int *scratch) {
+#ifdef MH_USER_HAS_SWAP_ROW
+  if (type == MH_SWAP) { user::swap_row(D, perm, cache, i, out, work); __syncthreads(); return; }
+#endif
+#ifdef MH_USER_HAS_INSERT_ROW
+  if (type == MH_INSERT) { user::insert_row(D, perm, cache, i, out, work); __syncthreads(); return; }
+#endif
+  const int t = mh_tid(), nt = mh_nthreads();
+  for (int j = t; j < D.n; j += nt)
+    out[j] = j == i ? 0 : mh_perm_delta(D, perm, cache, type, i, j, base, scratch + (ll)t * D.n);
+  __syncthreads();
+}
+
+/* Whether the problem has a row function for `type` (else the searches take pair deltas one by one). */
+__device__ __forceinline__ int mh_perm_has_row(int type) {
+#ifdef MH_USER_HAS_SWAP_ROW
+  if (type == MH_SWAP) return 1;
+#endif
+#ifdef MH_USER_HAS_INSERT_ROW
+  if (type == MH_INSERT) return 1;
+#endif
+  return 0;
+}
+
+/* Whether the problem keeps its cache up to date after a `type` move by itself. */
+__device__ __forceinline__ int mh_perm_has_update(int type) {
+#ifdef MH_USER_HAS_UPDATE_SWAP
+  if (type == MH_SWAP) return 1;
+#endif
+#ifdef MH_USER_HAS_UPDATE_INSERT
+  if (type == MH_INSERT) return 1;
+#endif
+#ifdef MH_USER_HAS_UPDATE_REVERSE
+  if (type == MH_REVERSE) return 1;
+#endif
+  return 0;
+}
+
+/* The cache after move (type, i, j) was applied (perm is the new permutation): the problem's
+ * update hook, else prepare from scratch. Every thread of the block calls it; no-op without a
+ * cache (cache_size 0: the hooks are never called). */
+__device__ __forceinline__ void mh_perm_update(const user::Data &D, const int *perm, ll *cache, int cs, int type,
+                                               int i, int j, ll *work) {
+  if (cs == 0) return;
+  __syncthreads();
+#ifdef MH_USER_HAS_UPDATE_SWAP
+  if (type == MH_SWAP) { user::update_swap(D, perm, cache, i < j ? i : j, i < j ? j : i, work); __syncthreads(); return; }
+#endif
+#ifdef MH_USER_HAS_UPDATE_INSERT
+  if (type == MH_INSERT) { user::update_insert(D, perm, cache, i, j, work); __syncthreads(); return; }
+#endif
+#ifdef MH_USER_HAS_UPDATE_REVERSE
+  if (type == MH_REVERSE) { user::update_reverse(D, perm, cache, i < j ? i : j, i < j ? j : i, work); __syncthreads(); return; }
+#endif
+#ifdef MH_USER_HAS_PREPARE
+  user::prepare(D, perm, cache, work);
+#endif
+  __syncthreads();
+}
+
+/* The cache of a permutation just set (every thread of the block; no-op without a cache). */
+__device__ __forceinline__ void mh_perm_prepare(const user::Data &D, const int *perm, ll *cache, int cs, ll *work) {
+  if (cs == 0) return;
+  __syncthreads();
+#ifdef MH_USER_HAS_PREPARE
+  user::prepare(D, perm, cache, work);
+#endif
+  __syncthreads();
+}
+
+#endif /* MH_PERM_MOVES_CUH */

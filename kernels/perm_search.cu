@@ -1,0 +1,323 @@
+/* perm_search.cu - the generic engine's batched local searches over a user problem's moves
+ * (metaheur/search/perm_search.py). One block = one search; the iteration loop runs inside the
+ * kernel; block-stride loops and block reductions, so one thread (the CPU build) and a GPU block
+ * give the same trajectory. Costs are in the engine's sense: MH_SENSE * the problem's value,
+ * minimised; ties go to the smallest move index.
+ *
+ * perm_tabu: tabu search over `move` (MH_SWAP, MH_INSERT, MH_REVERSE). Per iteration every move
+ *   is evaluated (the problem's row function, else pair deltas, else cost after the move), the
+ *   best one is taken in the order aspired (a new best) < allowed < tabu. Memory by (element,
+ *   position) as in Taillard (1991): a swap or reversal is tabu when both elements would return
+ *   to positions they left recently, an insertion when its element would; a move made marks the
+ *   positions left for floor(u^3 * tenure_scale * n) iterations, u uniform in (0, 1] (Taillard's
+ *   2006 rule).
+ * perm_ils: descent (first- or best-improvement over `move`) then `iters` kicks of `kick_moves`
+ *   random moves of type `kick_move` each followed by a descent; a kicked local optimum that is
+ *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003).
+ * perm_ig: iterated greedy (Ruiz and Stuetzle 2007): `destruct` random elements removed, each
+ *   reinserted at its best position by partial_insert_row (ties: the first), an insertion
+ *   descent to a local optimum, acceptance of a better result, or of a worse one with
+ *   probability exp(-(new - current) / temperature).
+ *
+ * `init` 1: start from perm (value, cache, empty memory); 0: go on from the saved state. State
+ * (S searches): perm, best S x n; stats S x MH_PS_NSTATS; keys S; caches S x cs; work S x ws;
+ * rows S x n; ibuf S x 4n ints; scratch S x blockDim x n ints; tabu S x n x n ints (perm_tabu).
+ * A search stops early once its best is at or below `target`.
+ */
+#include "mh_common.cuh"
+#include "mh_rng.cuh"
+#include "mh_user_problem.cuh"
+#include "perm_moves.cuh"
+
+#define MH_PS_COST 0   /* current cost */
+#define MH_PS_BEST 1   /* best cost */
+#define MH_PS_ITER 2   /* tabu iterations, kicks or greedy iterations done */
+#define MH_PS_CTR 3    /* random draws used */
+#define MH_PS_MOVES 4  /* improving moves of the descents */
+#define MH_PS_NSTATS 5
+#define MH_PS_CLASSES 3
+
+/* One search: its arrays and the block's thread numbering. */
+struct mh_ps_t {
+  user::Data D;
+  int n, cs, tid, nt;
+  int *p, *bp, *ib, *scr, *tb;
+  ll *st, *cache, *work, *rows;
+  unsigned long long key;
+};
+
+__device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *perm, int *best, ll *stats, ll *caches,
+                                              int cs, ll *work, int ws, ll *rows, int *ibuf, int *scratch, int *tabu,
+                                              int with_tabu, const unsigned long long *keys) {
+  mh_ps_t S;
+  const int n = D.n;
+  S.D = D; S.n = n; S.cs = cs; S.tid = mh_tid(); S.nt = mh_nthreads();
+  S.p = perm + s * n; S.bp = best + s * n; S.ib = ibuf + s * 4 * n;
+  S.scr = scratch + s * S.nt * n; S.tb = with_tabu ? tabu + s * n * n : tabu;
+  S.st = stats + s * MH_PS_NSTATS; S.cache = caches + s * cs; S.work = work + s * ws; S.rows = rows + s * n;
+  S.key = keys[s];
+  return S;
+}
+
+__device__ __forceinline__ void mh_ps_copy(int *to, const int *from, int n, int tid, int nt) {
+  for (int k = tid; k < n; k += nt) to[k] = from[k];
+  __syncthreads();
+}
+
+/* Start from S->p: its cost, its cache, best = it. */
+__device__ __forceinline__ void mh_ps_start(mh_ps_t *S) {
+  __syncthreads();
+  if (S->tid == 0) {
+    const ll c = MH_SENSE * user::cost(S->D, S->p);
+    S->st[MH_PS_COST] = c; S->st[MH_PS_BEST] = c;
+    S->st[MH_PS_ITER] = 0; S->st[MH_PS_CTR] = 0; S->st[MH_PS_MOVES] = 0;
+  }
+  mh_ps_copy(S->bp, S->p, S->n, S->tid, S->nt);
+  mh_perm_prepare(S->D, S->p, S->cache, S->cs, S->work);
+}
+
+/* best = the current solution when it is better (every thread reads the costs before any writes). */
+__device__ __forceinline__ void mh_ps_keep_best(mh_ps_t *S) {
+  const int better = S->st[MH_PS_COST] < S->st[MH_PS_BEST];
+  __syncthreads();
+  if (better) {
+    if (S->tid == 0) S->st[MH_PS_BEST] = S->st[MH_PS_COST];
+    mh_ps_copy(S->bp, S->p, S->n, S->tid, S->nt);
+  }
+  __syncthreads();
+}
+
+/* Apply move (type, i, j) of engine delta `d` to the current solution, keep its cache and the best. */
+__device__ __forceinline__ void mh_ps_apply(mh_ps_t *S, int type, int i, int j, ll d) {
+  __syncthreads();
+  if (S->tid == 0) { mh_perm_apply(S->p, type, i, j); S->st[MH_PS_COST] += d; }
+  __syncthreads();
+  mh_perm_update(S->D, S->p, S->cache, S->cs, type, i, j, S->work);
+  mh_ps_keep_best(S);
+}
+
+/* Row i of `type` into S->rows (engine sense not applied). */
+__device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int i) {
+  __syncthreads();
+  mh_perm_row(S->D, S->p, S->cache, type, i, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
+}
+
+/* The first j of row i in a scan (a swap or reversal is scanned once, as i < j). */
+__device__ __forceinline__ int mh_ps_first(int type, int i) { return type == MH_INSERT ? 0 : i + 1; }
+
+/* One thread's part of the scan of row i of move type T: its best (key, idx) by engine delta
+ * (the row function's S->rows where `rowfn`, else pair deltas or cost after the move). Tabu
+ * search (`tabu`): keys ranked by class first, aspired (a new best) < allowed < tabu. */
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int i, int now, ll *cls, ll *key, ll *idx) {
+  const int n = S->n, nt = S->nt, a = S->p[i];
+  const int *p = S->p, *tb = S->tb;
+  const ll *rows = S->rows, *cache = S->cache;
+  const ll cur = S->st[MH_PS_COST], bestc = S->st[MH_PS_BEST], base = MH_SENSE * cur;
+  int *scratch = S->scr + (ll)S->tid * n;
+  for (int j = mh_ps_first(T, i) + S->tid; j < n; j += nt) {
+    if (j == i) continue;
+    const ll d = MH_SENSE * (rowfn ? rows[j] : mh_perm_delta_t<T>(S->D, p, cache, i, j, base, scratch));
+    const ll at = (ll)i * n + j;
+    if (!TABU) {
+      mh_argmin_step(key, idx, d, at);
+      continue;
+    }
+    const int tabu_move = T == MH_INSERT ? tb[(ll)a * n + j] >= now
+                                         : tb[(ll)a * n + j] >= now && tb[(ll)p[j] * n + i] >= now;
+    const ll c = cur + d < bestc ? 0 : (tabu_move ? 2 : 1);
+    if (c < *cls || (c == *cls && (d < *key || (d == *key && at < *idx)))) { *cls = c; *key = d; *idx = at; }
+  }
+}
+
+template <int TABU>
+__device__ __forceinline__ void mh_ps_scan(const mh_ps_t *S, int type, int rowfn, int i, int now, ll *cls, ll *key,
+                                           ll *idx) {
+  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, i, now, cls, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, i, now, cls, key, idx);
+  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, i, now, cls, key, idx);
+}
+
+/* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
+ * neighbourhood) or first-improvement (the best move of the first row with an improving one,
+ * rows scanned cyclically from where the last improvement was found). Stops at `target`. */
+__device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
+  const int n = S->n;
+  const int rowfn = mh_perm_has_row(type);
+  int i0 = 0, since = 0;
+  while (S->st[MH_PS_BEST] > target) {
+    ll key = MH_LL_MAX, idx = MH_LL_MAX;
+    const int rows = first ? 1 : n;
+    for (int r = 0; r < rows; ++r) {
+      const int i = first ? i0 : r;
+      if (rowfn) mh_ps_row(S, type, i);
+      ll unused = 0;
+      mh_ps_scan<0>(S, type, rowfn, i, 0, &unused, &key, &idx);
+    }
+    mh_block_argmin(&key, &idx);
+    if (key < 0) {
+      mh_ps_apply(S, type, (int)(idx / n), (int)(idx % n), key);
+      if (S->tid == 0) S->st[MH_PS_MOVES] += 1;
+      since = 0;
+    } else if (!first || ++since >= n) {
+      break;
+    }
+    if (first) i0 = (i0 + 1) % n;
+  }
+  __syncthreads();
+}
+
+extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
+                                     int n, int type, int iters, double tenure_scale, int init, long long target,
+                                     long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
+                                     int *scratch, int *tabu /*@DATA_PARAMS@*/) {
+  user::Data D; D.n = n; /*@DATA_INIT@*/
+  const ll s = mh_block();
+  if (s >= k) return;
+  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys);
+  const int rowfn = mh_perm_has_row(type);
+  if (init) {
+    for (ll e = S.tid; e < (ll)n * n; e += S.nt) S.tb[e] = 0;
+    mh_ps_start(&S);
+  }
+  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
+    const int now = (int)S.st[MH_PS_ITER] + 1;
+    ll cls = MH_PS_CLASSES, key = MH_LL_MAX, idx = MH_LL_MAX;
+    for (int i = 0; i < n; ++i) {
+      if (rowfn) mh_ps_row(&S, type, i);
+      mh_ps_scan<1>(&S, type, rowfn, i, now, &cls, &key, &idx);
+    }
+    ll cmin = cls, dummy = 0;
+    mh_block_argmin(&cmin, &dummy);
+    if (cls != cmin) { key = MH_LL_MAX; idx = MH_LL_MAX; }
+    mh_block_argmin(&key, &idx);
+    if (idx == MH_LL_MAX) break;
+    const int i = (int)(idx / n), j = (int)(idx % n);
+    __syncthreads();
+    if (S.tid == 0) {
+      unsigned long long ctr = (unsigned long long)S.st[MH_PS_CTR];
+      const double u1 = mh_uniform(S.key, ctr++), u2 = mh_uniform(S.key, ctr++);
+      const ll scale = (ll)(tenure_scale * n);
+      S.tb[(ll)S.p[i] * n + i] = now + (int)(u1 * u1 * u1 * scale);
+      if (type != MH_INSERT) S.tb[(ll)S.p[j] * n + j] = now + (int)(u2 * u2 * u2 * scale);
+      S.st[MH_PS_CTR] = (ll)ctr;
+      S.st[MH_PS_ITER] = now;
+    }
+    mh_ps_apply(&S, type, i, j, key);
+  }
+}
+
+extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
+                                    int n, int type, int first, int kick_move, int kick_moves, int iters, int init,
+                                    long long target, long long *caches, int cs, long long *work, int ws,
+                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
+  user::Data D; D.n = n; /*@DATA_INIT@*/
+  const ll s = mh_block();
+  if (s >= k) return;
+  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
+  int *save = S.ib;
+  if (init) {
+    mh_ps_start(&S);
+    mh_ps_descend(&S, type, first, target);
+  }
+  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
+    const ll before = S.st[MH_PS_COST];
+    mh_ps_copy(save, S.p, n, S.tid, S.nt);
+    if (S.tid == 0) {
+      unsigned long long ctr = (unsigned long long)S.st[MH_PS_CTR];
+      for (int m = 0; m < kick_moves; ++m) {
+        const int a = mh_below(S.key, ctr++, n);
+        int b = mh_below(S.key, ctr++, n - 1);
+        b += b >= a;
+        mh_perm_apply(S.p, kick_move, a, b);
+      }
+      S.st[MH_PS_CTR] = (ll)ctr;
+      S.st[MH_PS_COST] = MH_SENSE * user::cost(S.D, S.p);
+      S.st[MH_PS_ITER] += 1;
+    }
+    __syncthreads();
+    mh_perm_prepare(S.D, S.p, S.cache, S.cs, S.work);
+    mh_ps_keep_best(&S);
+    mh_ps_descend(&S, type, first, target);
+    if (S.st[MH_PS_COST] > before) { /* worse: back to the saved local optimum */
+      mh_ps_copy(S.p, save, n, S.tid, S.nt);
+      if (S.tid == 0) S.st[MH_PS_COST] = before;
+      mh_perm_prepare(S.D, S.p, S.cache, S.cs, S.work);
+    }
+    __syncthreads();
+  }
+}
+
+/* Defined for every problem (the loader reads every signature); empty without partial_insert_row. */
+extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
+                                   int n, int first, int destruct, double temperature, int iters, int init,
+                                   long long target, long long *caches, int cs, long long *work, int ws,
+                                   long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
+  user::Data D; D.n = n; /*@DATA_INIT@*/
+#ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
+  const ll s = mh_block();
+  if (s >= k) return;
+  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
+  int *save = S.ib, *removed = S.ib + n;
+  const int d = destruct < n ? destruct : n - 1;
+  if (init) {
+    mh_ps_start(&S);
+    mh_ps_descend(&S, MH_INSERT, first, target);
+  }
+  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
+    const ll before = S.st[MH_PS_COST];
+    mh_ps_copy(save, S.p, n, S.tid, S.nt);
+    if (S.tid == 0) { /* destruction: d random elements out of p, which keeps the rest in order */
+      unsigned long long ctr = (unsigned long long)S.st[MH_PS_CTR];
+      for (int m = 0, len = n; m < d; ++m, --len) {
+        const int r = mh_below(S.key, ctr++, len);
+        removed[m] = S.p[r];
+        for (int q = r; q < len - 1; ++q) S.p[q] = S.p[q + 1];
+      }
+      S.st[MH_PS_CTR] = (ll)ctr;
+      S.st[MH_PS_ITER] += 1;
+    }
+    __syncthreads();
+    for (int m = 0, len = n - d; m < d; ++m, ++len) { /* construction: best insertion, first on ties */
+      __syncthreads();
+      user::partial_insert_row(S.D, S.p, len, removed[m], S.rows, S.work);
+      __syncthreads();
+      ll key = MH_LL_MAX, idx = MH_LL_MAX;
+      for (int q = S.tid; q <= len; q += S.nt) mh_argmin_step(&key, &idx, MH_SENSE * S.rows[q], q);
+      mh_block_argmin(&key, &idx);
+      if (S.tid == 0) {
+        for (int q = len; q > (int)idx; --q) S.p[q] = S.p[q - 1];
+        S.p[idx] = removed[m];
+        S.st[MH_PS_COST] = key;
+      }
+      __syncthreads();
+    }
+    if (d == 0 && S.tid == 0) S.st[MH_PS_COST] = MH_SENSE * user::cost(S.D, S.p);
+    __syncthreads();
+    mh_perm_prepare(S.D, S.p, S.cache, S.cs, S.work);
+    mh_ps_keep_best(&S);
+    mh_ps_descend(&S, MH_INSERT, first, target);
+    const ll now = S.st[MH_PS_COST];
+    int accept = now < before;
+    if (!accept && temperature > 0.0) {
+      const unsigned long long ctr = (unsigned long long)S.st[MH_PS_CTR];
+      accept = mh_uniform(S.key, ctr) <= exp(-(double)(now - before) / temperature);
+    }
+    __syncthreads();
+    if (S.tid == 0) S.st[MH_PS_CTR] += temperature > 0.0 && now >= before;
+    if (!accept) {
+      mh_ps_copy(S.p, save, n, S.tid, S.nt);
+      if (S.tid == 0) S.st[MH_PS_COST] = before;
+      mh_perm_prepare(S.D, S.p, S.cache, S.cs, S.work);
+    }
+    __syncthreads();
+  }
+#endif
+}
+
+/* values[s] = MH_SENSE * cost(best[s]), recomputed from scratch (the exact result of a search). */
+extern "C" __global__ void perm_best_values(const int *best, int k, int n, long long *values /*@DATA_PARAMS@*/) {
+  user::Data D; D.n = n; /*@DATA_INIT@*/
+  const ll s = mh_block();
+  if (s < k && mh_tid() == 0) values[s] = MH_SENSE * user::cost(D, best + s * n);
+}

@@ -1,0 +1,121 @@
+"""Operators of a user's permutation problem (problems/permutation.py) for the memetic and
+local-search islands: random solutions (an NEH start where the problem gives a construction key
+and partial_insert_row), the permutation crossovers (kernels/qap_ga.cu: pmx, cx, ux, the last
+position-based for assignments; kernels/tsp_ga.cu: ox for orders), swap mutation, the generic
+local search (metaheur/search/perm_search.py), Hamming distances, exact costs. Costs are in the
+engine's sense (``problem.engine_sign * value``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine.user_source import upload
+from metaheur.ga.qap_ga import QAPCrossover
+from metaheur.ga.tsp_ga import TSPCrossover
+from metaheur.islands.operators import split_on_oom
+from metaheur.islands.params import IslandParams
+from metaheur.search.perm_search import PermSearchBatch
+
+
+def default_perm_budget(method: str, n: int) -> int:
+    """Local-search effort per child: tabu 10 n iterations, ILS and iterated greedy n / 2 kicks or
+    iterations (at least 20)."""
+    return 10 * n if method == "tabu" else max(20, n // 2)
+
+
+def neh(problem, device: str | Device = "cpu") -> np.ndarray:
+    """NEH (Nawaz, Enscore and Ham 1983) with the problem's ``construction_key``: elements in
+    decreasing key order (stable), each inserted at its best position of the partial sequence
+    (``partial_insert_row``; ties: the first)."""
+    dev, n = parse_device(device), problem.n
+    code = problem.user_code()
+    mod = code.module("perm_eval.cu", dev)
+    fields, arrays = problem.device_data()
+    data = upload(fields, arrays, dev)
+    order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
+    seq = [int(order[0])]
+    ws = problem.work_entries()
+    for elem in order[1:]:
+        out = dev.zeros((1, n + 1), np.int64)
+        buf = np.zeros((1, n), np.int32)
+        buf[0, :len(seq)] = seq
+        mod.kernel("perm_partial")(1, 1, (dev.asarray(buf), dev.asarray(np.array([len(seq)], np.int32)),
+                                          dev.asarray(np.array([elem], np.int32)), 1, n,
+                                          dev.zeros((1, ws), np.int64), ws, out, *data))
+        vals = problem.engine_sign * to_host(out)[0, :len(seq) + 1]
+        seq.insert(int(np.argmin(vals)), int(elem))
+    return np.array(seq, dtype=np.int64)
+
+
+class PermCrossovers:
+    """The GA's crossover (``params.ga.crossover``) and swap mutation of permutations."""
+
+    def __init__(self, device: Device, n: int, params: IslandParams):
+        self.device, self.n, self.params = device, n, params
+        self.ga = QAPCrossover(device, n)
+        self._ox: TSPCrossover | None = None
+
+    def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
+        kind = self.params.ga.crossover
+        if kind == "ox":
+            if self._ox is None:
+                self._ox = TSPCrossover(self.device, self.n)
+            children = self._ox.crossover(population, pairs, keys)
+            self.ga.counters = self._ox.counters  # the mutation draws on after the crossover
+            return children
+        return self.ga.crossover(population, pairs, keys, kind)
+
+    def mutate(self, children, keys: np.ndarray) -> None:
+        self.ga.mutate(children, keys, self.params.ga.mutation)
+
+
+class PermOperators:
+    """What the islands drive for a :class:`~metaheur.problems.permutation.PermutationProblem`."""
+
+    kind = "perm"
+
+    def __init__(self, problem, device: Device, params: IslandParams, ls_budget: int | None = None,
+                 quadrant: int | None = None):
+        self.problem, self.device, self.params, self.n = problem, parse_device(device), params, problem.n
+        self.method, _ = params.perm.resolved(problem)
+        self.ls_budget = (params.ga.ls_budget if params.ga.ls_budget is not None
+                          else default_perm_budget(self.method, self.n)) if ls_budget is None else ls_budget
+        self.ga = PermCrossovers(self.device, self.n, params)
+        self._batch: PermSearchBatch | None = None
+        self._neh: np.ndarray | None = None
+
+    def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Random permutations; the first is the NEH sequence where the problem has a construction key."""
+        out = np.array([rng.permutation(self.n) for _ in range(count)], dtype=np.int64)
+        code = self.problem.user_code()
+        if count and code.has("partial_insert_row") and self.problem.construction_key() is not None:
+            if self._neh is None:
+                self._neh = neh(self.problem, self.device)
+            out[0] = self._neh
+        return out
+
+    def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
+        return self.ga.crossover(population, pairs, keys)
+
+    def mutate(self, children, keys: np.ndarray) -> None:
+        self.ga.mutate(children, keys)
+
+    def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
+        """The generic local search from every child (``ls_budget``, cut short by ``time_limit``);
+        returns (best solutions, exact engine costs, iterations)."""
+        return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
+
+    def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
+        if self._batch is None or self._batch.capacity < len(keys):
+            self._batch = None
+            self._batch = PermSearchBatch(self.problem, self.device, len(keys), self.params.perm)
+        result = self._batch.run(starts, keys, self.ls_budget, time_limit=time_limit)
+        return result.best, result.best_costs, result.iterations
+
+    def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
+        """Hamming distance: positions holding different elements."""
+        return (population != solution[None, :]).sum(axis=1)
+
+    def cost(self, solution) -> int:
+        return self.problem.engine_sign * self.problem.value(solution)

@@ -1,0 +1,149 @@
+"""The generic engine's batched local searches over a user problem's moves (kernels/perm_search.cu):
+tabu search, descent plus kicks (ILS) and iterated greedy, one kernel block per search.
+
+Costs here are in the engine's sense (``problem.engine_sign * value``, minimised); the best
+values are recomputed from scratch by the problem's ``cost`` at the end of a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metaheur.devices import Device, parse_device, to_host
+from metaheur.engine.shapes import PERM, threads
+from metaheur.engine.source import kernel_constant
+from metaheur.engine.user_source import MOVES, upload
+from metaheur.errors import MetaheurError
+from metaheur.search.batch import BatchResult, LaunchPacer
+
+METHODS = ("auto", "tabu", "ils", "ig")
+_NSTATS = kernel_constant("perm_search.cu", "MH_PS_NSTATS")
+_ITER, _MOVES = kernel_constant("perm_search.cu", "MH_PS_ITER"), kernel_constant("perm_search.cu", "MH_PS_MOVES")
+GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
+
+
+@dataclass(frozen=True)
+class PermSearchParams:
+    """The generic local search of a user problem.
+
+    ``method``: ``tabu`` (Taillard 1991 memory by element and position), ``ils`` (descent and
+    kicks), ``ig`` (iterated greedy, Ruiz and Stuetzle 2007; needs ``partial_insert_row``) or
+    ``auto`` (``ig`` where the problem defines ``partial_insert_row``, else ``tabu``);
+    ``move``: the neighbourhood (None: the problem's first); ``first_improvement``: the descents'
+    rule (else best-improvement); ``tenure_scale``: tabu tenures floor(u^3 * scale * n);
+    ``kick_move``/``kick_moves``: an ILS kick's random moves; ``destruct``: elements an iterated
+    greedy removes; ``temperature``: its acceptance temperature, times the problem's
+    ``temperature_scale()`` (Ruiz and Stuetzle: 0.4)."""
+
+    method: str = "auto"
+    move: str | None = None
+    first_improvement: bool = True
+    tenure_scale: float = 8.0
+    kick_move: str = "insert"
+    kick_moves: int = 3
+    destruct: int = 4
+    temperature: float = 0.4
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise MetaheurError(f"local search method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        for name in ("move", "kick_move"):
+            value = getattr(self, name)
+            if value is not None and value not in MOVES:
+                raise MetaheurError(f"{name} must be one of {', '.join(MOVES)}, got {value!r}")
+        if self.tenure_scale < 0 or self.temperature < 0:
+            raise MetaheurError("tenure_scale and temperature must be >= 0")
+        if self.kick_moves < 1 or self.destruct < 1:
+            raise MetaheurError("kick_moves and destruct must be >= 1")
+
+    def resolved(self, problem) -> tuple[str, str]:
+        """(method, move) for ``problem``: ``auto`` and a missing move decided, both checked."""
+        code = problem.user_code()
+        move = self.move or problem.moves[0]
+        if move not in problem.moves:
+            raise MetaheurError(f"{problem.kind} problem offers the moves {', '.join(problem.moves)}, not {move!r}")
+        method = self.method
+        if method == "auto":
+            method = "ig" if code.has("partial_insert_row") else "tabu"
+        if method == "ig" and not code.has("partial_insert_row"):
+            raise MetaheurError(f"the iterated greedy needs partial_insert_row, which the {problem.kind} problem's "
+                                f"device_code does not define")
+        if method == "tabu" and move == "reverse":
+            raise MetaheurError("the tabu search runs over swap or insert moves")
+        return method, move
+
+
+class PermSearchBatch:
+    """Searches of one method over a user problem on one device (buffers for ``capacity``)."""
+
+    def __init__(self, problem, device: str | Device, capacity: int, params: PermSearchParams,
+                 block: int | tuple | None = None, sim: bool = False):
+        """``block``: threads per search (default: one on the CPU, ``GPU_BLOCK`` on a GPU);
+        ``sim``: the CPU build's thread simulation (tests)."""
+        self.problem, self.device, self.params = problem, parse_device(device), params
+        self.method, self.move = params.resolved(problem)
+        code = problem.user_code()
+        self.module = code.module("perm_search.cu", self.device, sim=sim)
+        fields, arrays = problem.device_data()
+        self.data = upload(fields, arrays, self.device)
+        self.block = block or (GPU_BLOCK if self.device.is_gpu else 1)
+        self.capacity, n, dev = capacity, problem.n, self.device
+        self.cs, self.ws = problem.cache_entries(), problem.work_entries()
+        self.perm = dev.zeros((capacity, n), np.int32)
+        self.best = dev.zeros((capacity, n), np.int32)
+        self.stats = dev.zeros((capacity, _NSTATS), np.int64)
+        self.caches = dev.zeros((capacity, max(1, self.cs)), np.int64)
+        self.work = dev.zeros((capacity, self.ws), np.int64)
+        self.rows = dev.zeros((capacity, n + 1), np.int64)
+        self.ibuf = dev.zeros((capacity, 4 * n), np.int32)
+        self.scratch = dev.zeros((capacity, int(np.prod(self.block)) * n), np.int32)
+        self.tabu = dev.zeros((capacity, n * n) if self.method == "tabu" else 1, np.int32)
+
+    def _launch(self, count: int, keys, iters: int, init: int, target: int) -> None:
+        p, n = self.params, self.problem.n
+        first = int(p.first_improvement)
+        head = (self.perm, self.best, self.stats, keys, count, n)
+        tail = (self.caches, self.cs, self.work, self.ws, self.rows, self.ibuf, self.scratch)
+        if self.method == "tabu":
+            args = (*head, MOVES.index(self.move), iters, float(p.tenure_scale), init, target, *tail, self.tabu)
+        elif self.method == "ils":
+            args = (*head, MOVES.index(self.move), first, MOVES.index(p.kick_move), p.kick_moves, iters, init,
+                    target, *tail)
+        else:
+            temp = float(p.temperature * self.problem.temperature_scale())
+            args = (*head, first, p.destruct, temp, iters, init, target, *tail)
+        self.module.kernel(f"perm_{self.method}")(count, self.block, args + self.data)
+
+    def run(self, starts: np.ndarray, keys: np.ndarray, budget: int, time_limit: float | None = None,
+            target: int | None = None) -> BatchResult:
+        """Searches from ``starts`` (one random stream key each) for ``budget`` iterations (tabu
+        iterations, kicks or greedy iterations; cut short by ``time_limit`` seconds or once a best
+        is at or below ``target``, engine sense); returns the best permutations, their values
+        (engine sense, recomputed) and the iterations (and descent moves) of each search."""
+        count, n, dev = len(starts), self.problem.n, self.device
+        if count > self.capacity:
+            raise MetaheurError(f"{count} searches do not fit a batch of {self.capacity}")
+        self.perm[:count] = dev.asarray(np.asarray(starts, dtype=np.int32).reshape(count, n))
+        d_keys = dev.asarray(np.asarray(keys, dtype=np.uint64))
+        goal = -(2**62) if target is None else int(target)
+        started = [False]
+
+        def launch(step: int) -> None:
+            self._launch(count, d_keys, step, 0 if started[0] else 1, goal)
+            started[0] = True
+
+        def reached() -> bool:
+            return bool((to_host(self.stats[:count, 1]) <= goal).all())
+
+        pacer = LaunchPacer(budget, time_limit, max(1, budget if time_limit is None else 1))
+        done = pacer.run(launch, dev.synchronize, reached)
+        if not started[0]:
+            launch(0)
+        values = dev.zeros(count, np.int64)
+        self.module.kernel("perm_best_values")(count, 1, (self.best, count, n, values, *self.data))
+        stats = to_host(self.stats[:count])
+        return BatchResult(best=to_host(self.best[:count]).astype(np.int64), best_costs=to_host(values),
+                           iterations=stats[:, _ITER] + stats[:, _MOVES], seconds=pacer.elapsed(),
+                           launches=pacer.launches, stop_reason=pacer.reason(done))

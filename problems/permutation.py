@@ -1,0 +1,218 @@
+"""A user's own permutation problem: a Python class with its data, a numpy reference and a CUDA-C
+snippet of device functions (the device contract, docs/problems.md).
+
+A subclass sets ``kind``, ``title``, ``sense``, ``moves`` and ``device_code``, calls
+``super().__init__(name=..., n=...)`` and defines ``data()`` (integer arrays and scalars) and
+``evaluate(perms)`` (the exact batched reference). The generic engine (kernels/perm_*.cu,
+metaheur/search/perm_search.py, metaheur/islands/perm_operators.py) runs its searches from that
+alone. A problem without ``device_code`` runs the numpy-only route (GA and a sampled
+neighbourhood on the CPU, the slow path).
+
+Pickled (to Dask workers and loky processes) as its attributes, i.e. its arrays, and its class
+by reference (the class holds the snippet); the generated kernel source is rebuilt where needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metaheur.engine.user_source import MOVES, Field, UserCode, check_identifier, contract_functions
+from metaheur.errors import MetaheurError
+from metaheur.problems.fingerprint import fingerprint
+from metaheur.problems.interface import Problem
+
+#: A cost bound (``value_bound``) above this is refused: a delta of two costs must fit in int64.
+VALUE_LIMIT = 2**62
+_WIDEN = {"bool": "int32", "int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32",
+          "int32": "int32", "int64": "int64", "uint32": "int64"}
+_CACHED = ("_mh_code", "_mh_fields", "_mh_arrays")
+
+
+class PermutationProblem(Problem):
+    """Base class of a user's permutation problem (the contract of docs/problems.md)."""
+
+    kind: str = "user"
+    title: str = "permutation problem"
+    sense: str = "min"
+    moves: tuple[str, ...] = ("swap",)
+    device_code: str | None = None
+    cache_size: int = 0
+    work_size: int = 0
+    crossovers: tuple[str, ...] = ("ox", "pmx", "cx", "ux", "none")
+    gpu_wave_kernel = "perm_search"
+    def __init__(self, name: str | None = None, n: int | None = None, source: str | None = None):
+        if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+            raise MetaheurError(f"{type(self).__name__}: n must be an int >= 2, got {n!r}")
+        self.name = str(name or self.kind)
+        self.n = int(n)
+        self.source = source
+
+    # ------------------------------------------------------------ what a subclass defines
+    def data(self) -> dict:
+        """The device data: ``{name: int array or int}`` (int32/int64 arrays; smaller integer
+        types are widened), in the order of the generated ``struct Data``."""
+        return {}
+
+    def evaluate(self, perms: np.ndarray) -> np.ndarray:
+        """Exact int64 values of a k x n batch of permutations (the numpy reference)."""
+        raise NotImplementedError(f"{type(self).__name__} must define evaluate(perms)")
+
+    def value_bound(self) -> int | None:
+        """An upper bound on |value| of any permutation (None: cannot be told)."""
+        return None
+
+    def temperature_scale(self) -> float:
+        """The unit of the iterated greedy's acceptance temperature (Ruiz and Stuetzle 2007: the
+        mean processing time / 10 for the flow shop); default 1."""
+        return 1.0
+
+    def construction_key(self) -> np.ndarray | None:
+        """NEH's key per element (inserted in decreasing key order), or None for no NEH start."""
+        return None
+
+    # ------------------------------------------------------------ the Problem interface
+    def values(self, perms) -> np.ndarray:
+        """:meth:`evaluate` checked: an int64 array of one value per row."""
+        perms = np.ascontiguousarray(perms, dtype=np.int64).reshape(-1, self.n)
+        out = np.asarray(self.evaluate(perms))
+        if out.shape != (len(perms),) or out.dtype.kind not in "iu":
+            raise MetaheurError(f"{self.kind} problem: evaluate must return {len(perms)} integers (int64), got "
+                                f"shape {out.shape} dtype {out.dtype}")
+        return out.astype(np.int64)
+
+    def fingerprint(self) -> str:
+        _, arrays = self.device_data()
+        return fingerprint(f"{type(self).__qualname__}:{self.kind}:{self.n}:{self.sense}:{self.device_code}",
+                           [np.asarray(v) for v in arrays.values()])
+
+    def properties(self) -> dict:
+        return {"kind": self.kind, "problem": self.title, "n": self.n, "sense": self.sense,
+                "moves": ", ".join(self.moves), "device code": "yes" if self.device_code else "no (numpy only)"}
+
+    # ------------------------------------------------------------ what the islands run
+    def default_params(self):
+        """GA islands with the order crossover (ox) when the problem's first move is an insertion
+        (an order: scheduling, layout), the position-based uniform crossover (ux) otherwise (an
+        assignment); the generic local search of :class:`PermSearchParams` (``auto``). Without
+        device code: the numpy-only route (:mod:`metaheur.islands.numpy_operators`)."""
+        from metaheur.islands.params import GAParams, IslandParams
+        from metaheur.islands.perm_operators import default_perm_budget
+        from metaheur.search.perm_search import PermSearchParams
+
+        crossover = "ox" if self.moves[0] == "insert" else "ux"
+        method = PermSearchParams().resolved(self)[0] if self.device_code is not None else "numpy"
+        return IslandParams(ga=GAParams(population=20, offspring=10, crossover=crossover, restart_after=30,
+                                        ls_budget=default_perm_budget(method, self.n)))
+
+    def operators(self, device, params, ls_budget: int | None = None, quadrant: int | None = None):
+        """The generic operators (metaheur/islands/perm_operators.py), or the numpy-only ones."""
+        if self.device_code is None:
+            from metaheur.islands.numpy_operators import NumpyOperators
+
+            return NumpyOperators(self, device, params, ls_budget)
+        from metaheur.islands.perm_operators import PermOperators
+
+        return PermOperators(self, device, params, ls_budget, quadrant)
+
+    def island_algorithms(self) -> dict:
+        """A two-parent crossover runs the memetic GA, ``none`` continued local searches."""
+        from metaheur.islands.ils import ILSIsland
+        from metaheur.islands.memetic import MemeticIsland
+
+        return {"none": ILSIsland, **{c: MemeticIsland for c in self.crossovers if c != "none"}}
+
+    def precompile(self, device) -> None:
+        """Build the generic kernels for ``device`` (compile errors come before the run's clock);
+        without device code, the numpy-only route's one warning."""
+        code = self.user_code()
+        if code is None:
+            from metaheur.islands.numpy_operators import warn_numpy_route
+
+            warn_numpy_route(self)
+        else:
+            for kernel_file in ("perm_eval.cu", "perm_search.cu"):
+                code.module(kernel_file, device)
+
+    # ------------------------------------------------------------ the engine's view
+    def device_data(self) -> tuple[tuple[Field, ...], dict]:
+        """The validated data layout and arrays (C-contiguous int32/int64 copies, read-only),
+        cached; one-line errors for a wrong name, dtype or bound."""
+        if "_mh_fields" not in self.__dict__:
+            raw = self.data()
+            if not isinstance(raw, dict):
+                raise MetaheurError(f"{self.kind} problem: data() must return a dict, got {type(raw).__name__}")
+            fields, arrays = [], {}
+            for key, value in raw.items():
+                check_identifier(str(key), f"{self.kind} problem: data field")
+                fields.append(self._field(str(key), value, arrays))
+            bound = self.value_bound()
+            if bound is not None and not 0 <= int(bound) < VALUE_LIMIT:
+                raise MetaheurError(f"{self.kind} problem: value_bound() = {bound} is not below 2^62: costs and "
+                                    f"deltas could overflow 64 bits")
+            self._mh_fields, self._mh_arrays = tuple(fields), arrays
+        return self._mh_fields, self._mh_arrays
+
+    def _field(self, key: str, value, arrays: dict) -> Field:
+        where = f"{self.kind} problem: data field {key!r}"
+        if isinstance(value, (bool, np.bool_)):
+            raise MetaheurError(f"{where}: a bool scalar; give an int")
+        if isinstance(value, (int, np.integer)):
+            if not -(2**63) <= int(value) < 2**63:
+                raise MetaheurError(f"{where} = {value} does not fit int64")
+            arrays[key] = int(value)
+            return Field(key, "int64", False)
+        a = np.asarray(value)
+        if a.dtype.name not in _WIDEN:
+            raise MetaheurError(f"{where}: dtype {a.dtype} is not an integer type the kernels take (int32 or "
+                                f"int64; bool, int8, uint8, int16, uint16 and uint32 are widened)")
+        dtype = _WIDEN[a.dtype.name]
+        if a.dtype.name == "uint32" and a.size and int(a.max()) > np.iinfo(np.int64).max:
+            raise MetaheurError(f"{where}: values do not fit int64")
+        out = np.ascontiguousarray(a, dtype=dtype).copy()
+        out.setflags(write=False)
+        arrays[key] = out
+        return Field(key, dtype, True)
+
+    def user_code(self) -> UserCode | None:
+        """The checked device code (None without ``device_code``): which contract functions it
+        defines, with the moves and caches it declares; cached, never pickled."""
+        if self.device_code is None:
+            return None
+        if "_mh_code" not in self.__dict__:
+            check_identifier(self.kind, "problem kind")
+            functions = contract_functions(self.kind, self.device_code)
+            self._check_declared(functions)
+            fields, _ = self.device_data()
+            self._mh_code = UserCode(self.kind, self.device_code, fields, self.engine_sign, functions)
+        return self._mh_code
+
+    def _check_declared(self, functions: frozenset[str]) -> None:
+        moves = tuple(self.moves)
+        bad = [m for m in moves if m not in MOVES]
+        if not moves or bad:
+            raise MetaheurError(f"{self.kind} problem: moves must be some of {', '.join(MOVES)}, got {moves}")
+        if self.sense not in ("min", "max"):
+            raise MetaheurError(f"{self.kind} problem: sense must be 'min' or 'max', got {self.sense!r}")
+        cache, work = self.cache_entries(), self.work_entries()
+        hooks = sorted(f for f in functions if f == "prepare" or f.startswith("update_"))
+        if cache > 0 and "prepare" not in functions:
+            raise MetaheurError(f"{self.kind} problem: cache_size is {cache} but device_code defines no prepare")
+        if cache == 0 and hooks:
+            raise MetaheurError(f"{self.kind} problem: device_code defines {', '.join(hooks)} but cache_size is 0")
+        if min(cache, work) < 0:
+            raise MetaheurError(f"{self.kind} problem: cache_size and work_size must be >= 0")
+
+    def cache_entries(self) -> int:
+        """int64 cache entries per solution (``cache_size``, an int or a method)."""
+        return int(self.cache_size() if callable(self.cache_size) else self.cache_size)
+
+    def work_entries(self) -> int:
+        """int64 scratch entries per search (``work_size``, an int or a method; at least 1)."""
+        return max(1, int(self.work_size() if callable(self.work_size) else self.work_size))
+
+    def __getstate__(self) -> dict:
+        """Pickled without the generated code and the validated copies (rebuilt on arrival)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)

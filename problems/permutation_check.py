@@ -1,0 +1,207 @@
+"""``check_problem``: a user problem's device code against its numpy reference (docs/problems.md).
+
+On random permutations, on the CPU build and on each (simulated) GPU, through kernels/perm_eval.cu:
+the kernel cost, every pair delta and row function the snippet defines, every cache after each
+``update_*`` hook (against ``prepare`` of the new permutation, and through the deltas read from
+it), and ``partial_insert_row`` on full sequences. The first mismatch is raised as one
+MetaheurError that names the device, the function, the move in words and both values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metaheur.devices import Device, available_devices, parse_device, to_host
+from metaheur.engine.shapes import PERM, threads
+from metaheur.engine.user_source import MOVES, upload
+from metaheur.errors import MetaheurError
+from metaheur.problems.permutation import PermutationProblem
+
+_TYPE = {m: k for k, m in enumerate(MOVES)}
+_ROWS = {"swap": "swap_row", "insert": "insert_row"}
+GPU_BLOCK = threads(PERM)  # block functions run with a GPU's threads there
+
+
+def move_words(move: str, i: int, j: int) -> str:
+    """A move in words (0-based positions)."""
+    if move == "swap":
+        return f"swap of positions {min(i, j)} and {max(i, j)}"
+    if move == "insert":
+        return f"insertion of the element at position {i} at position {j}"
+    return f"reversal of positions {min(i, j)}..{max(i, j)}"
+
+
+def apply_move(perm: np.ndarray, move: str, i: int, j: int) -> np.ndarray:
+    """``perm`` after the move (a copy), as kernels/perm_moves.cuh applies it."""
+    p = list(perm)
+    if move == "insert":
+        p.insert(j, p.pop(i))
+    else:
+        a, b = min(i, j), max(i, j)
+        if move == "swap":
+            p[a], p[b] = p[b], p[a]
+        else:
+            p[a:b + 1] = p[a:b + 1][::-1]
+    return np.array(p, dtype=perm.dtype)
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check_problem` compared: ``checks`` lines ``device: function (count)``."""
+
+    problem: str
+    checks: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{self.problem}: every check agrees with evaluate\n  " + "\n  ".join(self.checks)
+
+
+class _Checker:
+    def __init__(self, problem: PermutationProblem, device: Device, trials: int, rng: np.random.Generator):
+        self.pb, self.dev, self.k, self.n = problem, device, trials, problem.n
+        self.code = problem.user_code()
+        self.mod = self.code.module("perm_eval.cu", device)
+        fields, arrays = problem.device_data()
+        self.data = upload(fields, arrays, device)
+        self.cs, self.ws = problem.cache_entries(), problem.work_entries()
+        self.rng = rng
+        self.block = GPU_BLOCK if device.is_gpu else 1  # block functions run with a GPU's threads there
+        self.lines: list[str] = []
+
+    def _run(self, name: str, grid: int, args: tuple) -> None:
+        self.mod.kernel(name)(grid, self.block, tuple(args) + self.data)
+
+    def fail(self, what: str, perm, detail: str) -> None:
+        raise MetaheurError(f"check_problem({self.pb.kind}) on {self.dev.name}: {what} disagrees with evaluate "
+                            f"on permutation {np.asarray(perm).tolist()}: {detail}")
+
+    def perms(self) -> np.ndarray:
+        return np.array([self.rng.permutation(self.n) for _ in range(self.k)], dtype=np.int32)
+
+    def moves(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        i = self.rng.integers(0, self.n, size=count)
+        j = (i + self.rng.integers(1, self.n, size=count)) % self.n
+        return i, j
+
+    def cost(self, perms) -> np.ndarray:
+        dev = self.dev
+        out = dev.zeros(len(perms), np.int64)
+        self._run("perm_cost", len(perms), (dev.asarray(perms), len(perms), self.n, out))
+        return to_host(out)
+
+    def prepare(self, perms):
+        dev = self.dev
+        caches = dev.zeros((len(perms), max(1, self.cs)), np.int64)
+        self._run("perm_prepare", len(perms), (dev.asarray(perms), len(perms), self.n, caches, self.cs,
+                                               dev.zeros((len(perms), self.ws), np.int64), self.ws))
+        return caches
+
+    def check_cost(self, perms) -> np.ndarray:
+        ref, got = self.pb.values(perms), self.cost(perms)
+        for b in np.flatnonzero(ref != got)[:1]:
+            self.fail("cost", perms[b], f"kernel {got[b]}, evaluate {ref[b]}")
+        self.lines.append(f"{self.dev.name}: cost ({len(perms)} permutations)")
+        return ref
+
+    def check_pairs(self, perms, base, caches, move: str, label: str) -> None:
+        dev, k = self.dev, len(perms)
+        i, j = self.moves(k)
+        if move != "insert":
+            i, j = np.minimum(i, j), np.maximum(i, j)
+        moved = np.array([apply_move(p, move, a, b) for p, a, b in zip(perms, i, j, strict=True)])
+        ref = self.pb.values(moved) - base
+        out = dev.zeros(k, np.int64)
+        mv = np.stack([np.full(k, _TYPE[move]), i, j], axis=1).astype(np.int32)
+        self._run("perm_pair", k, (dev.asarray(perms), dev.asarray(mv), k, self.n, caches, self.cs,
+                                   dev.asarray(base), dev.zeros((k, self.n), np.int32), out))
+        got = to_host(out)
+        for b in np.flatnonzero(ref != got)[:1]:
+            self.fail(label, perms[b], f"{move_words(move, i[b], j[b])}: delta {got[b]}, evaluate says {ref[b]}")
+        self.lines.append(f"{self.dev.name}: {label} ({k} moves)")
+
+    def check_rows(self, perms, base, caches, move: str) -> None:
+        dev, k, n = self.dev, len(perms), self.n
+        rows = self.rng.integers(0, n, size=k)
+        out = dev.zeros((k, n), np.int64)
+        spec = np.stack([np.full(k, _TYPE[move]), rows], axis=1).astype(np.int32)
+        scratch = dev.zeros((k, self.block * n), np.int32)
+        self._run("perm_row", k, (dev.asarray(perms), dev.asarray(spec), k, n, caches, self.cs, dev.asarray(base),
+                                  dev.zeros((k, self.ws), np.int64), self.ws, scratch, out))
+        got = to_host(out)
+        for b in range(k):
+            moved = np.array([apply_move(perms[b], move, rows[b], j) for j in range(n)])
+            ref = self.pb.values(moved) - base[b]
+            for j in np.flatnonzero(ref != got[b])[:1]:
+                self.fail(_ROWS[move], perms[b], f"{move_words(move, rows[b], j)}: out[{j}] = {got[b, j]}, "
+                          f"evaluate says {ref[j]}")
+        self.lines.append(f"{self.dev.name}: {_ROWS[move]} ({k} rows)")
+
+    def check_update(self, perms, move: str) -> None:
+        dev, k = self.dev, len(perms)
+        caches = self.prepare(perms)
+        i, j = self.moves(k)
+        moved = np.array([apply_move(p, move, a, b) for p, a, b in zip(perms, i, j, strict=True)]).astype(np.int32)
+        mv = np.stack([np.full(k, _TYPE[move]), i, j], axis=1).astype(np.int32)
+        self._run("perm_update", k, (dev.asarray(moved), dev.asarray(mv), k, self.n, caches, self.cs,
+                                     dev.zeros((k, self.ws), np.int64), self.ws))
+        got, ref = to_host(caches), to_host(self.prepare(moved))
+        hook = f"update_{move}"
+        for b in np.flatnonzero((got != ref).any(axis=1))[:1]:
+            e = int(np.flatnonzero(got[b] != ref[b])[0])
+            self.fail(hook, perms[b], f"after the {move_words(move, i[b], j[b])}, cache[{e}] = {got[b, e]}, "
+                      f"prepare of the new permutation gives {ref[b, e]}")
+        self.lines.append(f"{self.dev.name}: {hook} ({k} moves)")
+        base = self.pb.values(moved)
+        for other in MOVES:
+            if self.code.has(f"{other}_delta"):
+                self.check_pairs(moved, base, caches, other, f"{other}_delta after {hook}")
+
+    def check_partial(self, perms) -> None:
+        dev, k, n = self.dev, len(perms), self.n
+        at = self.rng.integers(0, n, size=k)
+        seqs = np.array([np.append(np.delete(p, a), 0) for p, a in zip(perms, at, strict=True)], dtype=np.int32)
+        elems = perms[np.arange(k), at].astype(np.int32)
+        out = dev.zeros((k, n + 1), np.int64)
+        self._run("perm_partial", k, (dev.asarray(seqs), dev.asarray(np.full(k, n - 1, np.int32)), dev.asarray(elems),
+                                      k, n, dev.zeros((k, self.ws), np.int64), self.ws, out))
+        got = to_host(out)
+        for b in range(k):
+            full = np.array([np.insert(seqs[b][:n - 1], q, elems[b]) for q in range(n)])
+            ref = self.pb.values(full)
+            for q in np.flatnonzero(ref != got[b, :n])[:1]:
+                self.fail("partial_insert_row", full[q], f"element {elems[b]} inserted at position {q} of the other "
+                          f"{n - 1}: out[{q}] = {got[b, q]}, evaluate says {ref[q]}")
+        self.lines.append(f"{self.dev.name}: partial_insert_row ({k} sequences)")
+
+    def run(self) -> list[str]:
+        perms = self.perms()
+        base = self.check_cost(perms)
+        caches = self.prepare(perms)
+        for move in MOVES:
+            if self.code.has(f"{move}_delta"):
+                self.check_pairs(perms, base, caches, move, f"{move}_delta")
+            if move in _ROWS and self.code.has(_ROWS[move]):
+                self.check_rows(perms, base, caches, move)
+            if self.cs and move in self.pb.moves:
+                self.check_update(perms, move)
+        if self.code.has("partial_insert_row"):
+            self.check_partial(perms)
+        return self.lines
+
+
+def check_problem(problem: PermutationProblem, devices=None, trials: int = 16, seed: int = 0) -> CheckReport:
+    """Compare ``problem``'s device functions with its ``evaluate`` on ``trials`` random
+    permutations (and moves) on each of ``devices`` (default: the CPU build and every GPU,
+    simulated ones included); raises a one-line MetaheurError at the first mismatch, returns what
+    was checked otherwise."""
+    if problem.user_code() is None:
+        raise MetaheurError(f"check_problem({problem.kind}): the problem has no device_code (numpy only)")
+    if trials < 1:
+        raise MetaheurError(f"check_problem: trials must be >= 1, got {trials}")
+    devs = available_devices() if devices is None else [parse_device(d) for d in devices]
+    report = CheckReport(problem.name)
+    for dev in devs:
+        report.checks += _Checker(problem, dev, trials, np.random.default_rng(seed)).run()
+    return report

@@ -1,0 +1,116 @@
+"""The flow shop's device code (the device contract of docs/problems.md), one source for both builds.
+
+Data: ``p`` the job-major n x m times (``p[j * m + h]``), ``m`` the number of machines.
+
+* ``cost``: the makespan, by the recurrence over jobs with one completion time per machine
+  (a local array of at most :data:`MAX_MACHINES`).
+* ``insert_row`` and ``partial_insert_row``: Taillard's acceleration (Taillard 1990, "Some efficient
+  heuristic methods for the flow shop sequencing problem"): the heads ``e`` (earliest completion of
+  the first k jobs on each machine) and tails ``q`` (the time from each job's start on each machine
+  to the end) of the sequence without the inserted job, then every insertion position in O(m):
+  ``f_h = max(f_{h-1}, e[pos-1][h]) + p[job][h]`` and the makespan ``max_h f_h + q[pos][h]``; all
+  positions in O(nm). One thread computes the heads, another the tails, then the positions are
+  shared block-stride; one thread alone does the same work in the same order.
+* ``swap_delta`` and ``insert_delta``: the makespan of the moved sequence (read through the move,
+  without a copy) minus the makespan, O(nm).
+
+``work`` holds the heads and tails: ``2 n m`` int64 per search.
+"""
+
+from __future__ import annotations
+
+MAX_MACHINES = 256
+
+DEVICE_CODE = r"""
+#define PFSP_MAX_MACHINES @MAX_MACHINES@
+
+/* The job at position k of perm after move (kind, i, j): 0 none, 1 swap i < j, 2 insert i -> j. */
+__device__ __forceinline__ int pfsp_moved_job(const int *perm, int kind, int i, int j, int k) {
+  if (kind == 1) return perm[k == i ? j : (k == j ? i : k)];
+  if (kind == 2) {
+    if (k == j) return perm[i];
+    if (i < j && k >= i && k < j) return perm[k + 1];
+    if (i > j && k > j && k <= i) return perm[k - 1];
+  }
+  return perm[k];
+}
+
+__device__ ll pfsp_makespan(const Data &d, const int *perm, int kind, int i, int j) {
+  const int m = (int)d.m;
+  ll c[PFSP_MAX_MACHINES];
+  for (int h = 0; h < m; ++h) c[h] = 0;
+  for (int k = 0; k < d.n; ++k) {
+    const int *pj = d.p + (ll)pfsp_moved_job(perm, kind, i, j, k) * m;
+    ll left = 0;
+    for (int h = 0; h < m; ++h) {
+      left = (left > c[h] ? left : c[h]) + pj[h];
+      c[h] = left;
+    }
+  }
+  return c[m - 1];
+}
+
+__device__ ll cost(const Data &d, const int *perm) { return pfsp_makespan(d, perm, 0, 0, 0); }
+
+__device__ ll swap_delta(const Data &d, const int *perm, const ll *cache, int i, int j) {
+  return pfsp_makespan(d, perm, 1, i, j) - pfsp_makespan(d, perm, 0, 0, 0);
+}
+
+__device__ ll insert_delta(const Data &d, const int *perm, const ll *cache, int i, int j) {
+  return pfsp_makespan(d, perm, 2, i, j) - pfsp_makespan(d, perm, 0, 0, 0);
+}
+
+/* out[pos], pos = 0..len: the makespan of seq[0..len+1) without position `skip` (none when skip < 0),
+ * len jobs, with `elem` inserted at pos. Every thread of the block calls it. */
+__device__ void pfsp_insertions(const Data &d, const int *seq, int skip, int len, int elem, ll *out, ll *work) {
+  const int m = (int)d.m, t = mh_tid(), nt = mh_nthreads();
+  ll *e = work, *q = work + (ll)len * m;
+  for (int part = t; part < 2; part += nt) {
+    if (part == 0) {
+      for (int k = 0; k < len; ++k) {
+        const int *pj = d.p + (ll)seq[skip >= 0 && k >= skip ? k + 1 : k] * m;
+        ll left = 0;
+        for (int h = 0; h < m; ++h) {
+          const ll up = k ? e[(ll)(k - 1) * m + h] : 0;
+          left = (left > up ? left : up) + pj[h];
+          e[(ll)k * m + h] = left;
+        }
+      }
+    } else {
+      for (int k = len - 1; k >= 0; --k) {
+        const int *pj = d.p + (ll)seq[skip >= 0 && k >= skip ? k + 1 : k] * m;
+        ll right = 0;
+        for (int h = m - 1; h >= 0; --h) {
+          const ll down = k + 1 < len ? q[(ll)(k + 1) * m + h] : 0;
+          right = (right > down ? right : down) + pj[h];
+          q[(ll)k * m + h] = right;
+        }
+      }
+    }
+  }
+  __syncthreads();
+  const int *pe = d.p + (ll)elem * m;
+  for (int pos = t; pos <= len; pos += nt) {
+    ll f = 0, best = 0;
+    for (int h = 0; h < m; ++h) {
+      const ll up = pos ? e[(ll)(pos - 1) * m + h] : 0;
+      f = (f > up ? f : up) + pe[h];
+      const ll through = f + (pos < len ? q[(ll)pos * m + h] : 0);
+      best = best > through ? best : through;
+    }
+    out[pos] = best;
+  }
+  __syncthreads();
+}
+
+__device__ void insert_row(const Data &d, const int *perm, const ll *cache, int i, ll *out, ll *work) {
+  pfsp_insertions(d, perm, i, d.n - 1, perm[i], out, work);
+  const ll base = out[i];
+  __syncthreads();
+  for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] -= base;
+}
+
+__device__ void partial_insert_row(const Data &d, const int *seq, int len, int elem, ll *out, ll *work) {
+  pfsp_insertions(d, seq, -1, len, elem, out, work);
+}
+""".replace("@MAX_MACHINES@", str(MAX_MACHINES))

@@ -1,0 +1,143 @@
+"""The registered problems: the built-in ones by kind, and those installed packages register
+through the entry-point group ``metaheur.problems`` (name -> ``"module:Class"``, as pytest and
+flake8 find plugins). :func:`problem_class` also takes a ``module:Class`` of a user's own.
+
+A problem's :class:`~metaheur.problems.interface.ProblemFormats` make it found: its file
+extensions and library folder (:func:`metaheur.problems.load_instance`), its content sniffer, its
+``gen:`` prefixes. A new built-in problem needs one line in :data:`BUILT_IN`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import sys
+from pathlib import Path
+
+from metaheur.errors import MetaheurError
+from metaheur.problems.interface import Problem
+from metaheur.suggest import did_you_mean
+
+ENTRY_POINT_GROUP = "metaheur.problems"
+
+#: kind -> "module:Class"; the order is the order in which content sniffers are asked.
+BUILT_IN = {
+    "lop": "metaheur.problems.lop:LOP",  # first: its sniffer is exact (1 + n^2 integers), QAP's takes any number file
+    "pfsp": "metaheur.problems.pfsp:PFSP",  # before the QAP: its sniffer needs a flow shop's layout
+    "qap": "metaheur.problems.qap:QAP",
+    "atsp": "metaheur.problems.atsp:ATSP",
+    "tsp": "metaheur.problems.tsp:TSP",
+}
+
+
+def import_class(spec: str, what: str = "problem") -> type[Problem]:
+    """The :class:`Problem` subclass named by ``"module:Class"`` (one-line errors)."""
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise MetaheurError(f"{what} {spec!r}: give a registered name or module:Class")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MetaheurError(f"{what} {spec!r}: cannot import {module_name}: {exc}") from None
+    except Exception as exc:  # a user's module that fails while importing
+        raise MetaheurError(f"{what} {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+    cls = module
+    for part in class_name.split("."):
+        cls = getattr(cls, part, None)
+        if cls is None:
+            raise MetaheurError(f"{what} {spec!r}: {module_name} has no {class_name}")
+    if not (isinstance(cls, type) and issubclass(cls, Problem)):
+        raise MetaheurError(f"{what} {spec!r}: {class_name} is not a metaheur.Problem subclass")
+    return cls
+
+
+_SCANNED: dict[tuple, list] = {}
+
+
+def _entry_points() -> list:
+    """The group's entry points, scanned once for a given ``sys.path`` (a scan reads every
+    installed distribution's metadata)."""
+    key = (importlib.metadata.entry_points, tuple(sys.path))
+    if key not in _SCANNED:
+        _SCANNED.clear()
+        _SCANNED[key] = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    return _SCANNED[key]
+
+
+def registered() -> dict[str, type[Problem]]:
+    """Every registered problem class by kind: the built-in ones, then the entry points' (a
+    name registered twice keeps the first)."""
+    out = {kind: import_class(spec) for kind, spec in BUILT_IN.items()}
+    for ep in _entry_points():
+        if ep.name not in out:
+            out[ep.name] = import_class(ep.value, f"problem {ep.name} (entry point of {ENTRY_POINT_GROUP})")
+    return out
+
+
+def problem_class(name_or_spec: str | type[Problem]) -> type[Problem]:
+    """The problem class of a registered name (``"qap"``) or a ``"module:Class"``."""
+    if isinstance(name_or_spec, type):
+        if not issubclass(name_or_spec, Problem):
+            raise MetaheurError(f"{name_or_spec.__name__} is not a metaheur.Problem subclass")
+        return name_or_spec
+    text = str(name_or_spec)
+    if ":" in text:
+        return import_class(text)
+    classes = registered()
+    if text.lower() in classes:
+        return classes[text.lower()]
+    raise MetaheurError(f"unknown problem {text!r}{did_you_mean(text, classes)}: the registered problems are "
+                        f"{', '.join(classes)}, or give module:Class")
+
+
+def folders() -> list[str]:
+    """The library subfolders of every registered problem, in registry order."""
+    return list(dict.fromkeys(c.formats.folder for c in registered().values() if c.formats and c.formats.folder))
+
+
+def extensions() -> list[str]:
+    """The file extensions of every registered problem, in registry order."""
+    return list(dict.fromkeys(e for c in registered().values() if c.formats for e in c.formats.extensions))
+
+
+def class_for_file(path: Path) -> type[Problem]:
+    """The problem of a file: the one registering its extension, else the first whose sniffer
+    accepts its content."""
+    classes = [c for c in registered().values() if c.formats and c.formats.read]
+    suffix = path.suffix.lower()
+    for cls in classes:
+        if suffix in cls.formats.extensions:
+            return cls
+    for cls in classes:
+        if cls.formats.sniff is not None and cls.formats.sniff(path):
+            return cls
+    known = ", ".join(f"{e} ({c.kind})" for c in classes for e in c.formats.extensions)
+    raise MetaheurError(f"{path}: cannot tell which problem this file is (known extensions: {known}); "
+                        "give --problem NAME or module:Class")
+
+
+def generated(spec: str, cls: type[Problem] | None = None) -> Problem | None:
+    """The instance named by ``gen:PREFIX:...`` through the generator that registers ``PREFIX``
+    (of ``cls`` only, when given), or None when ``spec`` is not such a name."""
+    if not spec.startswith("gen:"):
+        return None
+    prefix = spec.split(":")[1]
+    classes = [cls] if cls is not None else list(registered().values())
+    makers = {p: g for c in classes if c.formats for p, g in c.formats.generators.items()}
+    if prefix not in makers:
+        usage = ", ".join(f"gen:{p}:N" for p in makers) or "none"
+        raise MetaheurError(f"unknown built-in instance {spec!r}: built-in instances are {usage}, with an optional "
+                            ":SEED")
+    return makers[prefix](spec)
+
+
+def describe_problems() -> list[dict]:
+    """Every registered problem as a JSON-ready dict (``metaheur info``)."""
+    out = []
+    for kind, cls in registered().items():
+        fmt = cls.formats
+        out.append({"kind": kind, "title": cls.title, "sense": cls.sense,
+                    "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
+                    "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else [],
+                    "class": f"{cls.__module__}:{cls.__qualname__}"})
+    return out

@@ -1,0 +1,271 @@
+"""User problems of the generic engine's tests, written as a user would (metaheur.PermutationProblem):
+the QAP with an O(n) swap pair delta, the QAP through the cache hooks (Taillard's delta matrix),
+and the single-machine total weighted tardiness with insertion rows and partial insertions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metaheur.problems.permutation import PermutationProblem
+
+QAP_COST = r"""
+__device__ ll cost(const Data &d, const int *p) {
+  ll c = 0;
+  for (int i = 0; i < d.n; ++i)
+    for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
+  return c;
+}
+__device__ ll qap_pair(const Data &d, const int *p, int r, int s) {
+  const int n = d.n; const int *a = d.a, *b = d.b;
+  const int pr = p[r], ps = p[s];
+  ll dl = (ll)(a[r * n + r] - a[s * n + s]) * (b[ps * n + ps] - b[pr * n + pr]) +
+          (ll)(a[r * n + s] - a[s * n + r]) * (b[ps * n + pr] - b[pr * n + ps]);
+  for (int k = 0; k < n; ++k) {
+    if (k == r || k == s) continue;
+    const int pk = p[k];
+    dl += (ll)(a[k * n + r] - a[k * n + s]) * (b[pk * n + ps] - b[pk * n + pr]) +
+          (ll)(a[r * n + k] - a[s * n + k]) * (b[ps * n + pk] - b[pr * n + pk]);
+  }
+  return dl;
+}
+"""
+
+QAP_PAIR = QAP_COST + r"""
+__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return qap_pair(d, p, i, j); }
+"""
+
+#: Taillard (1991): the delta matrix kept per solution, O(1) per pair not touching the moved units.
+QAP_CACHED = QAP_COST + r"""
+__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
+__device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
+  for (int i = 0; i < d.n; ++i)
+    for (int j = i + 1 + mh_tid(); j < d.n; j += mh_nthreads()) cache[i * d.n + j] = qap_pair(d, p, i, j);
+}
+__device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
+  const int n = d.n; const int *a = d.a, *b = d.b;
+  const int pr = p[r], ps = p[s];
+  for (int i = 0; i < n; ++i) {
+    const int pi = p[i];
+    const int ari = a[r * n + i], asi = a[s * n + i], air = a[i * n + r], ais = a[i * n + s];
+    const int bsi = b[ps * n + pi], bri = b[pr * n + pi], bis = b[pi * n + ps], bir = b[pi * n + pr];
+    for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) {
+      if (i == r || i == s || j == r || j == s) { cache[i * n + j] = qap_pair(d, p, i, j); continue; }
+      const int pj = p[j];
+      cache[i * n + j] += (ll)(ari - a[r * n + j] + a[s * n + j] - asi) *
+                              (bsi - b[ps * n + pj] + b[pr * n + pj] - bri) +
+                          (ll)(air - a[j * n + r] + a[j * n + s] - ais) *
+                              (bis - b[pj * n + ps] + b[pj * n + pr] - bir);
+    }
+  }
+}
+"""
+
+
+class UserQAP(PermutationProblem):
+    """The QAP as a user writes it: cost and the O(n) swap delta."""
+
+    kind = "uqap"
+    title = "quadratic assignment (user)"
+    moves = ("swap",)
+    device_code = QAP_PAIR
+
+    def __init__(self, a, b, name="uqap"):
+        self.a, self.b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        super().__init__(name=name, n=len(self.a))
+
+    def data(self) -> dict:
+        return {"a": self.a.astype(np.int32), "b": self.b.astype(np.int32)}
+
+    def evaluate(self, perms):
+        perms = np.asarray(perms)
+        return np.array([(self.a * self.b[np.ix_(p, p)]).sum() for p in perms], dtype=np.int64)
+
+    def value_bound(self) -> int:
+        return int(np.abs(self.a).sum() * np.abs(self.b).max())
+
+
+class CachedQAP(UserQAP):
+    """The QAP through the cache hooks: Taillard's delta matrix, updated in O(1) per pair."""
+
+    kind = "cqap"
+    device_code = QAP_CACHED
+
+    def cache_size(self) -> int:
+        return self.n * self.n
+
+
+class MaxQAP(UserQAP):
+    """The QAP maximised (a problem of sense max)."""
+
+    kind = "maxqap"
+    sense = "max"
+
+
+def random_qap_arrays(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 10, size=(n, n)), rng.integers(0, 10, size=(n, n))
+
+
+WT_CODE = r"""
+__device__ ll wt_from(const Data &d, const int *seq, int len, int elem, int at) {
+  ll t = 0, c = 0;
+  for (int q = 0; q <= len; ++q) {
+    const int e = q == at ? elem : seq[q < at ? q : q - 1];
+    if (elem < 0 && q == len) break;
+    t += d.p[e];
+    if (t > d.due[e]) c += (ll)d.w[e] * (t - d.due[e]);
+  }
+  return c;
+}
+__device__ ll cost(const Data &d, const int *perm) { return wt_from(d, perm, d.n, -1, d.n); }
+__device__ void partial_insert_row(const Data &d, const int *seq, int len, int elem, ll *out, ll *work) {
+  for (int k = mh_tid(); k <= len; k += mh_nthreads()) out[k] = wt_from(d, seq, len, elem, k);
+}
+__device__ void insert_row(const Data &d, const int *perm, const ll *cache, int i, ll *out, ll *work) {
+  const int n = d.n;
+  for (int j = mh_tid(); j < n; j += mh_nthreads()) {
+    ll t = 0, c = 0, base = 0;
+    for (int q = 0; q < n; ++q) {
+      const int e = perm[q];
+      t += d.p[e];
+      if (t > d.due[e]) base += (ll)d.w[e] * (t - d.due[e]);
+    }
+    t = 0;
+    for (int q = 0; q < n; ++q) {
+      const int src = q == j ? i : (i < j ? (q >= i && q < j ? q + 1 : q) : (q > j && q <= i ? q - 1 : q));
+      const int e = perm[src];
+      t += d.p[e];
+      if (t > d.due[e]) c += (ll)d.w[e] * (t - d.due[e]);
+    }
+    out[j] = j == i ? 0 : c - base;
+  }
+}
+"""
+
+
+class Tardiness(PermutationProblem):
+    """Single-machine total weighted tardiness: insertion rows, partial insertions, swaps by cost."""
+
+    kind = "wtt"
+    title = "single-machine total weighted tardiness (test)"
+    moves = ("insert", "swap")
+    device_code = WT_CODE
+
+    def __init__(self, p, w, due, name="wtt"):
+        self.p, self.w, self.due = (np.asarray(x, dtype=np.int64) for x in (p, w, due))
+        super().__init__(name=name, n=len(self.p))
+
+    def data(self) -> dict:
+        return {"p": self.p.astype(np.int32), "w": self.w.astype(np.int32), "due": self.due.astype(np.int32)}
+
+    def evaluate(self, perms):
+        perms = np.asarray(perms)
+        done = np.cumsum(self.p[perms], axis=1)
+        return (self.w[perms] * np.maximum(0, done - self.due[perms])).sum(axis=1).astype(np.int64)
+
+    def partial_value(self, seq) -> int:
+        """The tardiness of a partial sequence (the reference of partial_insert_row)."""
+        seq = np.asarray(seq)
+        done = np.cumsum(self.p[seq])
+        return int((self.w[seq] * np.maximum(0, done - self.due[seq])).sum())
+
+    def construction_key(self):
+        return self.w / self.p
+
+    def temperature_scale(self) -> float:
+        return float(self.p.mean() * self.w.mean()) / 10
+
+
+def random_tardiness(n: int, seed: int) -> Tardiness:
+    rng = np.random.default_rng(seed)
+    p = rng.integers(1, 20, size=n)
+    return Tardiness(p, rng.integers(1, 10, size=n), rng.integers(0, int(p.sum() * 0.6), size=n))
+
+
+#: The QAP through the cache hooks as Taillard's robust tabu search keeps it: the delta matrix
+#: plus the permuted distance matrix P[x][y] = b[p[x]][p[y]] and its transpose, so that a move
+#: swaps two rows and columns of P and every pair's O(1) update reads contiguous rows.
+QAP_TAILLARD = r"""
+__device__ ll tq_pair(const Data &d, const ll *P, const ll *PT, int r, int s) {
+  const int n = d.n;
+  const int *ar = d.a + r * n, *as = d.a + s * n, *atr = d.at + r * n, *ats = d.at + s * n;
+  const ll *Pr = P + r * n, *Ps = P + s * n, *PTr = PT + r * n, *PTs = PT + s * n;
+  ll dl = 0;
+  for (int k = 0; k < n; ++k) dl += (ll)(atr[k] - ats[k]) * (PTs[k] - PTr[k]) + (ll)(ar[k] - as[k]) * (Ps[k] - Pr[k]);
+  for (int t = 0; t < 2; ++t) {  // the sum ran over k = r and k = s too
+    const int k = t ? s : r;
+    dl -= (ll)(atr[k] - ats[k]) * (PTs[k] - PTr[k]) + (ll)(ar[k] - as[k]) * (Ps[k] - Pr[k]);
+  }
+  return dl + (ll)(ar[r] - as[s]) * (Ps[s] - Pr[r]) + (ll)(ar[s] - as[r]) * (Ps[r] - Pr[s]);
+}
+__device__ ll cost(const Data &d, const int *p) {
+  ll c = 0;
+  for (int i = 0; i < d.n; ++i)
+    for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
+  return c;
+}
+__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
+__device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
+  const int n = d.n;
+  ll *P = cache + n * n, *PT = P + n * n;
+  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
+    const int x = k / n, y = k % n;
+    P[k] = d.b[p[x] * n + p[y]];
+    PT[y * n + x] = P[k];
+  }
+  __syncthreads();
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) cache[i * n + j] = tq_pair(d, P, PT, i, j);
+}
+__device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
+  const int n = d.n, t0 = mh_tid(), nt = mh_nthreads();
+  ll *P = cache + n * n, *PT = P + n * n;
+  for (int k = t0; k < n; k += nt) {  // rows r and s of P and PT trade places
+    ll x = P[r * n + k]; P[r * n + k] = P[s * n + k]; P[s * n + k] = x;
+    x = PT[r * n + k]; PT[r * n + k] = PT[s * n + k]; PT[s * n + k] = x;
+  }
+  __syncthreads();
+  for (int k = t0; k < n; k += nt) {  // then columns r and s
+    ll x = P[k * n + r]; P[k * n + r] = P[k * n + s]; P[k * n + s] = x;
+    x = PT[k * n + r]; PT[k * n + r] = PT[k * n + s]; PT[k * n + s] = x;
+  }
+  __syncthreads();
+  ll *U = work, *V = work + n, *W = work + 2 * n, *X = work + 3 * n;
+  for (int k = t0; k < n; k += nt) {
+    U[k] = d.a[r * n + k] - d.a[s * n + k];
+    V[k] = P[s * n + k] - P[r * n + k];
+    W[k] = d.at[r * n + k] - d.at[s * n + k];
+    X[k] = PT[s * n + k] - PT[r * n + k];
+  }
+  __syncthreads();
+  for (int i = 0; i < n; ++i) {  // Taillard's O(1) update of every pair (the touching ones redone below)
+    const ll ui = U[i], vi = V[i], wi = W[i], xi = X[i];
+    ll *row = cache + i * n;
+    for (int j = i + 1 + t0; j < n; j += nt) row[j] += (ui - U[j]) * (vi - V[j]) + (wi - W[j]) * (xi - X[j]);
+  }
+  __syncthreads();
+  for (int k = t0; k < n; k += nt) {
+    for (int t = 0; t < 2; ++t) {  // the pairs (k, r) and (k, s); (r, s) once
+      const int u = t ? s : r, lo = k < u ? k : u, hi = k < u ? u : k;
+      if (k != u && !(t == 1 && k == r)) cache[lo * n + hi] = tq_pair(d, P, PT, lo, hi);
+    }
+  }
+}
+"""
+
+
+class TaillardQAP(UserQAP):
+    """The QAP through the cache hooks with Taillard's layout (QAP_TAILLARD)."""
+
+    kind = "tqap"
+    device_code = QAP_TAILLARD
+
+    def data(self) -> dict:
+        a = self.a.astype(np.int32)
+        return {"a": a, "at": np.ascontiguousarray(a.T), "b": self.b.astype(np.int32)}
+
+    def cache_size(self) -> int:
+        return 3 * self.n * self.n
+
+    def work_size(self) -> int:
+        return 4 * self.n

@@ -1,0 +1,124 @@
+"""check_problem: a user problem's device functions against its numpy reference, on the CPU build
+and on simulated GPUs (also in the thread simulation, whose thread orders reveal races in the
+block functions); planted mistakes are caught and reported with their move in words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from perm_problems import (
+    QAP_CACHED,
+    QAP_PAIR,
+    WT_CODE,
+    CachedQAP,
+    MaxQAP,
+    TaillardQAP,
+    UserQAP,
+    random_qap_arrays,
+    random_tardiness,
+)
+
+from metaheur.devices import gpu_devices
+from metaheur.errors import MetaheurError
+from metaheur.problems.permutation_check import apply_move, check_problem
+
+GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
+        lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),
+        lambda: TaillardQAP(*random_qap_arrays(11, 5))]
+
+
+@pytest.mark.parametrize("make", GOOD)
+def test_the_test_problems_agree_with_their_references(make):
+    pb = make()
+    report = check_problem(pb, devices=["cpu"], trials=8)
+    done = {line.split(": ", 1)[1].split(" (")[0] for line in report.checks}
+    assert "cost" in done
+    assert done >= {f for f in ("swap_delta", "insert_row", "update_swap", "partial_insert_row")
+                    if pb.user_code().has(f)}
+
+
+def test_apply_move_is_the_kernels_rule():
+    p = np.arange(6)
+    assert apply_move(p, "insert", 1, 4).tolist() == [0, 2, 3, 4, 1, 5]
+    assert apply_move(p, "insert", 4, 1).tolist() == [0, 4, 1, 2, 3, 5]
+    assert apply_move(p, "swap", 4, 1).tolist() == [0, 4, 2, 3, 1, 5]
+    assert apply_move(p, "reverse", 1, 4).tolist() == [0, 4, 3, 2, 1, 5]
+
+
+class WrongDelta(UserQAP):
+    """A planted mistake: the swap delta forgets the pair's own term."""
+
+    kind = "wrongdelta"
+    device_code = QAP_PAIR.replace("return qap_pair(d, p, i, j);",
+                                   "return qap_pair(d, p, i, j) - (ll)(d.a[i * d.n + j] - d.a[j * d.n + i]) "
+                                   "* (d.b[p[j] * d.n + p[i]] - d.b[p[i] * d.n + p[j]]);")
+
+
+class WrongUpdate(CachedQAP):
+    """A planted mistake: the cache update skips the pairs that touch the moved units."""
+
+    kind = "wrongupdate"
+    device_code = QAP_CACHED.replace("{ cache[i * n + j] = qap_pair(d, p, i, j); continue; }", "continue;")
+
+
+class WrongRow(type(random_tardiness(3, 0))):
+    """A planted mistake: the insertion row is off by one for moves to the last position."""
+
+    kind = "wrongrow"
+    device_code = WT_CODE.replace("out[j] = j == i ? 0 : c - base;", "out[j] = j == i ? 0 : c - base + (j == n - 1);")
+
+
+def test_a_planted_wrong_delta_is_caught_with_its_move():
+    with pytest.raises(MetaheurError, match=r"on cpu: swap_delta disagrees with evaluate on permutation .*swap of "
+                                            r"positions \d+ and \d+: delta -?\d+, evaluate says -?\d+"):
+        check_problem(WrongDelta(*random_qap_arrays(8, 5)), devices=["cpu"])
+
+
+def test_a_planted_wrong_cache_update_is_caught():
+    with pytest.raises(MetaheurError, match=r"update_swap disagrees .*after the swap of positions \d+ and \d+, "
+                                            r"cache\[\d+\] = -?\d+, prepare of the new permutation gives -?\d+"):
+        check_problem(WrongUpdate(*random_qap_arrays(8, 6)), devices=["cpu"])
+
+
+def test_a_planted_wrong_row_is_caught():
+    pb = random_tardiness(9, 7)
+    with pytest.raises(MetaheurError, match=r"insert_row disagrees .*insertion of the element at position \d+ at "
+                                            r"position 8: out\[8\]"):
+        check_problem(WrongRow(pb.p, pb.w, pb.due), devices=["cpu"])
+
+
+def test_check_problem_needs_device_code():
+    class NoCode(UserQAP):
+        kind = "nocode"
+        device_code = None
+
+    with pytest.raises(MetaheurError, match="has no device_code"):
+        check_problem(NoCode(*random_qap_arrays(4, 1)))
+
+
+@pytest.fixture
+def simulated_gpus(monkeypatch):
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "2")
+    gpu_devices.cache_clear()
+    yield
+    monkeypatch.undo()
+    gpu_devices.cache_clear()
+
+
+@pytest.mark.gpusim
+@pytest.mark.parametrize("order", ["reverse", "random:3"])
+def test_every_device_and_thread_order_agrees(simulated_gpus, monkeypatch, order):
+    """check_problem's default devices: the CPU build and each simulated GPU; with the thread
+    simulation (64 threads a block) the block functions meet at their barriers in any order."""
+    monkeypatch.setenv("METAHEUR_SIMULATED_THREADS", "1")
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+    pb = TaillardQAP(*random_qap_arrays(33, 8))
+    report = check_problem(pb, trials=3)
+    assert {line.split(": ")[0] for line in report.checks} == {"cpu", "cuda:0", "cuda:1"}
+    check_problem(random_tardiness(33, 9), devices=["cuda:1"], trials=3)
+
+
+@pytest.mark.gpusim
+def test_a_wrong_delta_is_caught_on_a_simulated_gpu(simulated_gpus):
+    with pytest.raises(MetaheurError, match="on cuda:1: swap_delta disagrees"):
+        check_problem(WrongDelta(*random_qap_arrays(8, 5)), devices=["cuda:1"])

@@ -1,0 +1,124 @@
+"""A user problem on the islands: every crossover's memetic GA and the local-search island give
+valid solutions with exact values; solve() in the problem's own sense (a maximisation too),
+seeded runs repeat, checkpoints resume, the numpy-only route warns once, Dask runs it."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from perm_problems import CachedQAP, MaxQAP, Tardiness, random_qap_arrays, random_tardiness
+from testutil import solve_with
+
+from metaheur import GAParams, PermSearchParams, resume
+from metaheur import solver as solver_module
+from metaheur.devices import cpu_device
+from metaheur.islands.island import IslandSpec, IslandState, run_epoch
+from metaheur.islands.numpy_operators import NumpyOperators
+from metaheur.islands.params import with_crossover
+from metaheur.islands.perm_operators import neh
+
+HAS_DASK = importlib.util.find_spec("distributed") is not None
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch):
+    monkeypatch.setattr(solver_module, "available_devices", lambda: [cpu_device()])
+
+
+class NumpyTardiness(Tardiness):
+    """The tardiness problem without device code (the numpy-only route)."""
+
+    kind = "npwt"
+    device_code = None
+
+
+def _epoch(pb, crossover=None, generations=2, perm=None):
+    params = pb.default_params()
+    if crossover:
+        params = replace(params, ga=with_crossover(params.ga, crossover))
+    if perm:
+        params = replace(params, perm=perm)
+    params = replace(params, ga=replace(params.ga, population=6, offspring=3, ls_budget=5))
+    spec = IslandSpec(0, pb, pb.fingerprint(), "cpu", params, 123)
+    state, _ = run_epoch(spec, IslandState(0), generations=generations)
+    assert state.generation == generations
+    assert all(sorted(p) == list(range(pb.n)) for p in state.population)
+    assert np.array_equal(state.costs, pb.engine_sign * pb.evaluate(state.population))
+    assert state.best_cost == pb.engine_sign * pb.value(state.best)
+    return spec, state
+
+
+@pytest.mark.parametrize("crossover", ["ox", "pmx", "cx", "ux"])
+def test_every_crossover_runs_the_memetic_island(crossover):
+    spec, _ = _epoch(random_tardiness(17, 1), crossover)
+    assert spec.algorithm.__name__ == "MemeticIsland"
+
+
+@pytest.mark.parametrize("method", ["tabu", "ils", "ig"])
+def test_the_local_search_island_continues_searches(method):
+    spec, _ = _epoch(random_tardiness(15, 2), "none", perm=PermSearchParams(method=method))
+    assert spec.algorithm.__name__ == "ILSIsland"
+
+
+def test_a_maximisation_islands_minimise_the_engine_cost():
+    _epoch(MaxQAP(*random_qap_arrays(9, 3)))
+
+
+def test_neh_inserts_by_decreasing_key_at_the_first_best_position():
+    pb = random_tardiness(9, 4)
+    order = np.argsort(-(pb.w / pb.p), kind="stable")
+    seq = [int(order[0])]
+    for e in order[1:]:
+        vals = [pb.partial_value([*seq[:k], int(e), *seq[k:]]) for k in range(len(seq) + 1)]
+        seq.insert(int(np.argmin(vals)), int(e))
+    assert neh(pb).tolist() == seq
+
+
+def test_solve_reports_the_value_in_the_problems_sense_and_repeats_with_its_seed():
+    pb = MaxQAP(*random_qap_arrays(10, 5))
+    options = {"strategy": "cpu-serial", "generations": 3, "sync": True, "seed": 4,
+               "ga": GAParams(population=6, offspring=3, ls_budget=20)}
+    first, again = solve_with(pb, **options), solve_with(pb, **options)
+    assert first.sense == "max" and first.value == pb.value(first.permutation) > 0
+    assert first.permutation == again.permutation and first.value == again.value
+
+
+def test_a_checkpointed_run_resumes(tmp_path):
+    pb = CachedQAP(*random_qap_arrays(10, 6))
+    path = tmp_path / "run.npz"
+    first = solve_with(pb, strategy="cpu-serial", generations=2, sync=True, seed=1, checkpoint=path,
+                       ga=GAParams(population=6, offspring=3, ls_budget=10))
+    more = resume(path, problem=pb, generations=4)
+    assert more.value <= first.value and more.value == pb.value(more.permutation)
+
+
+def test_the_numpy_route_warns_once_and_solves():
+    base = random_tardiness(12, 7)
+    pb = NumpyTardiness(base.p, base.w, base.due)
+    with pytest.warns(RuntimeWarning, match=r"no device_code: the numpy-only route .* docs/problems.md") as caught:
+        result = solve_with(pb, strategy="cpu-serial", generations=2, sync=True, seed=1,
+                            ga=GAParams(population=6, offspring=3, ls_budget=5))
+    assert len([w for w in caught if "numpy-only" in str(w.message)]) == 1
+    assert result.value == pb.value(result.permutation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ops = pb.operators(cpu_device(), pb.default_params())
+    assert isinstance(ops, NumpyOperators)
+    sols, costs, steps = ops.improve(np.array([np.arange(12)]), np.array([3], np.uint64))
+    assert costs[0] == pb.value(sols[0]) <= pb.value(np.arange(12)) and steps[0] >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_DASK, reason="dask.distributed is not installed")
+def test_dask_runs_a_user_problem_as_loky_does():
+    pb = random_tardiness(14, 8)
+    options = {"strategy": "cpu-islands", "islands": 2, "generations": 2, "epoch_generations": 1, "seed": 5,
+               "ga": GAParams(population=6, offspring=3, ls_budget=5)}
+    loky = solve_with(pb, **options)
+    dask = solve_with(pb, **options, dask_local=2)
+    assert dask.value == pb.value(dask.permutation)
+    assert dask.permutation == loky.permutation

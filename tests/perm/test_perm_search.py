@@ -1,0 +1,109 @@
+"""The generic searches of kernels/perm_search.cu against their numpy references
+(tests/perm/search_reference.py): same trajectories, best values recomputed, on the CPU build, on
+sizes past a block's width, and in the thread simulation for several block shapes and thread
+orders (races), like tests/engine/test_races.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import search_reference as ref
+from perm_problems import CachedQAP, MaxQAP, Tardiness, UserQAP, random_qap_arrays, random_tardiness
+
+from metaheur.engine.rng import stream_key
+from metaheur.errors import MetaheurError
+from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
+
+
+def _starts(pb, count, seed):
+    rng = np.random.default_rng(seed)
+    return np.array([rng.permutation(pb.n) for _ in range(count)]), stream_key(np.uint64(seed),
+                                                                                np.arange(count, dtype=np.uint64))
+
+
+def _run(pb, params, count=3, iters=6, seed=1, **kw):
+    starts, keys = _starts(pb, count, seed)
+    batch = PermSearchBatch(pb, "cpu", count, params, **kw)
+    return starts, keys, batch.run(starts, keys, iters)
+
+
+def _same(result, refs, pb):
+    for k, r in enumerate(refs):
+        assert result.best_costs[k] == r.best, k
+        assert np.array_equal(result.best[k], r.bp), k
+        assert result.iterations[k] == r.iters + r.moves, k
+    assert np.array_equal(pb.engine_sign * pb.values(result.best), result.best_costs)
+
+
+@pytest.mark.parametrize("make", [lambda: UserQAP(*random_qap_arrays(9, 3)),
+                                  lambda: CachedQAP(*random_qap_arrays(10, 4)),
+                                  lambda: MaxQAP(*random_qap_arrays(8, 5)), lambda: random_tardiness(11, 6)])
+def test_tabu_follows_its_reference(make):
+    pb = make()
+    move = pb.moves[0]
+    starts, keys, res = _run(pb, PermSearchParams(method="tabu", move=move, tenure_scale=2.0), iters=12)
+    _same(res, [ref.tabu(pb, s, k, 12, move, 2.0) for s, k in zip(starts, keys, strict=True)], pb)
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(9, 7)), lambda: random_tardiness(10, 8)])
+def test_ils_follows_its_reference(make, first):
+    pb = make()
+    move = pb.moves[0]
+    params = PermSearchParams(method="ils", move=move, first_improvement=first, kick_move="swap", kick_moves=2)
+    starts, keys, res = _run(pb, params, iters=4)
+    _same(res, [ref.ils(pb, s, k, 4, move, first, "swap", 2) for s, k in zip(starts, keys, strict=True)], pb)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.4])
+def test_iterated_greedy_follows_its_reference(temperature):
+    pb = random_tardiness(12, 9)
+    params = PermSearchParams(method="ig", destruct=3, temperature=temperature)
+    starts, keys, res = _run(pb, params, iters=5)
+    temp = temperature * pb.temperature_scale()
+    _same(res, [ref.iterated_greedy(pb, s, k, 5, True, 3, temp) for s, k in zip(starts, keys, strict=True)], pb)
+
+
+def test_a_search_stops_at_its_target_and_auto_picks_the_greedy():
+    pb = random_tardiness(10, 2)
+    starts, keys = _starts(pb, 2, 3)
+    batch = PermSearchBatch(pb, "cpu", 2, PermSearchParams())
+    assert batch.method == "ig"
+    first = batch.run(starts, keys, 30)
+    target = int(first.best_costs.max())
+    again = batch.run(starts, keys, 10**6, target=target)
+    assert again.stop_reason == "target" and (again.best_costs <= target).all()
+
+
+def test_wrong_parameters_are_refused_in_one_line():
+    with pytest.raises(MetaheurError, match="method must be one of"):
+        PermSearchParams(method="sa")
+    with pytest.raises(MetaheurError, match="needs partial_insert_row"):
+        PermSearchParams(method="ig").resolved(UserQAP(*random_qap_arrays(5, 1)))
+    with pytest.raises(MetaheurError, match="offers the moves swap, not 'insert'"):
+        PermSearchParams(move="insert").resolved(UserQAP(*random_qap_arrays(5, 1)))
+
+
+ORDERS = ["forward", "reverse", "random:5"]
+BLOCKS = [(31,), (33,), (7, 3)]
+
+
+@pytest.mark.gpusim
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize(("method", "make"), [("tabu", lambda: CachedQAP(*random_qap_arrays(34, 2))),
+                                              ("ils", lambda: Tardiness(*_wt_arrays(33))),
+                                              ("ig", lambda: Tardiness(*_wt_arrays(33)))])
+def test_every_block_shape_and_thread_order_gives_the_cpu_trajectory(method, make, order, monkeypatch):
+    """Sizes past a warp (33, 34), blocks not multiples of 32, thread orders of the simulation."""
+    pb = make()
+    params = PermSearchParams(method=method, kick_moves=2, destruct=3)
+    base = _run(pb, params, count=2, iters=2)[2]
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+    for block in BLOCKS:
+        got = _run(pb, params, count=2, iters=2, block=block, sim=True)[2]
+        assert np.array_equal(got.best, base.best) and np.array_equal(got.iterations, base.iterations), block
+
+
+def _wt_arrays(n):
+    pb = random_tardiness(n, 11)
+    return pb.p, pb.w, pb.due

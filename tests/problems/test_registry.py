@@ -1,0 +1,196 @@
+"""The problem registry: built-in problems by kind, ``module:Class`` of a user's own, entry points
+of the group ``metaheur.problems``, and what a registered problem's formats make found (extension,
+library folder, ``gen:`` prefix) through ``load_instance`` and the CLI."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from metaheur import Problem
+from metaheur.cli import cli
+from metaheur.errors import MetaheurError
+from metaheur.problems import ATSP, QAP, TSP, load_instance, load_solution, problem_class, registered
+from metaheur.problems.lop import LOP
+from metaheur.problems.pfsp import PFSP
+from metaheur.problems.registry import ENTRY_POINT_GROUP, class_for_file
+
+# A user's problem as it would live in a package of its own: a weighted linear arrangement
+# (value: sum over positions of position * weight of the element there), files "*.lin" holding the
+# weights, library folder "linlib", generated instances gen:lin:N[:SEED].
+MODULE = textwrap.dedent('''
+    import numpy as np
+    from pathlib import Path
+
+    from metaheur import Problem, ProblemFormats
+    from metaheur.problems.interface import LoadedSolution
+    from metaheur.problems.fingerprint import fingerprint
+
+
+    class Lin(Problem):
+        kind = "lin"
+        title = "weighted linear arrangement"
+
+        def __init__(self, weights, name="lin", source=None):
+            self.weights = np.asarray(weights, dtype=np.int64)
+            self.name, self.n, self.source = name, len(self.weights), source
+
+        def evaluate(self, perms):
+            perms = np.asarray(perms)
+            return (self.weights[perms] * np.arange(self.n)).sum(axis=1).astype(np.int64)
+
+        def fingerprint(self):
+            return fingerprint(f"lin:{self.name}:{self.n}", (self.weights,))
+
+        def properties(self):
+            return {"total_weight": int(self.weights.sum())}
+
+
+    def read(path):
+        return Lin([int(x) for x in Path(path).read_text().split()], Path(path).stem, str(path))
+
+
+    def read_solution(problem, path):
+        return LoadedSolution(problem.check_solution([int(x) for x in Path(path).read_text().split()], str(path)),
+                              None, None)
+
+
+    def generate(spec):
+        n = int(spec.split(":")[2])
+        return Lin(np.arange(1, n + 1), f"gen-lin-{n}")
+
+
+    Lin.formats = ProblemFormats(extensions=(".lin",), folder="linlib", read=read, read_solution=read_solution,
+                                 generators={"lin": generate})
+''')
+
+
+def run_cli(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    """The module ``lin_problem`` importable from a temporary folder (not installed)."""
+    (tmp_path / "lin_problem.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "lin_problem"
+    sys.modules.pop("lin_problem", None)
+
+
+@pytest.fixture
+def entry_point(user_module, monkeypatch):
+    """``lin`` registered through a fake entry point of the group ``metaheur.problems``."""
+    ep = importlib.metadata.EntryPoint(name="lin", value="lin_problem:Lin", group=ENTRY_POINT_GROUP)
+    real = importlib.metadata.entry_points
+
+    def entry_points(**kw):
+        return [ep] if kw.get("group") == ENTRY_POINT_GROUP else real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+
+
+def test_built_in_problems_are_registered_by_kind():
+    assert registered() == {"lop": LOP, "pfsp": PFSP, "qap": QAP, "atsp": ATSP, "tsp": TSP}
+    assert problem_class("qap") is QAP and problem_class("TSP") is TSP
+    assert problem_class("metaheur.problems.atsp:ATSP") is ATSP
+    assert all(issubclass(c, Problem) and c.kind == k for k, c in registered().items())
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("qapp", "unknown problem 'qapp' (did you mean qap?): the registered problems are lop, pfsp, qap, atsp, tsp, or "
+             "give module:Class"),
+    ("vrp", "unknown problem 'vrp': the registered problems are lop, pfsp, qap, atsp, tsp, or give module:Class"),
+    ("no_such_module_xyz:Thing", "cannot import no_such_module_xyz"),
+    ("metaheur.problems.qap:Nope", "metaheur.problems.qap has no Nope"),
+    ("metaheur.problems.qap:read_qaplib", "read_qaplib is not a metaheur.Problem subclass"),
+    ("metaheur.problems.qap:", "give a registered name or module:Class"),
+])
+def test_unknown_names_and_bad_module_paths_are_one_line_errors(spec, message):
+    with pytest.raises(MetaheurError) as info:
+        problem_class(spec)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_users_class_by_module_path(user_module, tmp_path):
+    path = tmp_path / "small.lin"
+    path.write_text("5 1 3\n")
+    lin = load_instance(path, f"{user_module}:Lin")
+    assert (lin.kind, lin.name, lin.n) == ("lin", "small", 3)
+    assert lin.value([1, 2, 0]) == 1 * 3 + 2 * 5  # weights 1, 3, 5 at positions 0, 1, 2
+    with pytest.raises(MetaheurError, match="truncated: n = 5 needs 50 matrix entries"):
+        load_instance(path)  # not registered: the extension says nothing, the QAP's sniffer claims numbers
+
+
+def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tmp_path, monkeypatch):
+    lin_class = problem_class("lin")
+    assert list(registered()) == ["lop", "pfsp", "qap", "atsp", "tsp", "lin"]
+    path = tmp_path / "w.lin"
+    path.write_text("2 7 1 4")
+    assert class_for_file(path) is lin_class
+    assert isinstance(load_instance(path), lin_class)  # the extension picks the problem
+    library = tmp_path / "lib"
+    (library / "linlib").mkdir(parents=True)
+    (library / "linlib" / "ring12.lin").write_text(" ".join(map(str, range(12))))
+    monkeypatch.setenv("METAHEUR_INSTANCES", str(library))
+    found = load_instance("ring12")
+    assert isinstance(found, lin_class) and found.n == 12 and found.source.endswith("linlib/ring12.lin")
+    gen = load_instance("gen:lin:6")
+    assert gen.name == "gen-lin-6" and np.array_equal(gen.weights, np.arange(1, 7))
+    assert load_instance("gen:qap:5").kind == "qap"  # the built-in prefixes still work beside it
+    with pytest.raises(MetaheurError, match="gen:lin:N"):
+        load_instance("gen:nope:5")
+
+
+def test_an_installed_distribution_registers_through_its_entry_points(user_module, tmp_path, monkeypatch):
+    """A dist-info folder on sys.path, as pip leaves one, with the problem under the group."""
+    dist = tmp_path / "lin_problem-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lin-problem\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nlin = lin_problem:Lin\n")
+    assert problem_class("lin").__module__ == "lin_problem"
+
+
+def test_the_cli_lists_reads_and_evaluates_a_registered_problem(entry_point, tmp_path):
+    code, out, _ = run_cli(["info", "--json"])
+    assert code == 0
+    problems = {p["kind"]: p for p in json.loads(out)["problems"]}
+    assert problems["lin"]["extensions"] == [".lin"] and problems["lin"]["folder"] == "linlib"
+    assert problems["qap"]["extensions"] == [".dat"] and problems["atsp"]["folder"] == "atsp"
+    code, out, _ = run_cli(["info"])
+    assert code == 0 and "lin      weighted linear arrangement (.lin, library folder linlib/)" in out
+    path = tmp_path / "w.lin"
+    path.write_text("2 7 1 4")
+    code, out, _ = run_cli(["info", str(path)])
+    assert code == 0 and "problem     LIN" in out and "total weight 14" in out
+    sol = tmp_path / "w.sol"
+    sol.write_text("3 2 1 0")
+    code, out, _ = run_cli(["evaluate", str(path), str(sol), "--json"])
+    assert code == 0 and json.loads(out)["cost"] == 1 * 1 + 7 * 2 + 2 * 3
+    assert load_solution(load_instance(path), sol).permutation.tolist() == [3, 2, 1, 0]
+
+
+def test_the_cli_takes_problem_by_module_path(user_module, tmp_path):
+    path = tmp_path / "w.txt"
+    path.write_text("2 7 1 4")
+    code, out, _ = run_cli(["info", "--problem", f"{user_module}:Lin", str(path), "--json"])
+    assert code == 0 and json.loads(out)["problem"] == "LIN"
+    code, _, err = run_cli(["info", "--problem", "lin_problem:Nope", str(path)])
+    assert code == 2 and err.strip() == "metaheur: error: problem 'lin_problem:Nope': lin_problem has no Nope"
+    code, _, err = run_cli(["info", "--problem", "qapp", str(path)])
+    assert code == 2 and "did you mean qap?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_problem_without_operators_is_refused_in_one_line(user_module, tmp_path):
+    path = tmp_path / "w.lin"
+    path.write_text("2 7 1 4")
+    code, _, err = run_cli(["solve", "--problem", f"{user_module}:Lin", str(path), "-g", "1"])
+    assert code == 2 and err.strip() == ("metaheur: error: the LIN problem has no island operators to solve it with: "
+                                         "derive it from metaheur.PermutationProblem or give it operators()")

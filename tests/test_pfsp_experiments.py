@@ -1,0 +1,47 @@
+"""Smoke tests of the flow shop's experiment scripts on one small instance: they exit 0 and write
+their tables. No timing or quality is asserted: those are what the scripts measure."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+YARDSTICKS = Path(__file__).resolve().parents[2] / "shared" / "yardsticks"
+pytestmark = pytest.mark.slow
+
+
+def script(name: str, *args: str, env: dict | None = None) -> None:
+    proc = subprocess.run([sys.executable, str(EXPERIMENTS / name), *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, f"{name}: {proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+
+
+def rows(path: Path) -> list[dict]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_bench_pfsp_on_ta001(tmp_path, instances_dir):
+    folder = Path(os.environ.get("METAHEUR_YARDSTICKS", YARDSTICKS))
+    if not (folder / "ig.c").is_file() or not (instances_dir / "pfsp" / "ta001.fsp").is_file():
+        pytest.skip("ig.c (METAHEUR_YARDSTICKS) or pfsp/ta001.fsp not found")
+    script("bench_pfsp.py", "--instances", "ta001", "--seeds", "1", "--parts", "taillard30", "--yardsticks",
+           str(folder), "--out", str(tmp_path))
+    table = rows(tmp_path / "bench_pfsp_taillard30.csv")
+    assert [r["class"] for r in table] == ["20x5", "overall"]
+    runs = rows(tmp_path / "bench_pfsp_taillard30_runs.csv")
+    assert len(runs) == 1 and int(runs[0]["metaheur"]) >= 1278 and int(runs[0]["ig"]) >= 1278
+    assert "- settings: " in (tmp_path / "bench_pfsp_taillard30.md").read_text()
+
+
+def test_pfsp_method_quick(tmp_path):
+    script("pfsp_method.py", "--quick", "--configs", "ga,ig", "--ms", "5", "--out", str(tmp_path))
+    table = rows(tmp_path / "pfsp_method_quick.csv")
+    assert [r["instance"] for r in table] == ["ta001", "ta031", "ARPD"]
+    assert all(float(r["ga"]) >= 0 and float(r["ig"]) >= 0 for r in table)
