@@ -178,8 +178,6 @@ def wave_blocks_per_sm(tsp: TSP, device: Device) -> int:
     blocks (driver's occupancy query, :data:`GPU_BLOCK` threads) of the kernels of a pass."""
     full = tsp.n <= FULL_NEIGHBOURHOOD_N
     module = load_module("tsp_moves.cu", device, tsp_data(tsp, device).defines)
-    if full:
-        names = ("tsp_2opt_full", "tsp_oropt_full", "tsp_apply_best")
-    else:  # the several-move pass of a descent with candidate lists (TSPDescentBatch's default)
-        names = ("tsp_best_at", "tsp_apply_disjoint")
+    # with candidate lists a pass is the several-move one (TSPDescentBatch's default)
+    names = ("tsp_2opt_full", "tsp_oropt_full", "tsp_apply_best") if full else ("tsp_best_at", "tsp_apply_disjoint")
     return min(module.kernel(name).resident_blocks(shapes.DESCENT) for name in names)
