@@ -22,7 +22,8 @@ Kernels and sizes (moves counted):
   one swap: O(1) each, 2n-3 of them O(n)), ``qap_best_move`` (n(n-1)/2 entries scanned under the
   robust-tabu rules).
 * TSP (generated uniform EUC_2D instances; pla85900 (CEIL_2D) from $METAHEUR_INSTANCES when
-  present) n = 1000, 10000, 85900, k = 10 nearest neighbours, batches 1 and 8 (GPU also 128):
+  present) n = 1000, 10000, 85900, k = 10 nearest neighbours, batches 1 and 8 (GPU also 128, or
+  two tours per multiprocessor when that is more: 264 on an H200's 132, so that every SM has work):
   ``tsp_2opt_cand`` (2 n k moves), ``tsp_oropt_cand`` (12 n k moves); ``tsp_2opt_full`` for
   n = 1000 and 10000 (n(n-3)/2 moves); and ``neighbours()`` (the KNN grid kernel plus the host's
   re-ranking; "moves" = cities).
@@ -472,7 +473,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["qap", "tsp", "knn"], nargs="*", default=None, help="parts to run")
     parser.add_argument("--gpu-check", nargs=3, type=int, metavar=("QAP_N", "TSP_N", "BATCH"), default=None,
                         help="only the rows of experiments/gpu_check.sh: QAP n = QAP_N with BATCH solutions on a "
-                             "GPU, TSP n = TSP_N (2-opt over all pairs too) with BATCH / 8 tours on a GPU")
+                             "GPU, TSP n = TSP_N (2-opt over all pairs too) with BATCH / 8 tours on a GPU (at least "
+                             "two per multiprocessor)")
     args = parser.parse_args(argv)
     args.out = out_folder(args.out, args.quick)
     quick = args.quick
@@ -497,6 +499,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg.qap_sizes, cfg.qap_batches, cfg.qap_gpu_batches = [qap_n], [1], [batch]
         cfg.tsp_sizes, cfg.tsp_full_sizes, cfg.tsp_batches = [tsp_n], [tsp_n], [1]
         cfg.tsp_gpu_batches, cfg.library = [max(1, batch // 8)], False
+    # a GPU row of the TSP kernels launches at least two blocks (tours) per multiprocessor
+    cfg.tsp_gpu_batches = [max(b, 2 * max((g.cores for g in cfg.gpus), default=0)) for b in cfg.tsp_gpu_batches]
     parts = args.only or ["qap", "tsp", "knn"]
     print("\n".join(header_lines(cfg, argv)), flush=True)
     if "qap" in parts:

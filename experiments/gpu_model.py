@@ -15,7 +15,9 @@ Bytes: from DRAM when the data a unit touches cannot stay in the 50 MB L2 across
 QAP tables of 1,024 searches, the delta matrices); the TSP kernels read coordinates, tours and
 neighbour lists that fit in L2 for the sizes below, so their bytes are through L2 and the
 bandwidth bound is not the binding one. Kernels with one working thread per block use one lane a
-warp: their arithmetic bound is 1/32 of the chip's.
+warp: their arithmetic bound is 1/32 of the chip's. ``useful``: the fraction of the lanes' loop
+iterations that do a unit of work (the rest skip an invalid index); the arithmetic bounds are
+scaled by it.
 
     python experiments/gpu_model.py [--quick] [--out experiments/results]
 
@@ -26,6 +28,7 @@ Writes ``gpu_model.csv`` and ``.md`` (``--quick``: the same table into a tempora
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,9 +60,10 @@ class Model:
     memory: str  # "DRAM" or "L2"
     lanes: int = 32
     basis: str = ""
+    useful: float = 1.0  # the fraction of the lanes' loop iterations that do a unit of work
 
     def bounds(self) -> dict:
-        lane = self.lanes / 32
+        lane = self.lanes / 32 * self.useful
         bw = HBM_BYTES_S / self.bytes if self.memory == "DRAM" and self.bytes else float("inf")
         ints = INT32_OPS_S * lane / self.int_ops if self.int_ops else float("inf")
         fps = FP64_OPS_S * lane / self.fp64_ops if self.fp64_ops else float("inf")
@@ -99,6 +103,13 @@ def qap_models(n: int = 100) -> list[Model]:
     ]
 
 
+def two_opt_full_useful(n: int, warp: int = 32) -> float:
+    """Valid moves over the column iterations of a warp's lanes in ``tsp_2opt_full``: row i runs
+    the columns from i + 2 rounded down to a multiple of 32 up to n - 1, ``warp`` at a time."""
+    lanes = sum(-(-(n - ((i + 2) & ~31)) // warp) * warp for i in range(n) if (i + 2) & ~31 < n)
+    return n * (n - 3) / 2 / lanes
+
+
 def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
     """The TSP kernels of a GPU island at size n with k neighbours (EUC_2D coordinates)."""
     return [
@@ -106,12 +117,24 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
               basis="c's index, position, coordinates (4+4+16 B, shared by 2 variants), d's entry and "
                     "coordinates (4+16 B); 4 distances"),
         Model("tsp_2opt_full", "move", f"n={n}, EUC_2D", 20, 2 * DIST_INT + 8, 4 * EUC_FP64, "L2",
-              basis="one tour entry and its coordinates per move along a row; 4 distances"),
+              useful=two_opt_full_useful(n),
+              basis="one tour entry and its coordinates per move along a row; 4 distances; a row scans its "
+                    f"columns from i + 2 (32-aligned): {two_opt_full_useful(n):.1%} of the lanes' iterations "
+                    "are moves (scanning all n columns of each row, half were, each costing the loop and the "
+                    "validity test)"),
         Model("tsp_oropt_cand", "move", f"n={n}, k={k}, EUC_2D", 42, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
               basis="neighbour index and position (8 B), two tour entries and coordinates (40 B) per variant; "
                     "3 edges removed, 3 added"),
         Model("tsp_oropt_full", "move", f"n={n}, EUC_2D", 40, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
               basis="two tour entries and their coordinates per move; 6 distances"),
+        Model("tsp_best_at", "position (14 k moves)", f"n={n}, k={k}, EUC_2D", 2 * k * 32 + 12 * k * 42,
+              2 * k * (2 * DIST_INT + 12) + 12 * k * (3 * DIST_INT + 16), 2 * k * 4 * EUC_FP64 + 12 * k * 6 * EUC_FP64,
+              "L2", basis="the 2k candidate 2-opt and 12k candidate Or-opt moves that start at a position, as "
+                          "tsp_2opt_cand and tsp_oropt_cand count them; one thread a position"),
+        Model("tsp_apply_disjoint", "position", f"n={n}", 24, 8 + 4 * math.ceil(math.log2(n)), 0, "L2", lanes=1,
+              basis="the choice: a position's delta and move read (24 B), its range's Fenwick-tree query "
+                    "(about 2 log2 n steps of 2 int ops); one thread a tour (the moves are applied by "
+                    "all threads, as tsp_apply_best's)"),
         Model("tsp_apply_best", "city moved", f"n={n}", 16, 6, 0, "L2",
               basis="a reversal swaps tour and position entries (2 x 4 B read, 2 x 4 B written)"),
         Model("tsp_positions", "city", f"n={n}", 8, 3, 0, "L2", basis="tour entry read, position written"),
@@ -126,7 +149,7 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
     ]
 
 
-COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "lanes", "bw_bound_per_s",
+COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "lanes", "useful", "bw_bound_per_s",
            "int_bound_per_s", "fp64_bound_per_s", "bound_per_s", "limited_by", "target_per_s", "target_of_bound",
            "basis"]
 
@@ -153,6 +176,7 @@ def rows() -> list[dict]:
         bounds = m.bounds()
         target = TARGETS.get((m.kernel, m.size))
         row = {**vars(m), **{k: _rate(v) if k.endswith("_per_s") else v for k, v in bounds.items()}}
+        row["useful"] = f"{m.useful:.1%}"
         row["target_per_s"] = _rate(target) if target else ""
         row["target_of_bound"] = f"{target / bounds['bound_per_s']:.0%}" if target else ""
         out.append(row)

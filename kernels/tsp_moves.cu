@@ -21,7 +21,10 @@ __device__ __forceinline__ void mh_store_best(ll key, ll idx, int *out, ll *delt
   delta_out[sol] = none ? 0 : key;
 }
 
-/* Full 2-opt neighbourhood, n(n-3)/2 moves. Move index i * n + j; move_out = (i, j, 0, 0). */
+/* Full 2-opt neighbourhood, n(n-3)/2 moves. Move index i * n + j; move_out = (i, j, 0, 0). A row i
+ * scans only its valid columns j >= i + 2, from i + 2 rounded down to a multiple of 32 (so that a
+ * warp's columns stay in aligned 128-byte lines); with write_all the columns before are written
+ * invalid by a loop of their own. */
 extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
 tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
               long long *all_out, int *move_out, long long *delta_out) {
@@ -29,8 +32,11 @@ tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int wri
   const int *t = tours + sol * n;
   ll *all = all_out + sol * n * n;
   ll key = MH_LL_MAX, idx = MH_LL_MAX;
-  for (int i = threadIdx.y; i < n; i += blockDim.y)
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+  for (int i = threadIdx.y; i < n; i += blockDim.y) {
+    const int start = (i + 2) & ~31;
+    if (write_all)
+      for (int j = threadIdx.x; j < start && j < n; j += blockDim.x) all[(ll)i * n + j] = MH_LL_MAX;
+    for (int j = start + threadIdx.x; j < n; j += blockDim.x) {
       const bool valid = j >= i + 2 && !(i == 0 && j == n - 1);
       if (valid) {
         const ll d = mh_2opt_delta(xy, mat, t, n, i, j);
@@ -40,6 +46,7 @@ tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int wri
         all[(ll)i * n + j] = MH_LL_MAX;
       }
     }
+  }
   mh_block_argmin(&key, &idx);
   mh_store_best(key, idx, move_out, delta_out, sol, (int)(idx / n), (int)(idx % n), 0, 0);
 }
@@ -166,26 +173,65 @@ tsp_positions(const int *tours, int *pos, int n) {
 }
 
 /* Reverse the m positions a, a + 1, ..., a + m - 1 (mod n) of tour t and keep ps (the position
- * of each city) up to date; every thread of the block calls it. */
-__device__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m) {
-  for (int q = mh_tid(); q < m / 2; q += mh_nthreads()) {
+ * of each city) up to date. ``lanes`` threads share the work, this one being ``lane``: the whole
+ * block (lanes = block size, every thread calls it, and it ends on a barrier) or one thread alone
+ * (lanes = 1, no barrier). */
+__device__ __forceinline__ void mh_reverse_cyclic(int *t, int *ps, int n, int a, int m, int lane, int lanes) {
+  for (int q = lane; q < m / 2; q += lanes) {
     const int x = (a + q) % n, y = (a + m - 1 - q) % n, cx = t[x], cy = t[y];
     t[x] = cy;
     t[y] = cx;
     ps[cy] = x;
     ps[cx] = y;
   }
-  __syncthreads();
+  if (lanes > 1) __syncthreads();
+}
+
+/* A move as reversals of cyclic position ranges. (a, 0, b, -): 2-opt (x, y) = (a, b) reverses
+ * t[x+1 .. y] or the other side, whichever is shorter; (a, L, b, rev), L >= 1: Or-opt (i, L, j,
+ * rev) = (a, L, b, rev) exchanges the segment t[i .. i+L-1] with the cities between it and the
+ * insertion point, on the side (after it up to t[j], or from t[j+1] up to it) with fewer. */
+__device__ __forceinline__ void mh_apply_move(int *t, int *ps, int n, int a, int L, int b, int rev, int lane,
+                                              int lanes) {
+  if (L == 0) {
+    const int inner = b - a;
+    if (inner <= n - inner) mh_reverse_cyclic(t, ps, n, a + 1, inner, lane, lanes);
+    else mh_reverse_cyclic(t, ps, n, (b + 1) % n, n - inner, lane, lanes);
+    return;
+  }
+  const int after = (b - (a + L - 1) + 2 * n) % n, before = n - L - after;
+  if (after <= before) {  /* S M -> M S' */
+    if (rev == 0) mh_reverse_cyclic(t, ps, n, a, L, lane, lanes);
+    mh_reverse_cyclic(t, ps, n, (a + L) % n, after, lane, lanes);
+    mh_reverse_cyclic(t, ps, n, a, L + after, lane, lanes);
+  } else {  /* M S -> S' M */
+    const int start = (b + 1) % n;
+    mh_reverse_cyclic(t, ps, n, start, before, lane, lanes);
+    if (rev == 0) mh_reverse_cyclic(t, ps, n, a, L, lane, lanes);
+    mh_reverse_cyclic(t, ps, n, start, before + L, lane, lanes);
+  }
+}
+
+/* The cyclic range of positions (first, first + 1, ..., first + *len - 1 mod n) that the move of
+ * mh_apply_move reads (the cities at the ends of the edges it removes) or writes: two moves whose
+ * ranges are disjoint have the same delta before and after each other. */
+__device__ __forceinline__ void mh_move_span(int n, int a, int L, int b, int *first, int *len) {
+  if (L == 0) {
+    const int inner = b - a;
+    if (inner <= n - inner) { *first = a; *len = inner + 2; }
+    else { *first = b; *len = n - inner + 2; }
+    return;
+  }
+  const int after = (b - (a + L - 1) + 2 * n) % n, before = n - L - after;
+  if (after <= before) { *first = a == 0 ? n - 1 : a - 1; *len = L + after + 2; }
+  else { *first = b; *len = before + L + 2; }
 }
 
 /* One step of best-improvement descent (the GPU local search of Luong, Melab and Talbi 2013: the
  * whole neighbourhood is evaluated in parallel, then the best move is applied): each tour takes
  * the better of its best 2-opt move (move2, delta2: tsp_2opt_cand or tsp_2opt_full) and its best
  * Or-opt move (moveo, deltao: tsp_oropt_cand or tsp_oropt_full), the 2-opt move on ties, when it
- * shortens the tour; cost[sol] += delta and moves[sol] += 1 then. A move is made of reversals of
- * cyclic position ranges: 2-opt (x, y) reverses t[x+1 .. y] or the other side, whichever is
- * shorter; Or-opt (i, L, j, rev) exchanges the segment t[i .. i+L-1] with the cities between it
- * and the insertion point, on the side (after it up to t[j], or from t[j+1] up to it) with fewer. */
+ * shortens the tour (mh_apply_move); cost[sol] += delta and moves[sol] += 1 then. */
 extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
 tsp_apply_best(int *tours, int *pos, int n, const int *move2, const long long *delta2,
                const int *moveo, const long long *deltao, long long *cost,
@@ -194,27 +240,154 @@ tsp_apply_best(int *tours, int *pos, int n, const int *move2, const long long *d
   int *t = tours + sol * n, *ps = pos + sol * n;
   const ll d2 = delta2[sol], dor = deltao[sol];
   if (d2 >= 0 && dor >= 0) return;
-  const int *m2 = move2 + 4 * sol, *mo = moveo + 4 * sol;
-  if (d2 <= dor) {
-    const int x = m2[0], y = m2[1], inner = y - x;
-    if (inner <= n - inner) mh_reverse_cyclic(t, ps, n, x + 1, inner);
-    else mh_reverse_cyclic(t, ps, n, (y + 1) % n, n - inner);
-  } else {
-    const int i = mo[0], L = mo[1], j = mo[2], rev = mo[3];
-    const int after = (j - (i + L - 1) + 2 * n) % n, before = n - L - after;
-    if (after <= before) {  /* S M -> M S' */
-      if (rev == 0) mh_reverse_cyclic(t, ps, n, i, L);
-      mh_reverse_cyclic(t, ps, n, (i + L) % n, after);
-      mh_reverse_cyclic(t, ps, n, i, L + after);
-    } else {  /* M S -> S' M */
-      const int start = (j + 1) % n;
-      mh_reverse_cyclic(t, ps, n, start, before);
-      if (rev == 0) mh_reverse_cyclic(t, ps, n, i, L);
-      mh_reverse_cyclic(t, ps, n, start, before + L);
-    }
-  }
+  const int *m2 = move2 + 4 * sol, *mo = moveo + 4 * sol, lane = mh_tid(), lanes = mh_nthreads();
+  if (d2 <= dor) mh_apply_move(t, ps, n, m2[0], 0, m2[1], 0, lane, lanes);
+  else mh_apply_move(t, ps, n, mo[0], mo[1], mo[2], mo[3], lane, lanes);
   if (mh_tid() == 0) {
     cost[sol] += d2 <= dor ? d2 : dor;
     moves[sol] += 1;
   }
+}
+
+/* The best improving candidate move anchored at each position i of every tour: the 2-opt moves
+ * of tsp_2opt_cand and the Or-opt moves of tsp_oropt_cand whose first index is i (smallest
+ * delta, ties to the 2-opt moves, then the smallest q and variant). One thread per position.
+ * Out: delta_at[sol][i] (< 0; 0 when no move at i improves) and move_at[sol][i] in the form of
+ * mh_apply_move, (x, 0, y, 0) or (i, L, j, rev), (-1, -1, -1, -1) when none. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_best_at(const double *xy, const int *mat, const int *tours, const int *pos, const int *neigh, int n,
+            int k, int *move_at, long long *delta_at) {
+  const ll sol = mh_block();
+  const int *t = tours + sol * n, *ps = pos + sol * n;
+  for (int i = mh_tid(); i < n; i += mh_nthreads()) {
+    ll key = 0, idx = MH_LL_MAX;
+    const int a = t[i];
+    for (int q = 0; q < k; ++q) {
+      const int c = neigh[(ll)a * k + q], j = ps[c];
+      for (int v = 0; v < 2; ++v) {
+        const int bi = v == 0 ? (i + 1 == n ? 0 : i + 1) : (i == 0 ? n - 1 : i - 1);
+        const int dj = v == 0 ? (j + 1 == n ? 0 : j + 1) : (j == 0 ? n - 1 : j - 1);
+        const int b = t[bi], d = t[dj];
+        if (c == a || c == b || d == a) continue;
+        const ll delta = MH_D(a, c) + MH_D(b, d) - MH_D(a, b) - MH_D(c, d);
+        if (delta < 0) mh_argmin_step(&key, &idx, delta, q * 2 + v);
+      }
+    }
+    for (int L = 1; L <= 3 && n >= L + 3; ++L)
+      for (int q = 0; q < k; ++q)
+        for (int v = 0; v < 4; ++v) {
+          int mi, ml, mj, rev;
+          mh_oropt_cand_move(t, ps, neigh, n, k, ((ll)i * 3 + L - 1) * k + q, v, &mi, &ml, &mj, &rev);
+          if (!mh_oropt_valid(n, mi, ml, mj) || (rev == 1 && L == 1)) continue;
+          const ll delta = mh_oropt_delta(xy, mat, t, n, mi, ml, mj, rev);
+          if (delta < 0) mh_argmin_step(&key, &idx, delta, 2 * k + ((L - 1) * k + q) * 4 + v);
+        }
+    int *m = move_at + (sol * n + i) * 4;
+    int m0 = -1, m1 = -1, m2 = -1, m3 = -1;
+    if (idx < 2 * k) {  /* 2-opt: as the full move (x, y), x < y */
+      const int q = (int)(idx / 2), v = (int)(idx % 2), j = ps[neigh[(ll)a * k + q]];
+      int x = v == 0 ? i : (i == 0 ? n - 1 : i - 1), y = v == 0 ? j : (j == 0 ? n - 1 : j - 1);
+      if (x > y) { const int tmp = x; x = y; y = tmp; }
+      m0 = x; m1 = 0; m2 = y; m3 = 0;
+    } else if (idx != MH_LL_MAX) {
+      const ll r = idx - 2 * k;
+      mh_oropt_cand_move(t, ps, neigh, n, k, (ll)i * 3 * k + r / 4, (int)(r % 4), &m0, &m1, &m2, &m3);
+    }
+    m[0] = m0; m[1] = m1; m[2] = m2; m[3] = m3;
+    delta_at[sol * n + i] = key;
+  }
+}
+
+/* A Fenwick tree (Fenwick 1994) over the n positions of a tour, f[1 .. n]: how many positions of a
+ * range are taken, in O(log n). */
+__device__ __forceinline__ void mh_fen_take(int *f, int n, int p) {
+  for (++p; p <= n; p += p & -p) f[p] += 1;
+}
+__device__ __forceinline__ int mh_fen_prefix(const int *f, int p) {  /* positions 0 .. p - 1 */
+  int s = 0;
+  for (; p > 0; p -= p & -p) s += f[p];
+  return s;
+}
+__device__ __forceinline__ int mh_fen_taken(const int *f, int n, int first, int len) {
+  if (len >= n) return mh_fen_prefix(f, n);
+  const int last = first + len;
+  if (last <= n) return mh_fen_prefix(f, last) - mh_fen_prefix(f, first);
+  return mh_fen_prefix(f, n) - mh_fen_prefix(f, first) + mh_fen_prefix(f, last - n);
+}
+
+/* One pass of a descent that makes several moves (tsp_best_at's moves of each tour): the best
+ * one (smallest delta, then position), then, in the order of their positions, every other one
+ * whose position range (mh_move_span) meets none of the ranges taken before (a Fenwick tree of
+ * the taken positions answers in O(log n): the choice costs O(n log n) a pass). The chosen
+ * moves' ranges are disjoint, so each keeps its delta: the tour shortens by exactly their sum.
+ * taken (nsol x (n + 1)) and chosen (nsol x n) are scratch. cost[sol] and moves[sol] grow by the
+ * deltas and the number of moves; best[sol] is the best move's delta (0: no move improves, the
+ * tour is a local optimum). The best move is applied by the whole block, the others by one
+ * thread each. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_apply_disjoint(int *tours, int *pos, int n, const int *move_at, const long long *delta_at, int *taken,
+                   int *chosen, long long *cost, long long *moves, long long *best) {
+  __shared__ int s_count;
+  const ll sol = mh_block();
+  int *t = tours + sol * n, *ps = pos + sol * n, *f = taken + sol * (n + 1), *ch = chosen + sol * n;
+  const int *mv = move_at + sol * n * 4;
+  const ll *da = delta_at + sol * n;
+  const int lane = mh_tid(), lanes = mh_nthreads();
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  for (int i = lane; i <= n; i += lanes) f[i] = 0;
+  for (int i = lane; i < n; i += lanes)
+    if (da[i] < 0) mh_argmin_step(&key, &idx, da[i], i);
+  mh_block_argmin(&key, &idx);  /* its barriers also order the clearing of f before its use */
+  if (idx == MH_LL_MAX) {
+    if (lane == 0) best[sol] = 0;
+    return;
+  }
+  const int g = (int)idx;
+  if (lane == 0) {
+    ll total = key;
+    int count = 0, first, len;
+    mh_move_span(n, mv[4 * g], mv[4 * g + 1], mv[4 * g + 2], &first, &len);
+    for (int p = 0; p < len && p < n; ++p) mh_fen_take(f, n, (first + p) % n);
+    for (int i = 0; i < n; ++i) {
+      if (i == g || da[i] >= 0) continue;
+      mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
+      if (mh_fen_taken(f, n, first, len) > 0) continue;
+      for (int p = 0; p < len; ++p) mh_fen_take(f, n, (first + p) % n);
+      ch[count++] = i;
+      total += da[i];
+    }
+    s_count = count;
+    cost[sol] += total;
+    moves[sol] += count + 1;
+    best[sol] = key;
+  }
+  __syncthreads();
+  const int count = s_count;
+  mh_apply_move(t, ps, n, mv[4 * g], mv[4 * g + 1], mv[4 * g + 2], mv[4 * g + 3], lane, lanes);
+  for (int c = lane; c < count; c += lanes) {
+    const int *m = mv + 4 * ch[c];
+    mh_apply_move(t, ps, n, m[0], m[1], m[2], m[3], 0, 1);
+  }
+}
+
+/* lengths[sol] = the exact length of tour sol. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_lengths(const double *xy, const int *mat, const int *tours, int n, long long *lengths) {
+  const ll sol = mh_block();
+  const int *t = tours + sol * n;
+  ll sum = 0;
+  for (int i = mh_tid(); i < n; i += mh_nthreads()) sum += MH_D(t[i], t[i + 1 == n ? 0 : i + 1]);
+  sum = mh_block_sum(sum);
+  if (mh_tid() == 0) lengths[sol] = sum;
+}
+
+/* Tour sol of best (length best_len[sol]) becomes tour sol of cand when that one is not longer. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_keep_better(int *best, long long *best_len, const int *cand, const long long *cand_len, int n) {
+  const ll sol = mh_block();
+  const bool take = cand_len[sol] <= best_len[sol];
+  __syncthreads();  /* every thread has read best_len[sol] before thread 0 writes it */
+  if (!take) return;
+  for (int i = mh_tid(); i < n; i += mh_nthreads()) best[sol * n + i] = cand[sol * n + i];
+  if (mh_tid() == 0) best_len[sol] = cand_len[sol];
 }

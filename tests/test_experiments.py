@@ -182,3 +182,13 @@ def test_bench_atsp_quick(tmp_path, instances_dir):
                                                         "metaheur_wall_s", "note"})
     assert versus[0]["instance"] == "gen:atsp:200:1"
     assert versus[0]["metaheur"] or versus[0]["note"].startswith("absent"), versus[0]  # it ran or says why not
+
+
+def test_bench_descent_quick(tmp_path):
+    run("bench_descent.py", tmp_path, "--sizes", "300", "--limit", "20")
+    with open(tmp_path / "bench_descent_quick.csv", newline="") as handle:
+        rows = {(r["start"], r["moves"]): r for r in csv.DictReader(handle)}
+    assert set(rows) == {(s, m) for s in ("random", "curve") for m in ("one", "several")}
+    assert all(r["stop"] == "local optimum" and int(r["length"]) < int(r["start_length"]) for r in rows.values())
+    assert int(rows["curve", "several"]["passes"]) < int(rows["random", "one"]["passes"])
+    assert "- settings: " in (tmp_path / "bench_descent_quick.md").read_text()

@@ -17,7 +17,7 @@ KNN = (128,)  # neighbour lists: one thread a city
 PERM = (64,)  # a user problem's generic kernels: one block a search, block-stride rows
 
 _DESCENT_KERNELS = ("tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
-                    "tsp_apply_best")
+                    "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better")
 
 #: ``{(kernel file, kernel): block shapes the package launches it with on a GPU}``.
 GPU_LAUNCHES: dict[tuple[str, str], tuple[tuple[int, ...], ...]] = {

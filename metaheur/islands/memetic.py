@@ -47,12 +47,16 @@ def tournament(costs: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 def replace_members(ops, state, children: np.ndarray, costs: np.ndarray) -> None:
-    """Distance-aware steady-state replacement of ``state``'s members by ``children`` (best first)."""
+    """Distance-aware steady-state replacement of ``state``'s members by ``children`` (best first).
+    The distances of every child to every member and to every other child are computed once
+    (:func:`distance_tables`): a slot a child took is then at that child's distance."""
     pop, pc = state.population, state.costs
     near = max(1, ops.n // 10)
+    to_members, to_children = distance_tables(ops, children, pop)
+    occupant = np.full(len(pop), -1)  # the child now in each slot (-1: the member of the start)
     for c in np.argsort(costs, kind="stable"):
         child, cost = children[c], int(costs[c])
-        dist = ops.distances(child, pop)
+        dist = np.where(occupant < 0, to_members[c], to_children[c, np.maximum(occupant, 0)])
         if (dist == 0).any():
             continue
         worse = np.flatnonzero(pc > cost)
@@ -61,3 +65,14 @@ def replace_members(ops, state, children: np.ndarray, costs: np.ndarray) -> None
         closest = worse[np.argmin(dist[worse])]
         victim = closest if dist[closest] < near else worse[np.argmax(pc[worse])]
         pop[victim], pc[victim] = child, cost
+        occupant[victim] = c
+
+
+def distance_tables(ops, children: np.ndarray, population: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The operators' distances of every child to every member (C x P) and to every child (C x C):
+    their ``distance_tables`` when they have one (the TSP's edge keys), else ``distances`` row by row."""
+    tables = getattr(ops, "distance_tables", None)
+    if tables is not None:
+        return tables(children, population)
+    return (np.array([ops.distances(c, population) for c in children]).reshape(len(children), len(population)),
+            np.array([ops.distances(c, children) for c in children]).reshape(len(children), len(children)))

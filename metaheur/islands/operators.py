@@ -17,11 +17,13 @@ from metaheur.ga.qap_ga import QAPCrossover
 from metaheur.ga.tsp_eax import EAXGenerations
 from metaheur.ga.tsp_ga import TSPCrossover
 from metaheur.islands.params import IslandParams, default_ls_budget
+from metaheur.islands.tour_edges import edge_keys, missing_edges
 from metaheur.problems import QAP, TSP
 from metaheur.problems.atsp import TwinTSP
 from metaheur.search.qap_tabu import ITER, QAPTabuBatch, fresh_searches
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
+from metaheur.search.tsp_starts import curve_tours
 
 KICK_REVERSALS, KICK_WINDOW = 3, 50  # the kick of a GPU island's parallel local search
 
@@ -161,10 +163,15 @@ class TSPOperators(_Operators):
         self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries)
 
     def random_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """Uniformly random tours, in canonical form (an EAX population needs their diversity); for
-        an ATSP's twin instance, random tours of the ATSP in their twin form."""
+        """Diverse start tours, in canonical form (an EAX population needs their diversity):
+        uniformly random ones, or on a GPU, for an instance with coordinates, Hilbert-curve tours
+        of randomly turned and shifted planes (:func:`curve_tours`), from which the parallel
+        descent needs far fewer passes; for an ATSP's twin instance, random tours of the ATSP in
+        their twin form."""
         if isinstance(self.problem, TwinTSP):
             return canonical_tours(self.problem.random_tours(count, rng))
+        if self._descent is not None and self.problem.coords is not None:
+            return canonical_tours(curve_tours(self.problem.coords, count, rng))
         return canonical_tours(np.array([rng.permutation(self.n) for _ in range(count)]))
 
     def random_solutions(self, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -207,38 +214,40 @@ class TSPOperators(_Operators):
         Melab and Talbi 2013). Every child descends by best-improvement 2-opt and Or-opt with one
         thread per candidate move (:class:`TSPDescentBatch`), then ``ls_budget`` rounds kick every
         child's best tour (random segment reversals from its own stream) and descend again; a
-        child keeps a kicked tour that is not longer. Returns (tours, exact lengths, iterations:
-        kicks and the moves of the first descent, as :meth:`_improve` counts them)."""
-        dev, count = self.device, len(keys)
+        child keeps a kicked tour that is not longer. The tours stay on the device from the first
+        descent to the last. Returns (tours, exact lengths, iterations: kicks and the moves of the
+        first descent, as :meth:`_improve` counts them)."""
+        dev, count, descent = self.device, len(keys), self._descent
         t0 = time.perf_counter()
         left = lambda: None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))  # noqa: E731
-        result = self._descent.run(starts, time_limit=left())
-        best, costs = result.best, result.best_costs.copy()
-        kicks = result.iterations.astype(np.int64)  # the moves of the first descent, then one per kick
+        best = dev.asarray(np.array([self.problem.check_tour(t) for t in starts]), np.int32)
+        best_len = descent.lengths(best)
+        kicks = descent.descend(best, best_len, time_limit=left()).iterations.astype(np.int64)
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
         for _ in range(self.ls_budget):
             if (time_limit is not None and left() <= 0) or live.stop_requested():
                 break
             live.beat()
-            kicked = dev.asarray(best, np.int32)
+            with dev.context():
+                kicked = best.copy()
             self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
-            result = self._descent.run(to_host(kicked), time_limit=left())
-            keep = result.best_costs <= costs
-            best[keep], costs[keep] = result.best[keep], result.best_costs[keep]
+            kicked_len = descent.lengths(kicked)
+            descent.descend(kicked, kicked_len, time_limit=left())
+            descent.keep_better(best, best_len, kicked, kicked_len)
             kicks += 1
-        return canonical_tours(best), costs, kicks
+        tours = to_host(best).astype(np.int64)
+        return canonical_tours(tours), np.array([self.problem.tour_length(t) for t in tours]), kicks
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
         """Edges of ``solution`` missing from each member (0 for the same tour in any rotation or
         direction)."""
-        n = self.n
+        return missing_edges(edge_keys(solution), edge_keys(population))[0]
 
-        def edge_keys(t):
-            a, b = t, np.roll(t, -1)
-            return np.sort(np.minimum(a, b) * n + np.maximum(a, b))
-
-        mine = edge_keys(solution)
-        return np.array([n - np.isin(mine, edge_keys(t), assume_unique=True).sum() for t in population])
+    def distance_tables(self, children: np.ndarray, population: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`distances` of every child to every member (C x P) and to every child (C x C),
+        each tour's edges keyed once (:mod:`metaheur.islands.tour_edges`)."""
+        kids = edge_keys(children)
+        return missing_edges(kids, edge_keys(population)), missing_edges(kids, kids)
 
     def cost(self, solution) -> int:
         return self.problem.tour_length(solution)

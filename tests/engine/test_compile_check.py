@@ -209,7 +209,8 @@ def test_launchers_take_their_shapes_from_the_table():
     tabu = GPU_LAUNCHES["qap_tabu.cu", "qap_tabu_run"]
     assert {default_block(gpu, n) for n in (5, 127, 128, 1000)} == set(tabu)
     assert all((GPU_BLOCK,) in GPU_LAUNCHES["tsp_moves.cu", k] for k in ("tsp_2opt_cand", "tsp_oropt_cand",
-                                                                         "tsp_apply_best", "tsp_positions"))
+                                                                         "tsp_apply_best", "tsp_positions",
+                                                                         "tsp_best_at", "tsp_apply_disjoint"))
     assert default_block(SimpleNamespace(is_gpu=False), 100) == (1, 1)
 
 

@@ -33,7 +33,7 @@ RACE_CHECKED = {
     "qap_moves.cu": {"qap_delta_full", "qap_delta_update", "qap_best_move"},
     "qap_tabu.cu": {"qap_tabu_run"},
     "tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
-                     "tsp_apply_best"},
+                     "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
     "perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial"},
     "perm_search.cu": {"perm_tabu", "perm_ils", "perm_ig", "perm_best_values"},
@@ -100,15 +100,35 @@ def test_tabu_search_in_every_order(order, n, symmetric):
         assert np.array_equal(sim.current()[0], fast.current()[0]), block
 
 
-def test_descent_in_every_order(order):
+@pytest.mark.parametrize("several", [True, False])
+def test_descent_in_every_order(order, several):
+    """The descent's passes (several disjoint moves a pass: the best one by the whole block, the
+    others by one thread each; or the best move only) make the CPU build's tours."""
     tsp = uniform_tsp(70, seed=4)
     start = np.array([np.random.default_rng(k).permutation(70) for k in range(2)])
-    expected = TSPDescentBatch(tsp, k=6, full=False).run(start, max_passes=12)
+    expected = TSPDescentBatch(tsp, k=6, full=False, several=several).run(start, max_passes=12)
     for block in SWEEP[1:4]:
-        sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)))
+        sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)), several=several)
         sim.module = load_module("tsp_moves.cu", "cpu", sim.data.defines, sim=True)
         got = sim.run(start, max_passes=12)
         assert np.array_equal(got.best, expected.best) and np.array_equal(got.best_costs, expected.best_costs), block
+        assert np.array_equal(got.iterations, expected.iterations), block
+
+
+def test_tour_lengths_and_keeping_the_better_tours_in_every_order(order):
+    tsp = uniform_tsp(70, seed=5)
+    tours = [np.array([np.random.default_rng(k + s).permutation(70) for k in range(3)], np.int32) for s in (0, 9)]
+    lengths = [np.array([tsp.tour_length(t) for t in ts]) for ts in tours]
+    lengths[1][1] = lengths[0][1]  # a tie
+    for block in SWEEP[1:4]:
+        sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)))
+        sim.module = load_module("tsp_moves.cu", "cpu", sim.data.defines, sim=True)
+        assert sim.lengths(tours[0]).tolist() == lengths[0].tolist(), block
+        best, best_len = tours[0].copy(), lengths[0].copy()
+        sim.keep_better(best, best_len, tours[1], lengths[1])
+        take = lengths[1] <= lengths[0]
+        assert np.array_equal(best, np.where(take[:, None], tours[1], tours[0])), block
+        assert best_len.tolist() == np.where(take, lengths[1], lengths[0]).tolist(), block
 
 
 PLANTED = r"""

@@ -24,9 +24,9 @@ from metaheur.islands import eax, operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
 from metaheur.islands.model import IslandModel
-from metaheur.islands.operators import QAPOperators, TSPOperators
+from metaheur.islands.operators import QAPOperators, TSPOperators, canonical_tours
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.problems import TSP, clustered_tsp, random_qap
+from metaheur.problems import TSP, clustered_tsp, random_qap, uniform_tsp
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.solve_params import SolveParams
 from metaheur.solver import resume, solve
@@ -287,8 +287,9 @@ def test_a_gpu_island_improves_many_tours_at_once_with_the_parallel_descent(simu
     gpu = simulated.devices[1]
     ops = TSPOperators(TSP40, gpu, IslandParams(ga=TSP_OX))
     runs = []
-    real = ops._descent.run
-    monkeypatch.setattr(ops._descent, "run", lambda tours, **kw: runs.append(len(tours)) or real(tours, **kw))
+    real = ops._descent.descend
+    monkeypatch.setattr(ops._descent, "descend",
+                        lambda tours, cost, **kw: runs.append(len(tours)) or real(tours, cost, **kw))
     rng = np.random.default_rng(2)
     starts = np.array([rng.permutation(40) for _ in range(8)])
     first = TSPDescentBatch(TSP40, "cpu").run(starts)  # the first descent, as the island's counts it
@@ -324,3 +325,21 @@ def test_geo_instances_use_the_matrix_on_a_gpu_and_solve_exactly(simulated):
     assert tsp_data(tsp, "cuda:0").weight_code == 0 and tsp_data(tsp, "cpu").weight_code == 4
     result = sync_solve(tsp, strategy="gpu", generations=1)
     assert result.cost == tsp.tour_length(np.array(result.permutation))
+
+
+def test_gpu_eax_starts_are_diverse_curve_tours_and_cpu_starts_random(simulated):
+    """On a GPU an EAX island's start tours are Hilbert-curve tours of turned and shifted planes
+    (distinct, canonical, far shorter than random ones); on the CPU they stay uniformly random."""
+    tsp = uniform_tsp(300, seed=6)
+    params = IslandParams(ga=GAParams(population=6, offspring=6, crossover="eax"))
+    gpu_tours = TSPOperators(tsp, simulated.devices[0], params).random_tours(6, np.random.default_rng(1))
+    cpu_tours = TSPOperators(tsp, cpu_device(), params).random_tours(6, np.random.default_rng(1))
+    rng = np.random.default_rng(1)
+    assert np.array_equal(cpu_tours, canonical_tours(np.array([rng.permutation(300) for _ in range(6)])))
+    for tours in (gpu_tours, cpu_tours):
+        assert all(sorted(t) == list(range(300)) for t in tours)
+        assert np.array_equal(tours, canonical_tours(tours))
+    assert len({t.tobytes() for t in gpu_tours}) == 6
+    curve = [tsp.tour_length(t) for t in gpu_tours]
+    rand = [tsp.tour_length(t) for t in cpu_tours]
+    assert max(curve) < min(rand) / 4
