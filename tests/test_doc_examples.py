@@ -30,6 +30,8 @@ from pathlib import Path
 import pytest
 from testutil import instances_dir
 
+pytestmark = pytest.mark.slow  # every example runs the CLI or the API end to end
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELL_SECONDS = 90  # per shell block (a long one shortened)
