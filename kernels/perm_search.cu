@@ -116,6 +116,13 @@ __device__ __forceinline__ ll mh_ps_delta(const mh_ps_t *S, int rowfn, int i, in
   return MH_SENSE * mh_perm_delta_t<T>(S->D, S->p, S->cache, i, j, base, scratch);
 }
 
+/* MH_LL_MAX where `out`, else d: a select written with masks, which gcc vectorises in a min
+ * reduction (a conditional expression there it leaves as a branch). */
+__device__ __forceinline__ ll mh_ps_shut(ll d, int out) {
+  const ll m = -(ll)out;
+  return (d & ~m) | (MH_LL_MAX & m);
+}
+
 /* One thread's part of the scan of moves (i, j), lo <= j < hi, of type T: its best (key, idx),
  * idx = i * n + j, by engine delta. Tabu search (TABU): a move is shut out (key MH_LL_MAX) when
  * it is tabu and not aspired (d >= thr = best - cost); the others rank by delta alone, since an
@@ -126,20 +133,20 @@ __device__ __forceinline__ ll mh_ps_delta(const mh_ps_t *S, int rowfn, int i, in
 template <int T, int TABU>
 __device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, int i, int lo, int hi, int now, ll thr,
                                                  ll *key, ll *idx) {
-  const int n = S->n, nt = S->nt;
+  const int n = S->n, tid = mh_tid(), nt = mh_nthreads(); /* constants in the CPU build */
   const ll base = MH_SENSE * S->st[MH_PS_COST];
   const int *tr = T == MH_SWAP ? S->tm + (ll)i * n : S->tb + (ll)S->p[i] * n;
-  int *scratch = S->scr + (ll)S->tid * n;
+  int *scratch = S->scr + (ll)tid * n;
   ll rmin = MH_LL_MAX;
-  for (int j = lo + S->tid; j < hi; j += nt) {
+  for (int j = lo + tid; j < hi; j += nt) {
     const ll d = mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
-    const ll x = TABU && (tr[j] >= now) & (d >= thr) ? MH_LL_MAX : d;
+    const ll x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= thr));
     rmin = x < rmin ? x : rmin;
   }
   if (rmin >= *key) return;
-  for (int j = lo + S->tid; j < hi; j += nt) {
+  for (int j = lo + tid; j < hi; j += nt) {
     const ll d = mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
-    const ll x = TABU && (tr[j] >= now) & (d >= thr) ? MH_LL_MAX : d;
+    const ll x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= thr));
     if (x == rmin) { *key = rmin; *idx = (ll)i * n + j; return; }
   }
 }
