@@ -6,7 +6,11 @@ search (metaheur/search/qap_tabu.py), on one core, side by side in one run.
   cached  a user QAP through the cache hooks as Taillard's code keeps it (TaillardQAP): the delta
           matrix and the permuted distance matrix with its transpose in the cache, a swap
           trading two rows and columns of it, every pair updated in O(1) from contiguous rows
-          (O(n) for the pairs touching the swapped units); a swap delta is one read;
+          (O(n) for the pairs touching the swapped units, their sums for every k at once, one
+          pass over the rows as the built-in does); a swap delta is one read. Where both
+          matrices are symmetric (Taillard's instances), the symmetric form of the same code
+          (SymmetricTaillardQAP: no transposes, the formulas halved), as the built-in then
+          compiles its MH_QAP_SYMMETRIC variant;
   builtin the built-in robust tabu search (kernels/qap_tabu.cu), the reference.
 
 Every search is one tabu search over swaps from the same random start, each form run for about
@@ -33,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "perm"))
 from lib.report import out_folder, run_header, write_table
-from perm_problems import TaillardQAP, UserQAP
+from perm_problems import SymmetricTaillardQAP, TaillardQAP, UserQAP
 
 from metaheur.engine import set_cpu_threads
 from metaheur.problems import load_instance
@@ -51,7 +55,8 @@ def rate(form: str, qap, start: np.ndarray, iterations: int) -> tuple[float, int
         t0 = time.perf_counter()
         res = batch.run(iterations)
         return time.perf_counter() - t0, int(res.best_costs[0])
-    cls = UserQAP if form == "pair" else TaillardQAP
+    symmetric = (qap.flow == qap.flow.T).all() and (qap.distance == qap.distance.T).all()
+    cls = UserQAP if form == "pair" else SymmetricTaillardQAP if symmetric else TaillardQAP
     pb = cls(qap.flow, qap.distance, name=qap.name)
     batch = PermSearchBatch(pb, "cpu", 1, PermSearchParams(method="tabu", move="swap"))
     batch.run(start[None], np.array([7], np.uint64), 1)  # compiled and warm
