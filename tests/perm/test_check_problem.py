@@ -26,7 +26,8 @@ from metaheur.problems.permutation_check import apply_move, check_problem
 
 GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
         lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),
-        lambda: TaillardQAP(*random_qap_arrays(11, 5)), lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(12, 6))]
+        lambda: TaillardQAP(*random_qap_arrays(11, 5)),
+        lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(12, 6))]
 
 
 @pytest.mark.parametrize("make", GOOD)
