@@ -21,7 +21,8 @@
  *
  * `init` 1: start from perm (value, cache, empty memory); 0: go on from the saved state. State
  * (S searches): perm, best S x n; stats S x MH_PS_NSTATS; keys S; caches S x cs; work S x ws;
- * rows S x n; ibuf S x 4n ints; scratch S x blockDim x n ints; tabu S x n x n ints (perm_tabu).
+ * rows S x n; ibuf S x 4n ints; scratch S x blockDim x n ints; tabu S x 2 x n x n ints (perm_tabu:
+ * the memory tb by (element, position), then a swap's tm by pair, see mh_ps_scan_range).
  * A search stops early once its best is at or below `target`.
  */
 #include "mh_common.cuh"
@@ -35,13 +36,12 @@
 #define MH_PS_CTR 3    /* random draws used */
 #define MH_PS_MOVES 4  /* improving moves of the descents */
 #define MH_PS_NSTATS 5
-#define MH_PS_CLASSES 3
 
 /* One search: its arrays and the block's thread numbering. */
 struct mh_ps_t {
   user::Data D;
   int n, cs, tid, nt;
-  int *p, *bp, *ib, *scr, *tb;
+  int *p, *bp, *ib, *scr, *tb, *tm;
   ll *st, *cache, *work, *rows;
   unsigned long long key;
 };
@@ -53,7 +53,8 @@ __device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *pe
   const int n = D.n;
   S.D = D; S.n = n; S.cs = cs; S.tid = mh_tid(); S.nt = mh_nthreads();
   S.p = perm + s * n; S.bp = best + s * n; S.ib = ibuf + s * 4 * n;
-  S.scr = scratch + s * S.nt * n; S.tb = with_tabu ? tabu + s * n * n : tabu;
+  S.scr = scratch + s * S.nt * n; S.tb = with_tabu ? tabu + s * 2 * n * n : tabu;
+  S.tm = S.tb + (with_tabu ? n * n : 0);
   S.st = stats + s * MH_PS_NSTATS; S.cache = caches + s * cs; S.work = work + s * ws; S.rows = rows + s * n;
   S.key = keys[s];
   return S;
@@ -102,40 +103,101 @@ __device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int i) {
   mh_perm_row(S->D, S->p, S->cache, type, i, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
 }
 
-/* The first j of row i in a scan (a swap or reversal is scanned once, as i < j). */
-__device__ __forceinline__ int mh_ps_first(int type, int i) { return type == MH_INSERT ? 0 : i + 1; }
+/* Engine delta of move (T, i, j) in a scan: the row function's S->rows[j] where `rowfn`, else the
+ * pair delta (or the cost after the move). A swap is scanned as i < j. */
+template <int T>
+__device__ __forceinline__ ll mh_ps_delta(const mh_ps_t *S, int rowfn, int i, int j, ll base, int *scratch) {
+  if (rowfn) return MH_SENSE * S->rows[j];
+  if (T == MH_SWAP) {
+#ifdef MH_USER_HAS_SWAP_DELTA
+    return MH_SENSE * user::swap_delta(S->D, S->p, S->cache, i, j);
+#endif
+  }
+  return MH_SENSE * mh_perm_delta_t<T>(S->D, S->p, S->cache, i, j, base, scratch);
+}
 
-/* One thread's part of the scan of row i of move type T: its best (key, idx) by engine delta
- * (the row function's S->rows where `rowfn`, else pair deltas or cost after the move). Tabu
- * search (`tabu`): keys ranked by class first, aspired (a new best) < allowed < tabu. */
+/* MH_LL_MAX where `out`, else d: a select written with masks, which gcc vectorises in a min
+ * reduction (a conditional expression there it leaves as a branch). */
+__device__ __forceinline__ ll mh_ps_shut(ll d, int out) {
+  const ll m = -(ll)out;
+  return (d & ~m) | (MH_LL_MAX & m);
+}
+
+/* One thread's part of the scan of moves (i, j), lo <= j < hi, of type T: its best (key, idx),
+ * idx = i * n + j, by engine delta. Tabu search (TABU): a move is shut out (key MH_LL_MAX) when
+ * it is tabu and not aspired (d >= thr = best - cost); the others rank by delta alone, since an
+ * aspired move's delta is below every allowed one's, and a scan that shuts out every move is
+ * redone without the tabu test (all tabu: the smallest delta). Tabu times of row i are read
+ * contiguously: S->tm[i * n + j] (a swap: the pair's sooner expiry) or S->tb[p[i] * n + j] (an
+ * insertion). Per row a branch-free min pass, then a pass that locates it (the first j). */
 template <int T, int TABU>
-__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int i, int now, ll *cls, ll *key, ll *idx) {
-  const int n = S->n, nt = S->nt, a = S->p[i];
-  const int *p = S->p, *tb = S->tb;
-  const ll *rows = S->rows, *cache = S->cache;
-  const ll cur = S->st[MH_PS_COST], bestc = S->st[MH_PS_BEST], base = MH_SENSE * cur;
-  int *scratch = S->scr + (ll)S->tid * n;
-  for (int j = mh_ps_first(T, i) + S->tid; j < n; j += nt) {
-    if (j == i) continue;
-    const ll d = MH_SENSE * (rowfn ? rows[j] : mh_perm_delta_t<T>(S->D, p, cache, i, j, base, scratch));
-    const ll at = (ll)i * n + j;
-    if (!TABU) {
-      mh_argmin_step(key, idx, d, at);
-      continue;
-    }
-    const int tabu_move = T == MH_INSERT ? tb[(ll)a * n + j] >= now
-                                         : tb[(ll)a * n + j] >= now && tb[(ll)p[j] * n + i] >= now;
-    const ll c = cur + d < bestc ? 0 : (tabu_move ? 2 : 1);
-    if (c < *cls || (c == *cls && (d < *key || (d == *key && at < *idx)))) { *cls = c; *key = d; *idx = at; }
+__device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, int i, int lo, int hi, int now, ll thr,
+                                                 ll *key, ll *idx) {
+  const int n = S->n, tid = mh_tid(), nt = mh_nthreads(); /* constants in the CPU build */
+  const ll base = MH_SENSE * S->st[MH_PS_COST];
+  const int *tr = T == MH_SWAP ? S->tm + (ll)i * n : S->tb + (ll)S->p[i] * n;
+  int *scratch = S->scr + (ll)tid * n;
+  ll rmin = MH_LL_MAX;
+  for (int j = lo + tid; j < hi; j += nt) {
+    const ll d = mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
+    const ll x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= thr));
+    rmin = x < rmin ? x : rmin;
+  }
+  if (rmin >= *key) return;
+  for (int j = lo + tid; j < hi; j += nt) {
+    const ll d = mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
+    const ll x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= thr));
+    if (x == rmin) { *key = rmin; *idx = (ll)i * n + j; return; }
   }
 }
 
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int i, int now, ll thr, ll *key, ll *idx) {
+  if (T == MH_INSERT) {
+    mh_ps_scan_range<T, TABU>(S, rowfn, i, 0, i, now, thr, key, idx);
+    mh_ps_scan_range<T, TABU>(S, rowfn, i, i + 1, S->n, now, thr, key, idx);
+  } else {
+    mh_ps_scan_range<T, TABU>(S, rowfn, i, i + 1, S->n, now, thr, key, idx);
+  }
+}
+
+/* Row i of the scan of `type` (the row function first, where the problem has one). */
 template <int TABU>
-__device__ __forceinline__ void mh_ps_scan(const mh_ps_t *S, int type, int rowfn, int i, int now, ll *cls, ll *key,
-                                           ll *idx) {
-  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, i, now, cls, key, idx);
-  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, i, now, cls, key, idx);
-  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, i, now, cls, key, idx);
+__device__ __forceinline__ void mh_ps_scan(mh_ps_t *S, int type, int rowfn, int i, int now, ll thr, ll *key, ll *idx) {
+  if (rowfn) mh_ps_row(S, type, i);
+  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, i, now, thr, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, i, now, thr, key, idx);
+  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, i, now, thr, key, idx);
+}
+
+/* The best move of the whole neighbourhood (block-wide, ties to the smallest index; idx
+ * MH_LL_MAX when there is none); tabu search (TABU) with the order aspired < allowed < tabu. */
+template <int TABU>
+__device__ __forceinline__ void mh_ps_best_move(mh_ps_t *S, int type, int rowfn, int now, ll *key, ll *idx) {
+  const ll thr = S->st[MH_PS_BEST] - S->st[MH_PS_COST];
+  *key = MH_LL_MAX; *idx = MH_LL_MAX;
+  for (int i = 0; i < S->n; ++i) mh_ps_scan<TABU>(S, type, rowfn, i, now, thr, key, idx);
+  mh_block_argmin(key, idx);
+  if (TABU && *idx == MH_LL_MAX) { /* every move tabu and none aspired */
+    for (int i = 0; i < S->n; ++i) mh_ps_scan<0>(S, type, rowfn, i, now, thr, key, idx);
+    mh_block_argmin(key, idx);
+  }
+}
+
+/* After the swap (i, j): the sooner expiry tm[lo * n + hi] = min(tb[p[lo]][hi], tb[p[hi]][lo]) of
+ * the pairs touching i or j, the only ones whose elements or tabu times changed. */
+__device__ __forceinline__ void mh_ps_tabu_pairs(const mh_ps_t *S, int i, int j) {
+  const int n = S->n;
+  const int *p = S->p, *tb = S->tb;
+  __syncthreads();
+  for (int k = S->tid; k < n; k += S->nt)
+    for (int t = 0; t < 2; ++t) {
+      const int u = t ? j : i, lo = k < u ? k : u, hi = k < u ? u : k;
+      if (k == u || (t == 1 && k == i)) continue; /* the pair (i, j) once */
+      const int x = tb[(ll)p[lo] * n + hi], y = tb[(ll)p[hi] * n + lo];
+      S->tm[(ll)lo * n + hi] = x < y ? x : y;
+    }
+  __syncthreads();
 }
 
 /* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
@@ -147,14 +209,12 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
   int i0 = 0, since = 0;
   while (S->st[MH_PS_BEST] > target) {
     ll key = MH_LL_MAX, idx = MH_LL_MAX;
-    const int rows = first ? 1 : n;
-    for (int r = 0; r < rows; ++r) {
-      const int i = first ? i0 : r;
-      if (rowfn) mh_ps_row(S, type, i);
-      ll unused = 0;
-      mh_ps_scan<0>(S, type, rowfn, i, 0, &unused, &key, &idx);
+    if (first) {
+      mh_ps_scan<0>(S, type, rowfn, i0, 0, 0, &key, &idx);
+      mh_block_argmin(&key, &idx);
+    } else {
+      mh_ps_best_move<0>(S, type, rowfn, 0, &key, &idx);
     }
-    mh_block_argmin(&key, &idx);
     if (key < 0) {
       mh_ps_apply(S, type, (int)(idx / n), (int)(idx % n), key);
       if (S->tid == 0) S->st[MH_PS_MOVES] += 1;
@@ -177,20 +237,13 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys);
   const int rowfn = mh_perm_has_row(type);
   if (init) {
-    for (ll e = S.tid; e < (ll)n * n; e += S.nt) S.tb[e] = 0;
+    for (ll e = S.tid; e < 2 * (ll)n * n; e += S.nt) S.tb[e] = 0; /* tb and tm */
     mh_ps_start(&S);
   }
   for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
     const int now = (int)S.st[MH_PS_ITER] + 1;
-    ll cls = MH_PS_CLASSES, key = MH_LL_MAX, idx = MH_LL_MAX;
-    for (int i = 0; i < n; ++i) {
-      if (rowfn) mh_ps_row(&S, type, i);
-      mh_ps_scan<1>(&S, type, rowfn, i, now, &cls, &key, &idx);
-    }
-    ll cmin = cls, dummy = 0;
-    mh_block_argmin(&cmin, &dummy);
-    if (cls != cmin) { key = MH_LL_MAX; idx = MH_LL_MAX; }
-    mh_block_argmin(&key, &idx);
+    ll key, idx;
+    mh_ps_best_move<1>(&S, type, rowfn, now, &key, &idx);
     if (idx == MH_LL_MAX) break;
     const int i = (int)(idx / n), j = (int)(idx % n);
     __syncthreads();
@@ -204,6 +257,7 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
       S.st[MH_PS_ITER] = now;
     }
     mh_ps_apply(&S, type, i, j, key);
+    if (type == MH_SWAP) mh_ps_tabu_pairs(&S, i, j);
   }
 }
 

@@ -99,7 +99,7 @@ class PermSearchBatch:
         self.rows = dev.zeros((capacity, n + 1), np.int64)
         self.ibuf = dev.zeros((capacity, 4 * n), np.int32)
         self.scratch = dev.zeros((capacity, int(np.prod(self.block)) * n), np.int32)
-        self.tabu = dev.zeros((capacity, n * n) if self.method == "tabu" else 1, np.int32)
+        self.tabu = dev.zeros((capacity, 2 * n * n) if self.method == "tabu" else 1, np.int32)
 
     def _launch(self, count: int, keys, iters: int, init: int, target: int) -> None:
         p, n = self.params, self.problem.n

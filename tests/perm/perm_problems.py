@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaheur.errors import MetaheurError
 from metaheur.problems.permutation import PermutationProblem
 
 QAP_COST = r"""
@@ -217,8 +218,21 @@ __device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
   for (int i = 0; i < n; ++i)
     for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) cache[i * n + j] = tq_pair(d, P, PT, i, j);
 }
+__device__ ll tq_ends(const Data &d, const ll *P, const ll *PT, int k, int u) {
+  // tq_pair(k, u) but its sum over m: the m = k, u terms of that sum out, the exact ones in
+  const int n = d.n;
+  const int *ak = d.a + k * n, *au = d.a + u * n, *tk = d.at + k * n, *tu = d.at + u * n;
+  const ll *Pk = P + k * n, *Pu = P + u * n, *Qk = PT + k * n, *Qu = PT + u * n;
+  ll dl = (ll)(ak[k] - au[u]) * (Pu[u] - Pk[k]) + (ll)(ak[u] - au[k]) * (Pu[k] - Pk[u]);
+  for (int t = 0; t < 2; ++t) {
+    const int m = t ? u : k;
+    dl -= (ll)(tk[m] - tu[m]) * (Qu[m] - Qk[m]) + (ll)(ak[m] - au[m]) * (Pu[m] - Pk[m]);
+  }
+  return dl;
+}
 __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
   const int n = d.n, t0 = mh_tid(), nt = mh_nthreads();
+  const int *a = d.a, *at = d.at;
   ll *P = cache + n * n, *PT = P + n * n;
   for (int k = t0; k < n; k += nt) {  // rows r and s of P and PT trade places
     ll x = P[r * n + k]; P[r * n + k] = P[s * n + k]; P[s * n + k] = x;
@@ -232,9 +246,9 @@ __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s
   __syncthreads();
   ll *U = work, *V = work + n, *W = work + 2 * n, *X = work + 3 * n;
   for (int k = t0; k < n; k += nt) {
-    U[k] = d.a[r * n + k] - d.a[s * n + k];
+    U[k] = a[r * n + k] - a[s * n + k];
     V[k] = P[s * n + k] - P[r * n + k];
-    W[k] = d.at[r * n + k] - d.at[s * n + k];
+    W[k] = at[r * n + k] - at[s * n + k];
     X[k] = PT[s * n + k] - PT[r * n + k];
   }
   __syncthreads();
@@ -244,12 +258,26 @@ __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s
     for (int j = i + 1 + t0; j < n; j += nt) row[j] += (ui - U[j]) * (vi - V[j]) + (wi - W[j]) * (xi - X[j]);
   }
   __syncthreads();
-  for (int k = t0; k < n; k += nt) {
-    for (int t = 0; t < 2; ++t) {  // the pairs (k, r) and (k, s); (r, s) once
-      const int u = t ? s : r, lo = k < u ? k : u, hi = k < u ? u : k;
-      if (k != u && !(t == 1 && k == r)) cache[lo * n + hi] = tq_pair(d, P, PT, lo, hi);
+  // the pairs (k, r) and (k, s): tq_pair's sums over m for every k at once (row m of a, at, P,
+  // PT holds column m of the transposes: a[m][k] = at[k][m]), then its end terms
+  ll *sr = work, *ss = work + n;
+  for (int k = t0; k < n; k += nt) { sr[k] = 0; ss[k] = 0; }
+  for (int m = 0; m < n; ++m) {
+    const int *am = a + m * n, *tm = at + m * n;
+    const ll *Pm = P + m * n, *Qm = PT + m * n;
+    const int tr = at[r * n + m], ts = at[s * n + m], ar = a[r * n + m], as = a[s * n + m];
+    const ll cr = PT[r * n + m], cs = PT[s * n + m], br = P[r * n + m], bs = P[s * n + m];
+    for (int k = t0; k < n; k += nt) {
+      sr[k] += (ll)(am[k] - tr) * (cr - Pm[k]) + (ll)(tm[k] - ar) * (br - Qm[k]);
+      ss[k] += (ll)(am[k] - ts) * (cs - Pm[k]) + (ll)(tm[k] - as) * (bs - Qm[k]);
     }
   }
+  for (int k = t0; k < n; k += nt) {
+    if (k == r || k == s) continue;
+    cache[(k < r ? k : r) * n + (k < r ? r : k)] = sr[k] + tq_ends(d, P, PT, k, r);
+    cache[(k < s ? k : s) * n + (k < s ? s : k)] = ss[k] + tq_ends(d, P, PT, k, s);
+  }
+  if (t0 == 0) cache[r * n + s] = tq_pair(d, P, PT, r, s);
 }
 """
 
@@ -269,3 +297,104 @@ class TaillardQAP(UserQAP):
 
     def work_size(self) -> int:
         return 4 * self.n
+
+
+#: The same for a QAP whose two matrices are symmetric (Taillard's instances): the transposes are
+#: the matrices themselves, so the formulas halve (as the built-in's MH_QAP_SYMMETRIC build does):
+#: the cache is the delta matrix and P, every pair's O(1) update one product, doubled.
+QAP_TAILLARD_SYM = r"""
+__device__ ll sq_ends(const Data &d, const ll *P, int i, int j) {
+  // the terms of sq_pair(i, j) outside its sum: the k = i, j terms out, the exact ones in
+  const int n = d.n;
+  const int *ai = d.a + i * n, *aj = d.a + j * n;
+  const ll *bi = P + i * n, *bj = P + j * n;
+  return -2 * (ai[i] - aj[i]) * (bj[i] - bi[i]) - 2 * (ai[j] - aj[j]) * (bj[j] - bi[j]) +
+         (ai[i] - aj[j]) * (bj[j] - bi[i]) + (ai[j] - aj[i]) * (bj[i] - bi[j]);
+}
+__device__ ll sq_pair(const Data &d, const ll *P, int i, int j) {
+  const int n = d.n;
+  const int *ai = d.a + i * n, *aj = d.a + j * n;
+  const ll *bi = P + i * n, *bj = P + j * n;
+  ll sum = 0;
+  for (int k = 0; k < n; ++k) sum += (ai[k] - aj[k]) * (bj[k] - bi[k]);
+  return 2 * sum + sq_ends(d, P, i, j);
+}
+__device__ ll cost(const Data &d, const int *p) {
+  ll c = 0;
+  for (int i = 0; i < d.n; ++i)
+    for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
+  return c;
+}
+__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
+__device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
+  const int n = d.n;
+  ll *P = cache + n * n;
+  for (int k = mh_tid(); k < n * n; k += mh_nthreads()) P[k] = d.b[p[k / n] * n + p[k % n]];
+  __syncthreads();
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) cache[i * n + j] = sq_pair(d, P, i, j);
+}
+__device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
+  const int n = d.n, t0 = mh_tid(), nt = mh_nthreads();
+  const int *a = d.a;
+  ll *P = cache + n * n;
+  for (int k = t0; k < n; k += nt) { ll x = P[r * n + k]; P[r * n + k] = P[s * n + k]; P[s * n + k] = x; }
+  __syncthreads();
+  for (int k = t0; k < n; k += nt) { ll x = P[k * n + r]; P[k * n + r] = P[k * n + s]; P[k * n + s] = x; }
+  __syncthreads();
+  ll *U = work, *V = work + n;
+  for (int k = t0; k < n; k += nt) {
+    U[k] = a[r * n + k] - a[s * n + k];
+    V[k] = P[s * n + k] - P[r * n + k];
+  }
+  __syncthreads();
+  for (int i = 0; i < n; ++i) {  // Taillard's O(1) update of every pair (the touching ones redone below)
+    const ll ui = U[i], vi = V[i];
+    ll *row = cache + i * n;
+    for (int j = i + 1 + t0; j < n; j += nt) row[j] += 2 * (ui - U[j]) * (vi - V[j]);
+  }
+  __syncthreads();
+  // the pairs (k, r) and (k, s): sq_pair's sums for every k at once, one pass over the rows m
+  ll *sr = work, *ss = work + n;
+  for (int k = t0; k < n; k += nt) { sr[k] = 0; ss[k] = 0; }
+  for (int m = 0; m < n; ++m) {
+    const int *am = a + m * n;
+    const ll *Pm = P + m * n;
+    const int ar = a[r * n + m], as = a[s * n + m];
+    const ll br = P[r * n + m], bs = P[s * n + m];
+    for (int k = t0; k < n; k += nt) {
+      sr[k] += (am[k] - ar) * (br - Pm[k]);
+      ss[k] += (am[k] - as) * (bs - Pm[k]);
+    }
+  }
+  for (int k = t0; k < n; k += nt) {
+    if (k == r || k == s) continue;
+    cache[(k < r ? k : r) * n + (k < r ? r : k)] = 2 * sr[k] + sq_ends(d, P, k, r);
+    cache[(k < s ? k : s) * n + (k < s ? s : k)] = 2 * ss[k] + sq_ends(d, P, k, s);
+  }
+  if (t0 == 0) cache[r * n + s] = sq_pair(d, P, r, s);
+}
+"""
+
+
+class SymmetricTaillardQAP(UserQAP):
+    """The QAP of two symmetric matrices through the cache hooks (QAP_TAILLARD_SYM)."""
+
+    kind = "sqap"
+    device_code = QAP_TAILLARD_SYM
+
+    def __init__(self, a, b, name="sqap"):
+        super().__init__(a, b, name=name)
+        if not ((self.a == self.a.T).all() and (self.b == self.b.T).all()):
+            raise MetaheurError("sqap problem: both matrices must be symmetric")
+
+    def cache_size(self) -> int:
+        return 2 * self.n * self.n
+
+    def work_size(self) -> int:
+        return 2 * self.n
+
+
+def random_symmetric_qap_arrays(n: int, seed: int):
+    a, b = random_qap_arrays(n, seed)
+    return a + a.T, b + b.T

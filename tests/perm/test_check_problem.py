@@ -12,9 +12,11 @@ from perm_problems import (
     WT_CODE,
     CachedQAP,
     MaxQAP,
+    SymmetricTaillardQAP,
     TaillardQAP,
     UserQAP,
     random_qap_arrays,
+    random_symmetric_qap_arrays,
     random_tardiness,
 )
 
@@ -24,7 +26,8 @@ from metaheur.problems.permutation_check import apply_move, check_problem
 
 GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
         lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),
-        lambda: TaillardQAP(*random_qap_arrays(11, 5))]
+        lambda: TaillardQAP(*random_qap_arrays(11, 5)),
+        lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(12, 6))]
 
 
 @pytest.mark.parametrize("make", GOOD)
@@ -116,6 +119,7 @@ def test_every_device_and_thread_order_agrees(simulated_gpus, monkeypatch, order
     report = check_problem(pb, trials=3)
     assert {line.split(": ")[0] for line in report.checks} == {"cpu", "cuda:0", "cuda:1"}
     check_problem(random_tardiness(33, 9), devices=["cuda:1"], trials=3)
+    check_problem(SymmetricTaillardQAP(*random_symmetric_qap_arrays(33, 10)), devices=["cuda:0"], trials=3)
 
 
 @pytest.mark.gpusim

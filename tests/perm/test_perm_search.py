@@ -45,6 +45,18 @@ def test_tabu_follows_its_reference(make):
     _same(res, [ref.tabu(pb, s, k, 12, move, 2.0) for s, k in zip(starts, keys, strict=True)], pb)
 
 
+@pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(5, 12)), lambda: random_tardiness(5, 13)])
+def test_tabu_with_every_move_tabu_follows_its_reference(make):
+    """Long tenures on a small neighbourhood, over many moves: the swap QAP meets iterations
+    where every move is tabu and none aspired (the scan redone without the tabu test) and keeps
+    its pair table of tabu times; the insertions read the memory's rows."""
+    pb = make()
+    move = pb.moves[0]
+    starts, keys, res = _run(pb, PermSearchParams(method="tabu", move=move, tenure_scale=40.0), iters=60)
+    refs = [ref.tabu(pb, s, k, 60, move, 40.0) for s, k in zip(starts, keys, strict=True)]
+    _same(res, refs, pb)
+
+
 @pytest.mark.parametrize("first", [True, False])
 @pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(9, 7)), lambda: random_tardiness(10, 8)])
 def test_ils_follows_its_reference(make, first):
