@@ -101,6 +101,7 @@ def test_a_stop_request_reaches_an_island_and_its_launches(tmp_path):
         live.beat()
 
 
+@pytest.mark.slow
 def test_the_time_limit_ends_a_build_on_time():
     result = solve(uniform_tsp(20000, seed=2), time_limit=2, seed=1,
                    params=SolveParams(strategy="cpu-islands", islands=2))
@@ -108,6 +109,7 @@ def test_the_time_limit_ends_a_build_on_time():
     assert result.time_s < 2 + 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["starting the islands", "building"])
 def test_ctrl_c_during_the_build_of_a_large_instance_ends_the_run_at_once(tmp_path, when):
     """SIGINT, as a terminal's Ctrl-C sends it (to the process group, worker processes included),
