@@ -42,11 +42,13 @@ struct mh_ps_t {
   user::Data D;
   int n, cs, tid, nt;
   int *p, *bp, *ib, *scr, *tb, *tm;
-  ll *st, *cache, *work, *rows;
+  ll *st, *work, *rows;
+  user::cache_t *cache;
   unsigned long long key;
 };
 
-__device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *perm, int *best, ll *stats, ll *caches,
+__device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *perm, int *best, ll *stats,
+                                              user::cache_t *caches,
                                               int cs, ll *work, int ws, ll *rows, int *ibuf, int *scratch, int *tabu,
                                               int with_tabu, const unsigned long long *keys) {
   mh_ps_t S;
@@ -229,7 +231,7 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
 
 extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                      int n, int type, int iters, double tenure_scale, int init, long long target,
-                                     long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
+                                     /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
                                      int *scratch, int *tabu /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
@@ -263,7 +265,7 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
 
 extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                     int n, int type, int first, int kick_move, int kick_moves, int iters, int init,
-                                    long long target, long long *caches, int cs, long long *work, int ws,
+                                    long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                     long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
@@ -305,7 +307,7 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
 /* Defined for every problem (the loader reads every signature); empty without partial_insert_row. */
 extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                    int n, int first, int destruct, double temperature, int iters, int init,
-                                   long long target, long long *caches, int cs, long long *work, int ws,
+                                   long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW

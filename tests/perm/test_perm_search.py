@@ -8,7 +8,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import search_reference as ref
-from perm_problems import CachedQAP, MaxQAP, Tardiness, UserQAP, random_qap_arrays, random_tardiness
+from perm_problems import (
+    CachedQAP,
+    MaxQAP,
+    SymmetricTaillardQAP,
+    TaillardQAP,
+    Tardiness,
+    UserQAP,
+    random_qap_arrays,
+    random_symmetric_qap_arrays,
+    random_tardiness,
+)
 
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
@@ -37,7 +47,10 @@ def _same(result, refs, pb):
 
 @pytest.mark.parametrize("make", [lambda: UserQAP(*random_qap_arrays(9, 3)),
                                   lambda: CachedQAP(*random_qap_arrays(10, 4)),
-                                  lambda: MaxQAP(*random_qap_arrays(8, 5)), lambda: random_tardiness(11, 6)])
+                                  lambda: MaxQAP(*random_qap_arrays(8, 5)), lambda: random_tardiness(11, 6),
+                                  lambda: TaillardQAP(*random_qap_arrays(10, 7), cache_dtype="int32"),
+                                  lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(11, 8),
+                                                               cache_dtype="int32")])
 def test_tabu_follows_its_reference(make):
     pb = make()
     move = pb.moves[0]
