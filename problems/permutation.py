@@ -200,7 +200,8 @@ class PermutationProblem(Problem):
     def _check_cache_dtype(self) -> None:
         """``cache_dtype`` is int64 or int32; int32 only with :meth:`delta_bound` below 2^31."""
         if self.cache_dtype not in CACHE_TYPES:
-            raise MetaheurError(f"{self.kind} problem: cache_dtype must be 'int64' or 'int32', got {self.cache_dtype!r}")
+            raise MetaheurError(f"{self.kind} problem: cache_dtype must be 'int64' or 'int32', "
+                                f"got {self.cache_dtype!r}")
         if self.cache_dtype == "int32":
             self.device_data()  # value_bound checked first
             bound = self.delta_bound()

@@ -5,11 +5,12 @@ A generic kernel file (``kernels/perm_*.cu``) includes the virtual header
 and its data fields: ``MH_SENSE`` (+1 minimise, -1 maximise), one ``MH_USER_HAS_<FUNCTION>`` per
 contract function the snippet defines, then ``namespace user { struct Data {...}; typedef ...
 cache_t; <snippet> }`` (``cache_t``: the cache's entry type, ``long long`` or ``int`` by the
-problem's ``cache_dtype``) with a ``#line 1 "<KIND problem>"`` directive so that the compilers' messages give the snippet's
-own line numbers. The data fields become explicit kernel parameters at ``/*@DATA_PARAMS@*/`` and
-fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, and a kernel's cache parameter, written
-``/*@CACHE_T@*/long long *caches``, takes the cache's C type, so the loader's argument checks cover
-them. (kernels/mh_user_problem.cuh is a stand-in that lets the generic kernels compile alone.)
+problem's ``cache_dtype``) with a ``#line 1 "<KIND problem>"`` directive so that the compilers'
+messages give the snippet's own line numbers. The data fields become explicit kernel parameters
+at ``/*@DATA_PARAMS@*/`` and fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, and a
+kernel's cache parameter, written ``/*@CACHE_T@*/long long *caches``, takes the cache's C type,
+so the loader's argument checks cover them. (kernels/mh_user_problem.cuh is a stand-in that lets
+the generic kernels compile alone.)
 """
 
 from __future__ import annotations

@@ -178,8 +178,9 @@ def test_an_int32_cache_is_typed_and_its_bound_checked():
     a, b = random_qap_arrays(8, 1)
     assert "typedef int cache_t;" in TaillardQAP(a, b, cache_dtype="int32").user_code().header
     assert "typedef ll cache_t;" in TaillardQAP(a, b).user_code().header
-    with pytest.raises(MetaheurError, match=r"tqap problem: cache_dtype int32 needs delta_bound\(\) below 2\^31 "
-                                            r"\(cache entries could overflow 32 bits\), got \d+; use cache_dtype int64"):
+    with pytest.raises(MetaheurError, match=r"tqap problem: cache_dtype int32 needs delta_bound\(\) below "
+                                            r"2\^31 \(cache entries could overflow 32 bits\), got \d+; use "
+                                            r"cache_dtype int64"):
         TaillardQAP(a * 2**12, b * 2**12, cache_dtype="int32").user_code()
 
     class Unbounded(TaillardQAP):
