@@ -25,6 +25,8 @@ from metaheur.problems.interface import Problem
 VALUE_LIMIT = 2**62
 #: An int32 cache (``cache_dtype = "int32"``) needs a declared bound on its entries below this.
 CACHE32_LIMIT = 2**31
+#: A delta bound below this lets the searches scan moves in 32-bit ints (MH_USER_DELTA32).
+SCAN32_LIMIT = 2**30
 _WIDEN = {"bool": "int32", "int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32",
           "int32": "int32", "int64": "int64", "uint32": "int64"}
 _CACHED = ("_mh_code", "_mh_fields", "_mh_arrays")
@@ -193,8 +195,9 @@ class PermutationProblem(Problem):
             functions = contract_functions(self.kind, self.device_code, self.cache_dtype)
             self._check_declared(functions)
             fields, _ = self.device_data()
+            bound = self.delta_bound()
             self._mh_code = UserCode(self.kind, self.device_code, fields, self.engine_sign, functions,
-                                     self.cache_dtype)
+                                     self.cache_dtype, bound is not None and 0 <= int(bound) < SCAN32_LIMIT)
         return self._mh_code
 
     def _check_cache_dtype(self) -> None:

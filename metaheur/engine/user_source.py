@@ -167,6 +167,7 @@ class UserCode:
     sense: int = 1
     functions: frozenset[str] = field(default=frozenset())
     cache_dtype: str = "int64"
+    delta32: bool = False
 
     def has(self, name: str) -> bool:
         return name in self.functions
@@ -177,6 +178,7 @@ class UserCode:
         members = " ".join(["int n;", *(f.member() for f in self.fields)])
         lines = [f'#line 1 "<generated {HEADER}>"', f"#define MH_SENSE ({self.sense})"]
         lines += [f"#define MH_USER_HAS_{name.upper()} 1" for name in sorted(self.functions)]
+        lines += ["#define MH_USER_DELTA32 1"] if self.delta32 else []
         lines += [
             "namespace user {",
             f"struct Data {{ {members} }};",

@@ -25,6 +25,25 @@ from metaheur.errors import MetaheurError
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
 
 
+class UnboundedQAP(CachedQAP):
+    """The cached QAP declaring no bound: its searches scan moves in 64-bit ints."""
+
+    kind = "ubqap"
+
+    def value_bound(self):
+        return None
+
+    def delta_bound(self):
+        return None
+
+
+def test_a_declared_delta_bound_picks_the_32_bit_scan():
+    a, b = random_qap_arrays(8, 1)
+    assert "#define MH_USER_DELTA32 1" in CachedQAP(a, b).user_code().header
+    assert "MH_USER_DELTA32" not in UnboundedQAP(a, b).user_code().header
+    assert "MH_USER_DELTA32" not in CachedQAP(a * 2**12, b * 2**12).user_code().header
+
+
 def _starts(pb, count, seed):
     rng = np.random.default_rng(seed)
     return np.array([rng.permutation(pb.n) for _ in range(count)]), stream_key(np.uint64(seed),
@@ -50,7 +69,8 @@ def _same(result, refs, pb):
                                   lambda: MaxQAP(*random_qap_arrays(8, 5)), lambda: random_tardiness(11, 6),
                                   lambda: TaillardQAP(*random_qap_arrays(10, 7), cache_dtype="int32"),
                                   lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(11, 8),
-                                                               cache_dtype="int32")])
+                                                               cache_dtype="int32"),
+                                  lambda: UnboundedQAP(*random_qap_arrays(10, 9))])
 def test_tabu_follows_its_reference(make):
     pb = make()
     move = pb.moves[0]
@@ -58,7 +78,8 @@ def test_tabu_follows_its_reference(make):
     _same(res, [ref.tabu(pb, s, k, 12, move, 2.0) for s, k in zip(starts, keys, strict=True)], pb)
 
 
-@pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(5, 12)), lambda: random_tardiness(5, 13)])
+@pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(5, 12)), lambda: random_tardiness(5, 13),
+                                  lambda: UnboundedQAP(*random_qap_arrays(5, 14))])
 def test_tabu_with_every_move_tabu_follows_its_reference(make):
     """Long tenures on a small neighbourhood, over many moves: the swap QAP meets iterations
     where every move is tabu and none aspired (the scan redone without the tabu test) and keeps
