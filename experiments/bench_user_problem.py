@@ -10,7 +10,9 @@ search (metaheur/search/qap_tabu.py), on one core, side by side in one run.
           pass over the rows as the built-in does); a swap delta is one read. Where both
           matrices are symmetric (Taillard's instances), the symmetric form of the same code
           (SymmetricTaillardQAP: no transposes, the formulas halved), as the built-in then
-          compiles its MH_QAP_SYMMETRIC variant;
+          compiles its MH_QAP_SYMMETRIC variant. The cache is int32 (``cache_dtype``) where the
+          built-in keeps int32 deltas (its MH_QAP_DELTA32 rule: delta_bound below
+          MH_TS_DELTA32_LIMIT), int64 otherwise (``cache`` column);
   builtin the built-in robust tabu search (kernels/qap_tabu.cu), the reference.
 
 Every search is one tabu search over swaps from the same random start, each form run for about
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "perm"))
 from lib.report import out_folder, run_header, write_table
 from perm_problems import SymmetricTaillardQAP, TaillardQAP, UserQAP
 
+from metaheur.device_data.qap import DELTA32_LIMIT, delta_bound
 from metaheur.engine import set_cpu_threads
 from metaheur.problems import load_instance
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
@@ -54,6 +57,11 @@ def symmetric(qap) -> bool:
     return bool((qap.flow == qap.flow.T).all() and (qap.distance == qap.distance.T).all())
 
 
+def cache_dtype(qap) -> str:
+    """int32 where the built-in keeps int32 deltas (metaheur/device_data/qap.py), else int64."""
+    return "int32" if delta_bound(qap) < DELTA32_LIMIT else "int64"
+
+
 def rate(form: str, qap, start: np.ndarray, iterations: int) -> tuple[float, int]:
     """(seconds, best cost) of one search of ``form`` for ``iterations`` iterations."""
     if form == "builtin":
@@ -62,7 +70,7 @@ def rate(form: str, qap, start: np.ndarray, iterations: int) -> tuple[float, int
         res = batch.run(iterations)
         return time.process_time() - t0, int(res.best_costs[0])
     cls = UserQAP if form == "pair" else SymmetricTaillardQAP if symmetric(qap) else TaillardQAP
-    pb = cls(qap.flow, qap.distance, name=qap.name)
+    pb = cls(qap.flow, qap.distance, name=qap.name, **({} if form == "pair" else {"cache_dtype": cache_dtype(qap)}))
     batch = PermSearchBatch(pb, "cpu", 1, PermSearchParams(method="tabu", move="swap"))
     batch.run(start[None], np.array([7], np.uint64), 1)  # compiled and warm
     t0 = time.process_time()
@@ -98,6 +106,7 @@ def main() -> None:
                 best[form] = b
         per_s = {f: iterations[f] / float(np.median(t)) for f, t in times.items()}
         rows.append({"instance": name, "n": qap.n, "cached_form": "symmetric" if symmetric(qap) else "general",
+                     "cache": cache_dtype(qap),
                      "iterations": iterations["builtin"], "reps": reps,
                      "builtin_iters_per_s": round(per_s["builtin"]), "cached_iters_per_s": round(per_s["cached"]),
                      "pair_iters_per_s": round(per_s["pair"]),

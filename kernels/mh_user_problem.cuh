@@ -20,28 +20,29 @@
 #define MH_USER_HAS_UPDATE_REVERSE 1
 namespace user {
 struct Data { int n; };
+typedef ll cache_t;
 __device__ ll cost(const Data &d, const int *perm) {
   ll c = 0;
   for (int i = 0; i < d.n; ++i) c += perm[i] > i ? perm[i] - i : i - perm[i];
   return c;
 }
-__device__ ll swap_delta(const Data &d, const int *perm, const ll *cache, int i, int j) { return cache[0] * 0; }
-__device__ ll insert_delta(const Data &d, const int *perm, const ll *cache, int i, int j) { return 0; }
-__device__ ll reverse_delta(const Data &d, const int *perm, const ll *cache, int i, int j) { return 0; }
-__device__ void swap_row(const Data &d, const int *perm, const ll *cache, int i, ll *out, ll *work) {
+__device__ ll swap_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) { return cache[0] * 0; }
+__device__ ll insert_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) { return 0; }
+__device__ ll reverse_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) { return 0; }
+__device__ void swap_row(const Data &d, const int *perm, const cache_t *cache, int i, ll *out, ll *work) {
   for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] = 0;
 }
-__device__ void insert_row(const Data &d, const int *perm, const ll *cache, int i, ll *out, ll *work) {
+__device__ void insert_row(const Data &d, const int *perm, const cache_t *cache, int i, ll *out, ll *work) {
   for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] = 0;
 }
 __device__ void partial_insert_row(const Data &d, const int *seq, int len, int elem, ll *out, ll *work) {
   for (int k = mh_tid(); k <= len; k += mh_nthreads()) out[k] = k;
 }
-__device__ void prepare(const Data &d, const int *perm, ll *cache, ll *work) {
+__device__ void prepare(const Data &d, const int *perm, cache_t *cache, ll *work) {
   if (mh_tid() == 0) cache[0] = 0;
 }
-__device__ void update_swap(const Data &d, const int *perm, ll *cache, int i, int j, ll *work) {}
-__device__ void update_insert(const Data &d, const int *perm, ll *cache, int i, int j, ll *work) {}
-__device__ void update_reverse(const Data &d, const int *perm, ll *cache, int i, int j, ll *work) {}
+__device__ void update_swap(const Data &d, const int *perm, cache_t *cache, int i, int j, ll *work) {}
+__device__ void update_insert(const Data &d, const int *perm, cache_t *cache, int i, int j, ll *work) {}
+__device__ void update_reverse(const Data &d, const int *perm, cache_t *cache, int i, int j, ll *work) {}
 }  // namespace user
 #endif /* MH_USER_PROBLEM_CUH */

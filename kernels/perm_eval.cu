@@ -9,7 +9,7 @@
  * perm_prepare: caches[b] = prepare(perms[b]).
  * perm_update: caches[b] after move moves[b] (perms[b] is the permutation after the move).
  * perm_partial: out[b, k] = partial_insert_row(seqs[b][0..lens[b]), elems[b])[k], k <= lens[b].
- * Caches: cs int64 per item; work: ws int64 per item; `base`: the value of each perms[b].
+ * Caches: cs entries per item (user::cache_t); work: ws int64 per item; `base`: the value of each perms[b].
  */
 #include "mh_common.cuh"
 #include "mh_user_problem.cuh"
@@ -21,7 +21,7 @@ extern "C" __global__ void perm_cost(const int *perms, int k, int n, long long *
   if (b < k && mh_tid() == 0) out[b] = user::cost(D, perms + b * n);
 }
 
-extern "C" __global__ void perm_pair(const int *perms, const int *moves, int k, int n, const long long *caches,
+extern "C" __global__ void perm_pair(const int *perms, const int *moves, int k, int n, const /*@CACHE_T@*/long long *caches,
                                      int cs, const long long *base, int *scratch, long long *out /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
@@ -30,7 +30,7 @@ extern "C" __global__ void perm_pair(const int *perms, const int *moves, int k, 
   out[b] = mh_perm_delta(D, perms + b * n, caches + b * cs, m[0], m[1], m[2], base[b], scratch + b * n);
 }
 
-extern "C" __global__ void perm_row(const int *perms, const int *rows, int k, int n, const long long *caches, int cs,
+extern "C" __global__ void perm_row(const int *perms, const int *rows, int k, int n, const /*@CACHE_T@*/long long *caches, int cs,
                                     const long long *base, long long *work, int ws, int *scratch,
                                     long long *out /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
@@ -40,14 +40,14 @@ extern "C" __global__ void perm_row(const int *perms, const int *rows, int k, in
               scratch + b * mh_nthreads() * n);
 }
 
-extern "C" __global__ void perm_prepare(const int *perms, int k, int n, long long *caches, int cs, long long *work,
+extern "C" __global__ void perm_prepare(const int *perms, int k, int n, /*@CACHE_T@*/long long *caches, int cs, long long *work,
                                         int ws /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();
   if (b < k) mh_perm_prepare(D, perms + b * n, caches + b * cs, cs, work + b * ws);
 }
 
-extern "C" __global__ void perm_update(const int *perms, const int *moves, int k, int n, long long *caches, int cs,
+extern "C" __global__ void perm_update(const int *perms, const int *moves, int k, int n, /*@CACHE_T@*/long long *caches, int cs,
                                        long long *work, int ws /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll b = mh_block();

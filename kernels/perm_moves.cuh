@@ -35,7 +35,7 @@ __device__ __forceinline__ void mh_perm_apply(int *p, int type, int i, int j) {
 /* Delta of move (T, i, j), i != j, on perm whose value is `base` (one thread); a template on the
  * move type, so a scan over one neighbourhood compiles without the paths of the others. */
 template <int T>
-__device__ __forceinline__ ll mh_perm_delta_t(const user::Data &D, const int *perm, const ll *cache, int i, int j,
+__device__ __forceinline__ ll mh_perm_delta_t(const user::Data &D, const int *perm, const user::cache_t *cache, int i, int j,
                                               ll base, int *scratch) {
   const int a = i < j ? i : j, b = i < j ? j : i;
 #ifdef MH_USER_HAS_SWAP_DELTA
@@ -54,7 +54,7 @@ __device__ __forceinline__ ll mh_perm_delta_t(const user::Data &D, const int *pe
 }
 
 /* Delta of move (type, i, j), i != j, on perm whose value is `base` (one thread). */
-__device__ __forceinline__ ll mh_perm_delta(const user::Data &D, const int *perm, const ll *cache, int type, int i,
+__device__ __forceinline__ ll mh_perm_delta(const user::Data &D, const int *perm, const user::cache_t *cache, int type, int i,
                                             int j, ll base, int *scratch) {
   if (type == MH_SWAP) return mh_perm_delta_t<MH_SWAP>(D, perm, cache, i, j, base, scratch);
   if (type == MH_INSERT) return mh_perm_delta_t<MH_INSERT>(D, perm, cache, i, j, base, scratch);
@@ -63,7 +63,7 @@ __device__ __forceinline__ ll mh_perm_delta(const user::Data &D, const int *perm
 
 /* out[j] = delta of move (type, i, j) for every j, out[i] = 0. Every thread of the block calls
  * it (a row function of the problem, else one pair delta per j, block-stride). */
-__device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm, const ll *cache, int type, int i,
+__device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm, const user::cache_t *cache, int type, int i,
                                             ll base, ll *out, ll *work, int *scratch) {
 #ifdef MH_USER_HAS_SWAP_ROW
   if (type == MH_SWAP) { user::swap_row(D, perm, cache, i, out, work); __syncthreads(); return; }
@@ -105,7 +105,7 @@ __device__ __forceinline__ int mh_perm_has_update(int type) {
 /* The cache after move (type, i, j) was applied (perm is the new permutation): the problem's
  * update hook, else prepare from scratch. Every thread of the block calls it; no-op without a
  * cache (cache_size 0: the hooks are never called). */
-__device__ __forceinline__ void mh_perm_update(const user::Data &D, const int *perm, ll *cache, int cs, int type,
+__device__ __forceinline__ void mh_perm_update(const user::Data &D, const int *perm, user::cache_t *cache, int cs, int type,
                                                int i, int j, ll *work) {
   if (cs == 0) return;
   __syncthreads();
@@ -125,7 +125,7 @@ __device__ __forceinline__ void mh_perm_update(const user::Data &D, const int *p
 }
 
 /* The cache of a permutation just set (every thread of the block; no-op without a cache). */
-__device__ __forceinline__ void mh_perm_prepare(const user::Data &D, const int *perm, ll *cache, int cs, ll *work) {
+__device__ __forceinline__ void mh_perm_prepare(const user::Data &D, const int *perm, user::cache_t *cache, int cs, ll *work) {
   if (cs == 0) return;
   __syncthreads();
 #ifdef MH_USER_HAS_PREPARE

@@ -42,11 +42,13 @@ struct mh_ps_t {
   user::Data D;
   int n, cs, tid, nt;
   int *p, *bp, *ib, *scr, *tb, *tm;
-  ll *st, *cache, *work, *rows;
+  ll *st, *work, *rows;
+  user::cache_t *cache;
   unsigned long long key;
 };
 
-__device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *perm, int *best, ll *stats, ll *caches,
+__device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *perm, int *best, ll *stats,
+                                              user::cache_t *caches,
                                               int cs, ll *work, int ws, ll *rows, int *ibuf, int *scratch, int *tabu,
                                               int with_tabu, const unsigned long long *keys) {
   mh_ps_t S;
@@ -116,11 +118,23 @@ __device__ __forceinline__ ll mh_ps_delta(const mh_ps_t *S, int rowfn, int i, in
   return MH_SENSE * mh_perm_delta_t<T>(S->D, S->p, S->cache, i, j, base, scratch);
 }
 
-/* MH_LL_MAX where `out`, else d: a select written with masks, which gcc vectorises in a min
+/* A scan's delta type: int where the problem declares every delta below 2^30 (MH_USER_DELTA32,
+ * from delta_bound; twice the lanes in the CPU build's vectorised min pass), else ll. */
+#ifdef MH_USER_DELTA32
+typedef int mh_ps_d_t;
+#define MH_PS_D_MAX 2147483647
+#define MH_PS_D_LIM (1 << 30)
+#else
+typedef ll mh_ps_d_t;
+#define MH_PS_D_MAX MH_LL_MAX
+#define MH_PS_D_LIM MH_LL_MAX
+#endif
+
+/* MH_PS_D_MAX where `out`, else d: a select written with masks, which gcc vectorises in a min
  * reduction (a conditional expression there it leaves as a branch). */
-__device__ __forceinline__ ll mh_ps_shut(ll d, int out) {
-  const ll m = -(ll)out;
-  return (d & ~m) | (MH_LL_MAX & m);
+__device__ __forceinline__ mh_ps_d_t mh_ps_shut(mh_ps_d_t d, int out) {
+  const mh_ps_d_t m = -(mh_ps_d_t)out;
+  return (d & ~m) | (MH_PS_D_MAX & m);
 }
 
 /* One thread's part of the scan of moves (i, j), lo <= j < hi, of type T: its best (key, idx),
@@ -137,17 +151,20 @@ __device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, in
   const ll base = MH_SENSE * S->st[MH_PS_COST];
   const int *tr = T == MH_SWAP ? S->tm + (ll)i * n : S->tb + (ll)S->p[i] * n;
   int *scratch = S->scr + (ll)tid * n;
-  ll rmin = MH_LL_MAX;
+  /* thr clamped to the deltas' range (|d| < MH_PS_D_LIM) keeps every test d >= thr */
+  const mh_ps_d_t t = (mh_ps_d_t)(thr < -MH_PS_D_LIM ? -MH_PS_D_LIM : thr > MH_PS_D_LIM ? MH_PS_D_LIM : thr);
+  mh_ps_d_t rmin = MH_PS_D_MAX;
   for (int j = lo + tid; j < hi; j += nt) {
-    const ll d = mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
-    const ll x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= thr));
+    const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
+    const mh_ps_d_t x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= t));
     rmin = x < rmin ? x : rmin;
   }
-  if (rmin >= *key) return;
+  const ll r = rmin == MH_PS_D_MAX ? MH_LL_MAX : (ll)rmin; /* every move shut out: none */
+  if (r >= *key) return;
   for (int j = lo + tid; j < hi; j += nt) {
-    const ll d = mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
-    const ll x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= thr));
-    if (x == rmin) { *key = rmin; *idx = (ll)i * n + j; return; }
+    const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
+    const mh_ps_d_t x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= t));
+    if (x == rmin) { *key = r; *idx = (ll)i * n + j; return; }
   }
 }
 
@@ -229,7 +246,7 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
 
 extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                      int n, int type, int iters, double tenure_scale, int init, long long target,
-                                     long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
+                                     /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
                                      int *scratch, int *tabu /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
@@ -263,7 +280,7 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
 
 extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                     int n, int type, int first, int kick_move, int kick_moves, int iters, int init,
-                                    long long target, long long *caches, int cs, long long *work, int ws,
+                                    long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                     long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
@@ -305,7 +322,7 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
 /* Defined for every problem (the loader reads every signature); empty without partial_insert_row. */
 extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                    int n, int first, int destruct, double temperature, int iters, int init,
-                                   long long target, long long *caches, int cs, long long *work, int ws,
+                                   long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW

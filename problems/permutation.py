@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaheur.engine.user_source import MOVES, Field, UserCode, check_identifier, contract_functions
+from metaheur.engine.user_source import CACHE_TYPES, MOVES, Field, UserCode, check_identifier, contract_functions
 from metaheur.errors import MetaheurError
 from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.interface import Problem
 
 #: A cost bound (``value_bound``) above this is refused: a delta of two costs must fit in int64.
 VALUE_LIMIT = 2**62
+#: An int32 cache (``cache_dtype = "int32"``) needs a declared bound on its entries below this.
+CACHE32_LIMIT = 2**31
+#: A delta bound below this lets the searches scan moves in 32-bit ints (MH_USER_DELTA32).
+SCAN32_LIMIT = 2**30
 _WIDEN = {"bool": "int32", "int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32",
           "int32": "int32", "int64": "int64", "uint32": "int64"}
 _CACHED = ("_mh_code", "_mh_fields", "_mh_arrays")
@@ -37,6 +41,7 @@ class PermutationProblem(Problem):
     moves: tuple[str, ...] = ("swap",)
     device_code: str | None = None
     cache_size: int = 0
+    cache_dtype: str = "int64"
     work_size: int = 0
     crossovers: tuple[str, ...] = ("ox", "pmx", "cx", "ux", "none")
     gpu_wave_kernel = "perm_search"
@@ -60,6 +65,12 @@ class PermutationProblem(Problem):
     def value_bound(self) -> int | None:
         """An upper bound on |value| of any permutation (None: cannot be told)."""
         return None
+
+    def delta_bound(self) -> int | None:
+        """An upper bound on |entry| of the cache and on |delta| of any move (None: twice
+        :meth:`value_bound`, the difference of two values); an int32 cache needs it below 2^31."""
+        bound = self.value_bound()
+        return None if bound is None else 2 * int(bound)
 
     def temperature_scale(self) -> float:
         """The unit of the iterated greedy's acceptance temperature (Ruiz and Stuetzle 2007: the
@@ -180,11 +191,26 @@ class PermutationProblem(Problem):
             return None
         if "_mh_code" not in self.__dict__:
             check_identifier(self.kind, "problem kind")
-            functions = contract_functions(self.kind, self.device_code)
+            self._check_cache_dtype()
+            functions = contract_functions(self.kind, self.device_code, self.cache_dtype)
             self._check_declared(functions)
             fields, _ = self.device_data()
-            self._mh_code = UserCode(self.kind, self.device_code, fields, self.engine_sign, functions)
+            bound = self.delta_bound()
+            self._mh_code = UserCode(self.kind, self.device_code, fields, self.engine_sign, functions,
+                                     self.cache_dtype, bound is not None and 0 <= int(bound) < SCAN32_LIMIT)
         return self._mh_code
+
+    def _check_cache_dtype(self) -> None:
+        """``cache_dtype`` is int64 or int32; int32 only with :meth:`delta_bound` below 2^31."""
+        if self.cache_dtype not in CACHE_TYPES:
+            raise MetaheurError(f"{self.kind} problem: cache_dtype must be 'int64' or 'int32', "
+                                f"got {self.cache_dtype!r}")
+        if self.cache_dtype == "int32":
+            self.device_data()  # value_bound checked first
+            bound = self.delta_bound()
+            if bound is None or not 0 <= int(bound) < CACHE32_LIMIT:
+                raise MetaheurError(f"{self.kind} problem: cache_dtype int32 needs delta_bound() below 2^31 (cache "
+                                    f"entries could overflow 32 bits), got {bound}; use cache_dtype int64")
 
     def _check_declared(self, functions: frozenset[str]) -> None:
         moves = tuple(self.moves)
@@ -203,7 +229,7 @@ class PermutationProblem(Problem):
             raise MetaheurError(f"{self.kind} problem: cache_size and work_size must be >= 0")
 
     def cache_entries(self) -> int:
-        """int64 cache entries per solution (``cache_size``, an int or a method)."""
+        """Cache entries per solution (``cache_size``, an int or a method; of ``cache_dtype``)."""
         return int(self.cache_size() if callable(self.cache_size) else self.cache_size)
 
     def work_entries(self) -> int:

@@ -66,6 +66,7 @@ class _Checker:
         fields, arrays = problem.device_data()
         self.data = upload(fields, arrays, device)
         self.cs, self.ws = problem.cache_entries(), problem.work_entries()
+        self.cache_dtype = problem.cache_dtype
         self.rng = rng
         self.block = GPU_BLOCK if device.is_gpu else 1  # block functions run with a GPU's threads there
         self.lines: list[str] = []
@@ -93,7 +94,7 @@ class _Checker:
 
     def prepare(self, perms):
         dev = self.dev
-        caches = dev.zeros((len(perms), max(1, self.cs)), np.int64)
+        caches = dev.zeros((len(perms), max(1, self.cs)), self.cache_dtype)
         self._run("perm_prepare", len(perms), (dev.asarray(perms), len(perms), self.n, caches, self.cs,
                                                dev.zeros((len(perms), self.ws), np.int64), self.ws))
         return caches

@@ -21,7 +21,7 @@ COMPILE_VARIANTS: dict[str, list[dict]] = {
     "tsp_ga.cu": [{}],
     "tsp_eax.cu": _TSP,
     "perm_eval.cu": [{}],  # a user problem's kernels, compiled alone with kernels/mh_user_problem.cuh
-    "perm_search.cu": [{}],
+    "perm_search.cu": [{}, {"MH_USER_DELTA32": 1}],
 }
 
 __all__ = ["COMPILE_VARIANTS", "WEIGHT_CODES", "QAPData", "TSPData", "neighbours", "qap_data", "tsp_data"]

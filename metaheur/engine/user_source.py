@@ -3,11 +3,14 @@
 A generic kernel file (``kernels/perm_*.cu``) includes the virtual header
 ``mh_user_problem.cuh``; :class:`UserCode` generates it from a problem's ``device_code`` snippet
 and its data fields: ``MH_SENSE`` (+1 minimise, -1 maximise), one ``MH_USER_HAS_<FUNCTION>`` per
-contract function the snippet defines, then ``namespace user { struct Data {...}; <snippet> }``
-with a ``#line 1 "<KIND problem>"`` directive so that the compilers' messages give the snippet's
-own line numbers. The data fields become explicit kernel parameters at ``/*@DATA_PARAMS@*/`` and
-fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, so the loader's argument checks cover
-them. (kernels/mh_user_problem.cuh is a stand-in that lets the generic kernels compile alone.)
+contract function the snippet defines, then ``namespace user { struct Data {...}; typedef ...
+cache_t; <snippet> }`` (``cache_t``: the cache's entry type, ``long long`` or ``int`` by the
+problem's ``cache_dtype``) with a ``#line 1 "<KIND problem>"`` directive so that the compilers'
+messages give the snippet's own line numbers. The data fields become explicit kernel parameters
+at ``/*@DATA_PARAMS@*/`` and fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, and a
+kernel's cache parameter, written ``/*@CACHE_T@*/long long *caches``, takes the cache's C type,
+so the loader's argument checks cover them. (kernels/mh_user_problem.cuh is a stand-in that lets
+the generic kernels compile alone.)
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from metaheur.suggest import did_you_mean
 HEADER = "mh_user_problem.cuh"
 DATA_PARAMS, DATA_INIT = "/*@DATA_PARAMS@*/", "/*@DATA_INIT@*/"
 
-_PAIR = ("const Data&", "const int*", "const ll*", "int", "int")
-_ROW = ("const Data&", "const int*", "const ll*", "int", "ll*", "ll*")
-_UPDATE = ("const Data&", "const int*", "ll*", "int", "int", "ll*")
+_PAIR = ("const Data&", "const int*", "const cache_t*", "int", "int")
+_ROW = ("const Data&", "const int*", "const cache_t*", "int", "ll*", "ll*")
+_UPDATE = ("const Data&", "const int*", "cache_t*", "int", "int", "ll*")
 #: The contract's functions: name -> (return type, parameter types).
 CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "cost": ("ll", ("const Data&", "const int*")),
@@ -39,12 +42,15 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "swap_row": ("void", _ROW),
     "insert_row": ("void", _ROW),
     "partial_insert_row": ("void", ("const Data&", "const int*", "int", "int", "ll*", "ll*")),
-    "prepare": ("void", ("const Data&", "const int*", "ll*", "ll*")),
+    "prepare": ("void", ("const Data&", "const int*", "cache_t*", "ll*")),
     "update_swap": ("void", _UPDATE),
     "update_insert": ("void", _UPDATE),
     "update_reverse": ("void", _UPDATE),
 }
 MOVES = ("swap", "insert", "reverse")
+#: A cache's entry type (``cache_dtype``) -> the C type ``user::cache_t`` stands for.
+CACHE_TYPES = {"int64": "ll", "int32": "int"}
+CACHE_PARAM = "/*@CACHE_T@*/long long"
 
 _CPP_WORDS = frozenset("""
     alignas alignof and asm auto bool break case catch char class const constexpr continue decltype
@@ -59,7 +65,7 @@ _FUNCTION = re.compile(
     r"__device__\s+((?:(?:__forceinline__|__noinline__|inline|static)\s+)*)"
     r"([A-Za-z_][\w\s\*&:]*?)\s*\b([A-Za-z_]\w*)\s*\(([^)]*)\)\s*\{"
 )
-_TYPE_WORDS = frozenset({"const", "int", "long", "ll", "Data", "unsigned", "char", "short", "void"})
+_TYPE_WORDS = frozenset({"const", "int", "long", "ll", "Data", "cache_t", "unsigned", "char", "short", "void"})
 
 
 def check_identifier(name: str, what: str) -> None:
@@ -94,15 +100,25 @@ def device_functions(snippet: str) -> dict[str, tuple[str, tuple[str, ...], int]
     return out
 
 
-def contract_functions(kind: str, snippet: str) -> frozenset[str]:
+def _same_type(want: str, got: str, cache_ctype: str) -> bool:
+    """Whether parameter type ``got`` is the contract's ``want``; a cache may be written as
+    ``cache_t`` or as the C type it stands for."""
+    return got == want or ("cache_t" in want and got == want.replace("cache_t", cache_ctype))
+
+
+def contract_functions(kind: str, snippet: str, cache_dtype: str = "int64") -> frozenset[str]:
     """The contract functions ``snippet`` defines, checked: ``cost`` present, every contract name
-    with its signature, no function named near a contract name (a misspelling); one-line errors."""
+    with its signature (a cache as ``cache_t`` or the C type of ``cache_dtype``), no function named
+    near a contract name (a misspelling); one-line errors."""
     found = device_functions(snippet)
     where = f"{kind} problem"
+    ctype = CACHE_TYPES[cache_dtype]
     for name, (ret, params, line) in found.items():
         if name in CONTRACT:
             want_ret, want = CONTRACT[name]
-            if (ret, params) != (want_ret, want):
+            if ret != want_ret or len(params) != len(want) or not all(
+                _same_type(w, g, ctype) for w, g in zip(want, params, strict=True)
+            ):
                 raise MetaheurError(
                     f"{where}, line {line}: {name} must be `__device__ {want_ret} {name}("
                     f"{', '.join(want)})`, got `{ret} {name}({', '.join(params)})`"
@@ -150,6 +166,8 @@ class UserCode:
     fields: tuple[Field, ...]
     sense: int = 1
     functions: frozenset[str] = field(default=frozenset())
+    cache_dtype: str = "int64"
+    delta32: bool = False
 
     def has(self, name: str) -> bool:
         return name in self.functions
@@ -160,9 +178,11 @@ class UserCode:
         members = " ".join(["int n;", *(f.member() for f in self.fields)])
         lines = [f'#line 1 "<generated {HEADER}>"', f"#define MH_SENSE ({self.sense})"]
         lines += [f"#define MH_USER_HAS_{name.upper()} 1" for name in sorted(self.functions)]
+        lines += ["#define MH_USER_DELTA32 1"] if self.delta32 else []
         lines += [
             "namespace user {",
             f"struct Data {{ {members} }};",
+            f"typedef {CACHE_TYPES[self.cache_dtype]} cache_t;",
             f'#line 1 "<{self.kind} problem>"',
             self.snippet,
             "}  // namespace user",
@@ -173,7 +193,8 @@ class UserCode:
     def placeholders(self) -> dict[str, str]:
         params = "".join(", " + f.param() for f in self.fields)
         init = " ".join(f"D.{f.name} = mh_d_{f.name};" for f in self.fields)
-        return {DATA_PARAMS: params, DATA_INIT: init}
+        cache = "int" if self.cache_dtype == "int32" else "long long"
+        return {DATA_PARAMS: params, DATA_INIT: init, CACHE_PARAM: cache}
 
     def source(self, kernel_file: str) -> KernelSource:
         """``kernels/<kernel_file>`` with this problem's code substituted (cached per process)."""

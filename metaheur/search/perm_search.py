@@ -94,7 +94,7 @@ class PermSearchBatch:
         self.perm = dev.zeros((capacity, n), np.int32)
         self.best = dev.zeros((capacity, n), np.int32)
         self.stats = dev.zeros((capacity, _NSTATS), np.int64)
-        self.caches = dev.zeros((capacity, max(1, self.cs)), np.int64)
+        self.caches = dev.zeros((capacity, max(1, self.cs)), problem.cache_dtype)
         self.work = dev.zeros((capacity, self.ws), np.int64)
         self.rows = dev.zeros((capacity, n + 1), np.int64)
         self.ibuf = dev.zeros((capacity, 4 * n), np.int32)

@@ -70,8 +70,9 @@ class UserQAP(PermutationProblem):
     moves = ("swap",)
     device_code = QAP_PAIR
 
-    def __init__(self, a, b, name="uqap"):
+    def __init__(self, a, b, name="uqap", cache_dtype="int64"):
         self.a, self.b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        self.cache_dtype = cache_dtype
         super().__init__(name=name, n=len(self.a))
 
     def data(self) -> dict:
@@ -83,6 +84,14 @@ class UserQAP(PermutationProblem):
 
     def value_bound(self) -> int:
         return int(np.abs(self.a).sum() * np.abs(self.b).max())
+
+    def delta_bound(self) -> int:
+        """The built-in's bound on a swap's delta and Taillard's sums (metaheur.device_data.qap:
+        delta_bound), which also bounds the cache's copies of b."""
+        a, b = np.abs(self.a), np.abs(self.b)
+        sums = [int(max(m.sum(axis=0).max(), m.sum(axis=1).max())) for m in (a, b)]
+        amax, bmax = int(a.max()), int(b.max())
+        return min(8 * bmax * sums[0], 8 * amax * sums[1]) + 64 * amax * bmax
 
 
 class CachedQAP(UserQAP):
@@ -187,10 +196,10 @@ def random_tardiness(n: int, seed: int) -> Tardiness:
 #: plus the permuted distance matrix P[x][y] = b[p[x]][p[y]] and its transpose, so that a move
 #: swaps two rows and columns of P and every pair's O(1) update reads contiguous rows.
 QAP_TAILLARD = r"""
-__device__ ll tq_pair(const Data &d, const ll *P, const ll *PT, int r, int s) {
+__device__ ll tq_pair(const Data &d, const cache_t *P, const cache_t *PT, int r, int s) {
   const int n = d.n;
   const int *ar = d.a + r * n, *as = d.a + s * n, *atr = d.at + r * n, *ats = d.at + s * n;
-  const ll *Pr = P + r * n, *Ps = P + s * n, *PTr = PT + r * n, *PTs = PT + s * n;
+  const cache_t *Pr = P + r * n, *Ps = P + s * n, *PTr = PT + r * n, *PTs = PT + s * n;
   ll dl = 0;
   for (int k = 0; k < n; ++k) dl += (ll)(atr[k] - ats[k]) * (PTs[k] - PTr[k]) + (ll)(ar[k] - as[k]) * (Ps[k] - Pr[k]);
   for (int t = 0; t < 2; ++t) {  // the sum ran over k = r and k = s too
@@ -205,10 +214,10 @@ __device__ ll cost(const Data &d, const int *p) {
     for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
   return c;
 }
-__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
-__device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
+__device__ ll swap_delta(const Data &d, const int *p, const cache_t *cache, int i, int j) { return cache[i * d.n + j]; }
+__device__ void prepare(const Data &d, const int *p, cache_t *cache, ll *work) {
   const int n = d.n;
-  ll *P = cache + n * n, *PT = P + n * n;
+  cache_t *P = cache + n * n, *PT = P + n * n;
   for (int k = mh_tid(); k < n * n; k += mh_nthreads()) {
     const int x = k / n, y = k % n;
     P[k] = d.b[p[x] * n + p[y]];
@@ -218,11 +227,11 @@ __device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
   for (int i = 0; i < n; ++i)
     for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) cache[i * n + j] = tq_pair(d, P, PT, i, j);
 }
-__device__ ll tq_ends(const Data &d, const ll *P, const ll *PT, int k, int u) {
+__device__ ll tq_ends(const Data &d, const cache_t *P, const cache_t *PT, int k, int u) {
   // tq_pair(k, u) but its sum over m: the m = k, u terms of that sum out, the exact ones in
   const int n = d.n;
   const int *ak = d.a + k * n, *au = d.a + u * n, *tk = d.at + k * n, *tu = d.at + u * n;
-  const ll *Pk = P + k * n, *Pu = P + u * n, *Qk = PT + k * n, *Qu = PT + u * n;
+  const cache_t *Pk = P + k * n, *Pu = P + u * n, *Qk = PT + k * n, *Qu = PT + u * n;
   ll dl = (ll)(ak[k] - au[u]) * (Pu[u] - Pk[k]) + (ll)(ak[u] - au[k]) * (Pu[k] - Pk[u]);
   for (int t = 0; t < 2; ++t) {
     const int m = t ? u : k;
@@ -230,10 +239,10 @@ __device__ ll tq_ends(const Data &d, const ll *P, const ll *PT, int k, int u) {
   }
   return dl;
 }
-__device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
+__device__ void update_swap(const Data &d, const int *p, cache_t *cache, int r, int s, ll *work) {
   const int n = d.n, t0 = mh_tid(), nt = mh_nthreads();
   const int *a = d.a, *at = d.at;
-  ll *P = cache + n * n, *PT = P + n * n;
+  cache_t *P = cache + n * n, *PT = P + n * n;
   for (int k = t0; k < n; k += nt) {  // rows r and s of P and PT trade places
     ll x = P[r * n + k]; P[r * n + k] = P[s * n + k]; P[s * n + k] = x;
     x = PT[r * n + k]; PT[r * n + k] = PT[s * n + k]; PT[s * n + k] = x;
@@ -254,7 +263,7 @@ __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s
   __syncthreads();
   for (int i = 0; i < n; ++i) {  // Taillard's O(1) update of every pair (the touching ones redone below)
     const ll ui = U[i], vi = V[i], wi = W[i], xi = X[i];
-    ll *row = cache + i * n;
+    cache_t *row = cache + i * n;
     for (int j = i + 1 + t0; j < n; j += nt) row[j] += (ui - U[j]) * (vi - V[j]) + (wi - W[j]) * (xi - X[j]);
   }
   __syncthreads();
@@ -264,7 +273,7 @@ __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s
   for (int k = t0; k < n; k += nt) { sr[k] = 0; ss[k] = 0; }
   for (int m = 0; m < n; ++m) {
     const int *am = a + m * n, *tm = at + m * n;
-    const ll *Pm = P + m * n, *Qm = PT + m * n;
+    const cache_t *Pm = P + m * n, *Qm = PT + m * n;
     const int tr = at[r * n + m], ts = at[s * n + m], ar = a[r * n + m], as = a[s * n + m];
     const ll cr = PT[r * n + m], cs = PT[s * n + m], br = P[r * n + m], bs = P[s * n + m];
     for (int k = t0; k < n; k += nt) {
@@ -303,18 +312,18 @@ class TaillardQAP(UserQAP):
 #: the matrices themselves, so the formulas halve (as the built-in's MH_QAP_SYMMETRIC build does):
 #: the cache is the delta matrix and P, every pair's O(1) update one product, doubled.
 QAP_TAILLARD_SYM = r"""
-__device__ ll sq_ends(const Data &d, const ll *P, int i, int j) {
+__device__ ll sq_ends(const Data &d, const cache_t *P, int i, int j) {
   // the terms of sq_pair(i, j) outside its sum: the k = i, j terms out, the exact ones in
   const int n = d.n;
   const int *ai = d.a + i * n, *aj = d.a + j * n;
-  const ll *bi = P + i * n, *bj = P + j * n;
+  const cache_t *bi = P + i * n, *bj = P + j * n;
   return -2 * (ai[i] - aj[i]) * (bj[i] - bi[i]) - 2 * (ai[j] - aj[j]) * (bj[j] - bi[j]) +
          (ai[i] - aj[j]) * (bj[j] - bi[i]) + (ai[j] - aj[i]) * (bj[i] - bi[j]);
 }
-__device__ ll sq_pair(const Data &d, const ll *P, int i, int j) {
+__device__ ll sq_pair(const Data &d, const cache_t *P, int i, int j) {
   const int n = d.n;
   const int *ai = d.a + i * n, *aj = d.a + j * n;
-  const ll *bi = P + i * n, *bj = P + j * n;
+  const cache_t *bi = P + i * n, *bj = P + j * n;
   ll sum = 0;
   for (int k = 0; k < n; ++k) sum += (ai[k] - aj[k]) * (bj[k] - bi[k]);
   return 2 * sum + sq_ends(d, P, i, j);
@@ -325,19 +334,19 @@ __device__ ll cost(const Data &d, const int *p) {
     for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
   return c;
 }
-__device__ ll swap_delta(const Data &d, const int *p, const ll *cache, int i, int j) { return cache[i * d.n + j]; }
-__device__ void prepare(const Data &d, const int *p, ll *cache, ll *work) {
+__device__ ll swap_delta(const Data &d, const int *p, const cache_t *cache, int i, int j) { return cache[i * d.n + j]; }
+__device__ void prepare(const Data &d, const int *p, cache_t *cache, ll *work) {
   const int n = d.n;
-  ll *P = cache + n * n;
+  cache_t *P = cache + n * n;
   for (int k = mh_tid(); k < n * n; k += mh_nthreads()) P[k] = d.b[p[k / n] * n + p[k % n]];
   __syncthreads();
   for (int i = 0; i < n; ++i)
     for (int j = i + 1 + mh_tid(); j < n; j += mh_nthreads()) cache[i * n + j] = sq_pair(d, P, i, j);
 }
-__device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s, ll *work) {
+__device__ void update_swap(const Data &d, const int *p, cache_t *cache, int r, int s, ll *work) {
   const int n = d.n, t0 = mh_tid(), nt = mh_nthreads();
   const int *a = d.a;
-  ll *P = cache + n * n;
+  cache_t *P = cache + n * n;
   for (int k = t0; k < n; k += nt) { ll x = P[r * n + k]; P[r * n + k] = P[s * n + k]; P[s * n + k] = x; }
   __syncthreads();
   for (int k = t0; k < n; k += nt) { ll x = P[k * n + r]; P[k * n + r] = P[k * n + s]; P[k * n + s] = x; }
@@ -350,7 +359,7 @@ __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s
   __syncthreads();
   for (int i = 0; i < n; ++i) {  // Taillard's O(1) update of every pair (the touching ones redone below)
     const ll ui = U[i], vi = V[i];
-    ll *row = cache + i * n;
+    cache_t *row = cache + i * n;
     for (int j = i + 1 + t0; j < n; j += nt) row[j] += 2 * (ui - U[j]) * (vi - V[j]);
   }
   __syncthreads();
@@ -359,7 +368,7 @@ __device__ void update_swap(const Data &d, const int *p, ll *cache, int r, int s
   for (int k = t0; k < n; k += nt) { sr[k] = 0; ss[k] = 0; }
   for (int m = 0; m < n; ++m) {
     const int *am = a + m * n;
-    const ll *Pm = P + m * n;
+    const cache_t *Pm = P + m * n;
     const int ar = a[r * n + m], as = a[s * n + m];
     const ll br = P[r * n + m], bs = P[s * n + m];
     for (int k = t0; k < n; k += nt) {
@@ -383,8 +392,8 @@ class SymmetricTaillardQAP(UserQAP):
     kind = "sqap"
     device_code = QAP_TAILLARD_SYM
 
-    def __init__(self, a, b, name="sqap"):
-        super().__init__(a, b, name=name)
+    def __init__(self, a, b, name="sqap", cache_dtype="int64"):
+        super().__init__(a, b, name=name, cache_dtype=cache_dtype)
         if not ((self.a == self.a.T).all() and (self.b == self.b.T).all()):
             raise MetaheurError("sqap problem: both matrices must be symmetric")
 

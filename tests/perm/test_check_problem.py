@@ -9,6 +9,7 @@ import pytest
 from perm_problems import (
     QAP_CACHED,
     QAP_PAIR,
+    QAP_TAILLARD_SYM,
     WT_CODE,
     CachedQAP,
     MaxQAP,
@@ -27,7 +28,9 @@ from metaheur.problems.permutation_check import apply_move, check_problem
 GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
         lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),
         lambda: TaillardQAP(*random_qap_arrays(11, 5)),
-        lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(12, 6))]
+        lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(12, 6)),
+        lambda: TaillardQAP(*random_qap_arrays(11, 5), cache_dtype="int32"),
+        lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(12, 6), cache_dtype="int32")]
 
 
 @pytest.mark.parametrize("make", GOOD)
@@ -64,6 +67,14 @@ class WrongUpdate(CachedQAP):
     device_code = QAP_CACHED.replace("{ cache[i * n + j] = qap_pair(d, p, i, j); continue; }", "continue;")
 
 
+class WrongUpdate32(SymmetricTaillardQAP):
+    """A planted mistake in an int32 cache: the O(1) update of the pairs away from the move is
+    tripled instead of doubled."""
+
+    kind = "wrongupdate32"
+    device_code = QAP_TAILLARD_SYM.replace("row[j] += 2 *", "row[j] += 3 *")
+
+
 class WrongRow(type(random_tardiness(3, 0))):
     """A planted mistake: the insertion row is off by one for moves to the last position."""
 
@@ -81,6 +92,8 @@ def test_a_planted_wrong_cache_update_is_caught():
     with pytest.raises(MetaheurError, match=r"update_swap disagrees .*after the swap of positions \d+ and \d+, "
                                             r"cache\[\d+\] = -?\d+, prepare of the new permutation gives -?\d+"):
         check_problem(WrongUpdate(*random_qap_arrays(8, 6)), devices=["cpu"])
+    with pytest.raises(MetaheurError, match=r"update_swap disagrees .*cache\[\d+\] = -?\d+, prepare"):
+        check_problem(WrongUpdate32(*random_symmetric_qap_arrays(9, 6), cache_dtype="int32"), devices=["cpu"])
 
 
 def test_a_planted_wrong_row_is_caught():
@@ -120,6 +133,8 @@ def test_every_device_and_thread_order_agrees(simulated_gpus, monkeypatch, order
     assert {line.split(": ")[0] for line in report.checks} == {"cpu", "cuda:0", "cuda:1"}
     check_problem(random_tardiness(33, 9), devices=["cuda:1"], trials=3)
     check_problem(SymmetricTaillardQAP(*random_symmetric_qap_arrays(33, 10)), devices=["cuda:0"], trials=3)
+    pb32 = SymmetricTaillardQAP(*random_symmetric_qap_arrays(33, 11), cache_dtype="int32")
+    assert {line.split(": ")[0] for line in check_problem(pb32, trials=3).checks} == {"cpu", "cuda:0", "cuda:1"}
 
 
 @pytest.mark.gpusim

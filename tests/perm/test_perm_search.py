@@ -8,11 +8,40 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import search_reference as ref
-from perm_problems import CachedQAP, MaxQAP, Tardiness, UserQAP, random_qap_arrays, random_tardiness
+from perm_problems import (
+    CachedQAP,
+    MaxQAP,
+    SymmetricTaillardQAP,
+    TaillardQAP,
+    Tardiness,
+    UserQAP,
+    random_qap_arrays,
+    random_symmetric_qap_arrays,
+    random_tardiness,
+)
 
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
+
+
+class UnboundedQAP(CachedQAP):
+    """The cached QAP declaring no bound: its searches scan moves in 64-bit ints."""
+
+    kind = "ubqap"
+
+    def value_bound(self):
+        return None
+
+    def delta_bound(self):
+        return None
+
+
+def test_a_declared_delta_bound_picks_the_32_bit_scan():
+    a, b = random_qap_arrays(8, 1)
+    assert "#define MH_USER_DELTA32 1" in CachedQAP(a, b).user_code().header
+    assert "MH_USER_DELTA32" not in UnboundedQAP(a, b).user_code().header
+    assert "MH_USER_DELTA32" not in CachedQAP(a * 2**12, b * 2**12).user_code().header
 
 
 def _starts(pb, count, seed):
@@ -37,7 +66,11 @@ def _same(result, refs, pb):
 
 @pytest.mark.parametrize("make", [lambda: UserQAP(*random_qap_arrays(9, 3)),
                                   lambda: CachedQAP(*random_qap_arrays(10, 4)),
-                                  lambda: MaxQAP(*random_qap_arrays(8, 5)), lambda: random_tardiness(11, 6)])
+                                  lambda: MaxQAP(*random_qap_arrays(8, 5)), lambda: random_tardiness(11, 6),
+                                  lambda: TaillardQAP(*random_qap_arrays(10, 7), cache_dtype="int32"),
+                                  lambda: SymmetricTaillardQAP(*random_symmetric_qap_arrays(11, 8),
+                                                               cache_dtype="int32"),
+                                  lambda: UnboundedQAP(*random_qap_arrays(10, 9))])
 def test_tabu_follows_its_reference(make):
     pb = make()
     move = pb.moves[0]
@@ -45,7 +78,8 @@ def test_tabu_follows_its_reference(make):
     _same(res, [ref.tabu(pb, s, k, 12, move, 2.0) for s, k in zip(starts, keys, strict=True)], pb)
 
 
-@pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(5, 12)), lambda: random_tardiness(5, 13)])
+@pytest.mark.parametrize("make", [lambda: CachedQAP(*random_qap_arrays(5, 12)), lambda: random_tardiness(5, 13),
+                                  lambda: UnboundedQAP(*random_qap_arrays(5, 14))])
 def test_tabu_with_every_move_tabu_follows_its_reference(make):
     """Long tenures on a small neighbourhood, over many moves: the swap QAP meets iterations
     where every move is tabu and none aspired (the scan redone without the tabu test) and keeps

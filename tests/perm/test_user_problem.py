@@ -8,7 +8,16 @@ import pickle
 
 import numpy as np
 import pytest
-from perm_problems import QAP_COST, CachedQAP, Tardiness, UserQAP, random_qap_arrays, random_tardiness
+from perm_problems import (
+    QAP_CACHED,
+    QAP_COST,
+    CachedQAP,
+    TaillardQAP,
+    Tardiness,
+    UserQAP,
+    random_qap_arrays,
+    random_tardiness,
+)
 
 from metaheur.devices import gpu_devices
 from metaheur.engine.user_source import contract_functions, device_functions
@@ -45,7 +54,7 @@ def test_signatures_are_read_without_parameter_names_or_comments():
     ("__device__ int helper(int x) { return x; }",
      r"defines no `__device__ ll cost\(const Data &d, const int \*perm\)`"),
     (QAP_COST + "__device__ void insert_row(const Data &d, const int *p, int i, ll *out, ll *work) {}",
-     r"line \d+: insert_row must be `__device__ void insert_row\(const Data&, const int\*, const ll\*, int, "
+     r"line \d+: insert_row must be `__device__ void insert_row\(const Data&, const int\*, const cache_t\*, int, "
      r"ll\*, ll\*\)`"),
     (QAP_COST + "\n__device__ ll swap_dleta(const Data &d, const int *p, const ll *c, int i, int j) { return 0; }",
      rf"line {QAP_COST.count(chr(10)) + 2}: __device__ function 'swap_dleta' is not a contract function "
@@ -156,3 +165,32 @@ def test_a_user_problem_runs_in_loky_workers():
     got = joblib.Parallel(n_jobs=2, backend="loky")(joblib.delayed(_solve_in_worker)(pb) for _ in range(2))
     assert got[0] == got[1] == _solve_in_worker(pb)
     assert got[0][0] == got[0][1]
+
+
+def test_an_int32_cache_is_typed_and_its_bound_checked():
+    """cache_t is the C type of cache_dtype (written either way); an int32 cache whose declared
+    bound is not below 2^31, or that has no bound, is refused in one line."""
+    code = QAP_CACHED.replace("ll *cache", "int *cache")
+    assert "update_swap" in contract_functions("q32", code, "int32")
+    with pytest.raises(MetaheurError, match=r"swap_delta must be `__device__ ll swap_delta\(const Data&, const "
+                                            r"int\*, const cache_t\*, int, int\)`, got .*const int\*, int, int"):
+        contract_functions("q32", code)
+    a, b = random_qap_arrays(8, 1)
+    assert "typedef int cache_t;" in TaillardQAP(a, b, cache_dtype="int32").user_code().header
+    assert "typedef ll cache_t;" in TaillardQAP(a, b).user_code().header
+    with pytest.raises(MetaheurError, match=r"tqap problem: cache_dtype int32 needs delta_bound\(\) below "
+                                            r"2\^31 \(cache entries could overflow 32 bits\), got \d+; use "
+                                            r"cache_dtype int64"):
+        TaillardQAP(a * 2**12, b * 2**12, cache_dtype="int32").user_code()
+
+    class Unbounded(TaillardQAP):
+        def value_bound(self):
+            return None
+
+        def delta_bound(self):
+            return None
+
+    with pytest.raises(MetaheurError, match=r"needs delta_bound\(\) below 2\^31 .*got None"):
+        Unbounded(a, b, cache_dtype="int32").user_code()
+    with pytest.raises(MetaheurError, match=r"cache_dtype must be 'int64' or 'int32', got 'int16'"):
+        TaillardQAP(a, b, cache_dtype="int16").user_code()
