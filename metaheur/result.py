@@ -216,7 +216,7 @@ class Result:
         searches = [isl.algorithm for isl in self.islands if not isl.algorithm.startswith("GA")]
         counts = [f"{self.generations} GA generations per island"] if len(searches) < islands else []
         if searches:
-            counts.append(f"{self.search_steps} {searches[0]} steps per {searches[0]} island")
+            counts.append(f"{self.search_steps} steps per local-search island ({searches[0]})")
         lines.append(f"generations {', '.join(counts)}")
         lines.append(f"strategy    {self.strategy} on {', '.join(self.devices)} "
                      f"({islands} island{'s' if islands != 1 else ''})")

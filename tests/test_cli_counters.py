@@ -35,7 +35,7 @@ def test_generations_per_island_and_search_steps_apart(runner, tmp_path):
     assert (data["generations"], data["search_steps"]) == (3, 3)
     assert [(i["algorithm"], i["generations"], i["search_steps"]) for i in data["islands"]] == [
         ("GA (ux)", 3, 0), ("tabu search", 0, 3)]
-    assert "generations 3 GA generations per island, 3 tabu search steps per tabu search island" in out
+    assert "generations 3 GA generations per island, 3 steps per local-search island (tabu search)" in out
     assert "(tabu search): 3 steps" in out and "(GA (ux)): 3 generations" in out
     rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
     assert {(r["island"], r["generations"], r["search_steps"]) for r in rows} == {("0", "1", "0"), ("1", "0", "1")}
