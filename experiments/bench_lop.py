@@ -21,7 +21,8 @@ next to the repository).
         [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--yardsticks DIR] [--out experiments/results]
     python experiments/bench_lop.py --settings be75eec_250,t75d11xx_250 --times 10 --seeds 2
 
-``--settings NAMES`` writes ``bench_lop_settings`` instead: each GA setting of :data:`SETTINGS`
+``--settings NAMES`` writes ``bench_lop_settings`` instead: each setting of :data:`SETTINGS` (the
+GA's, the children's local search's, the migration's; ``--only "LABEL;LABEL"`` for some of them)
 changed alone from the defaults, mean and worst gap over the instances and seeds.
 
 The full tables take about 13 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
@@ -192,6 +193,10 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
                     "folder)")
     args = ap.parse_args()
+    only = [s for s in (args.only or "").split(";") if s]
+    unknown = [s for s in only if s not in SETTINGS]
+    if unknown:
+        sys.exit(f"bench_lop: no setting labelled {', '.join(map(repr, unknown))} (see SETTINGS)")
     root = os.environ.get("METAHEUR_INSTANCES")
     if not root or not (Path(root) / "lop" / "bks.csv").is_file():
         sys.exit("set METAHEUR_INSTANCES to the folder with lop/bks.csv")
@@ -210,7 +215,6 @@ def main() -> None:
     metaheur.solve(read_lolib(root / "IO" / "be75eec"), time_limit=1.0, seed=0)  # kernels built before timing
     if args.settings:
         names = [s for s in args.settings.split(",") if s]
-        only = [s for s in (args.only or "").split(";") if s]
         write_table(settings_rows(root, bks, names, times[0], seeds, only),
                     ["instance", "config", "seconds", "runs", "mean_gap_%", "max_gap_%"],
                     f"bench_lop_settings{suffix}", [*head, "metaheur.solve, default strategy, one setting of "
