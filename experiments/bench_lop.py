@@ -21,7 +21,8 @@ next to the repository).
         [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--yardsticks DIR] [--out experiments/results]
     python experiments/bench_lop.py --settings be75eec_250,t75d11xx_250 --times 10 --seeds 2
 
-``--settings NAMES`` writes ``bench_lop_settings`` instead: each GA setting of :data:`SETTINGS`
+``--settings NAMES`` writes ``bench_lop_settings`` instead: each setting of :data:`SETTINGS` (the
+GA's, the children's local search's, the migration's; ``--only "LABEL;LABEL"`` for some of them)
 changed alone from the defaults, mean and worst gap over the instances and seeds.
 
 The full tables take about 13 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
@@ -119,27 +120,44 @@ def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seed
     return summary, runs
 
 
-#: The GA settings compared by the ``settings`` table: changes to LOP.default_params().ga.
+#: The settings compared by the ``settings`` table: changes to LOP.default_params().ga, to its local
+#: search (``perm``: changes to LOP.default_params().perm) and to the migration (``migration``).
+PARTS = ("perm", "migration")
 SETTINGS = {
     "default": {},
     "population 20, 10 children": {"population": 20, "offspring": 10},
+    "population 6, 3 children": {"population": 6, "offspring": 3},
     "40 kicks per child": {"ls_budget": 40},
     "10 kicks per child": {"ls_budget": 10},
+    "kicks of 2 insertions": {"perm": {"kick_moves": 2}},
+    "kicks of 5 insertions": {"perm": {"kick_moves": 5}},
+    "kicks of 7 insertions": {"perm": {"kick_moves": 7}},
+    "iterated greedy children": {"perm": {"method": "ig"}},
     "order crossover (ox)": {"crossover": "ox"},
     "ILS islands (no crossover)": {"crossover": "none", "population": 1, "offspring": 1, "restart_after": 0},
+    "migration every 3 epochs": {"migration": {"interval": 3}},
+    "no migration": {"migration": {"interval": 0}},
 }
 
 
-def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds: int) -> list[dict]:
-    """Each of SETTINGS on ``names`` (xLOLIB/xLOLIB2), ``seconds`` each, seeds 0.."""
+def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds: int,
+                  only: list[str] | None = None) -> list[dict]:
+    """Each of SETTINGS (or those labelled in ``only``) on ``names`` (xLOLIB/xLOLIB2), ``seconds``
+    each, seeds 0.."""
     rows = []
     for label, change in SETTINGS.items():
+        if only and label not in only:
+            continue
         gaps = []
         for name in names:
             lop = read_lolib(root / bks[name]["set"] / name)
-            ga = dataclasses.replace(lop.default_params().ga, **change)
+            defaults = lop.default_params()
+            ga = dataclasses.replace(defaults.ga, **{k: v for k, v in change.items() if k not in PARTS})
+            perm = dataclasses.replace(defaults.perm, **change.get("perm", {}))
+            migration = dataclasses.replace(lop.default_migration(), **change.get("migration", {}))
             for seed in range(seeds):
-                r = metaheur.solve(lop, time_limit=seconds, seed=seed, params=metaheur.SolveParams(ga=ga))
+                r = metaheur.solve(lop, time_limit=seconds, seed=seed,
+                                   params=metaheur.SolveParams(ga=ga, perm=perm, migration=migration))
                 gaps.append(gap(r.value, bks[name]["value"]))
                 print(f"  {label} {name} seed {seed}: {gaps[-1]:.4f} %", flush=True)
         rows.append({"instance": ", ".join(names), "config": label, "seconds": seconds, "runs": len(gaps),
@@ -168,12 +186,17 @@ def main() -> None:
     ap.add_argument("--times", type=float, nargs="*", default=None, help="seconds per run (default 10 60; quick 10)")
     ap.add_argument("--solved-seconds", type=float, default=5.0)
     ap.add_argument("--sets", default="xLOLIB150,xLOLIB250,xLOLIB2,solved")
+    ap.add_argument("--only", default=None, help="with --settings: only these SETTINGS labels, separated by ;")
     ap.add_argument("--settings", default=None, help="instead: the GA settings table on these comma-separated "
                     "xLOLIB/xLOLIB2 instances (at the first of --times, --seeds seeds)")
     ap.add_argument("--yardsticks", default=None, help="folder with lop_ils.c (default $METAHEUR_YARDSTICKS)")
     ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
                     "folder)")
     args = ap.parse_args()
+    only = [s for s in (args.only or "").split(";") if s]
+    unknown = [s for s in only if s not in SETTINGS]
+    if unknown:
+        sys.exit(f"bench_lop: no setting labelled {', '.join(map(repr, unknown))} (see SETTINGS)")
     root = os.environ.get("METAHEUR_INSTANCES")
     if not root or not (Path(root) / "lop" / "bks.csv").is_file():
         sys.exit("set METAHEUR_INSTANCES to the folder with lop/bks.csv")
@@ -192,10 +215,10 @@ def main() -> None:
     metaheur.solve(read_lolib(root / "IO" / "be75eec"), time_limit=1.0, seed=0)  # kernels built before timing
     if args.settings:
         names = [s for s in args.settings.split(",") if s]
-        write_table(settings_rows(root, bks, names, times[0], seeds), ["instance", "config", "seconds", "runs",
-                                                                      "mean_gap_%", "max_gap_%"],
+        write_table(settings_rows(root, bks, names, times[0], seeds, only),
+                    ["instance", "config", "seconds", "runs", "mean_gap_%", "max_gap_%"],
                     f"bench_lop_settings{suffix}", [*head, "metaheur.solve, default strategy, one setting of "
-                                                           "LOP.default_params().ga changed at a time"],
+                                                           "LOP.default_params() changed at a time"],
                     out, "LOP: GA settings")
         return
     versus = [s for s in wanted if s in SETS]

@@ -48,7 +48,7 @@ def table(tmp_path: Path, stem: str, columns: set[str]) -> list[dict]:
 
 def test_scripts_have_help():
     for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py", "bench_atsp.py",
-                   "bench_lop.py"):
+                   "bench_lop.py", "lop_throughput.py"):
         proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--help"], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout, script
@@ -171,6 +171,24 @@ def test_bench_lop_quick(tmp_path, instances_dir):
     assert all(int(r["metaheur"]) <= int(r["best_known"]) and int(r["lop_ils"]) <= int(r["best_known"]) for r in runs)
     solved = table(tmp_path, "bench_lop_solved_quick", {"instance", "optimum", "value", "at_optimum", "time_s"})
     assert len(solved) == 4
+
+
+def test_bench_lop_settings_only(tmp_path, instances_dir):
+    """The settings table with --only: the labelled rows, a local-search setting among them."""
+    run("bench_lop.py", tmp_path, "--settings", "be75eec_150", "--only", "default;kicks of 5 insertions", "--times",
+        "1")
+    rows = table(tmp_path, "bench_lop_settings_quick", {"instance", "config", "runs", "mean_gap_%", "max_gap_%"})
+    assert [r["config"] for r in rows] == ["default", "kicks of 5 insertions"]
+
+
+def test_lop_throughput_quick(tmp_path, instances_dir):
+    yardsticks = Path(os.environ.get("METAHEUR_YARDSTICKS") or EXPERIMENTS.parents[1] / "shared" / "yardsticks")
+    if not (yardsticks / "lop_ils.c").is_file():
+        pytest.skip(f"no lop_ils.c in {yardsticks} (set METAHEUR_YARDSTICKS)")
+    run("lop_throughput.py", tmp_path, "--yardsticks", str(yardsticks))
+    rows = table(tmp_path, "lop_throughput_quick", {"instance", "n", "engine_kicks_per_s", "lop_ils_k3_per_s",
+                                                     "children_per_s", "population_s"})
+    assert [r["instance"] for r in rows] == ["be75eec_150"] and float(rows[0]["engine_kicks_per_s"]) > 0
 
 
 def test_bench_atsp_quick(tmp_path, instances_dir):
