@@ -9,13 +9,16 @@ import numpy as np
 from metaheur.errors import MetaheurError
 from metaheur.problems.permutation import PermutationProblem
 
-QAP_COST = r"""
+QAP_VALUE = r"""
 __device__ ll cost(const Data &d, const int *p) {
   ll c = 0;
   for (int i = 0; i < d.n; ++i)
     for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
   return c;
 }
+"""
+
+QAP_COST = QAP_VALUE + r"""
 __device__ ll qap_pair(const Data &d, const int *p, int r, int s) {
   const int n = d.n; const int *a = d.a, *b = d.b;
   const int pr = p[r], ps = p[s];
@@ -29,6 +32,11 @@ __device__ ll qap_pair(const Data &d, const int *p, int r, int s) {
   }
   return dl;
 }
+"""
+
+#: a swap delta read from the delta matrix a problem keeps in its cache
+CACHED_SWAP_DELTA = r"""
+__device__ ll swap_delta(const Data &d, const int *p, const cache_t *cache, int i, int j) { return cache[i * d.n + j]; }
 """
 
 QAP_PAIR = QAP_COST + r"""
@@ -208,13 +216,7 @@ __device__ ll tq_pair(const Data &d, const cache_t *P, const cache_t *PT, int r,
   }
   return dl + (ll)(ar[r] - as[s]) * (Ps[s] - Pr[r]) + (ll)(ar[s] - as[r]) * (Ps[r] - Pr[s]);
 }
-__device__ ll cost(const Data &d, const int *p) {
-  ll c = 0;
-  for (int i = 0; i < d.n; ++i)
-    for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
-  return c;
-}
-__device__ ll swap_delta(const Data &d, const int *p, const cache_t *cache, int i, int j) { return cache[i * d.n + j]; }
+""" + QAP_VALUE + CACHED_SWAP_DELTA + r"""
 __device__ void prepare(const Data &d, const int *p, cache_t *cache, ll *work) {
   const int n = d.n;
   cache_t *P = cache + n * n, *PT = P + n * n;
@@ -328,13 +330,7 @@ __device__ ll sq_pair(const Data &d, const cache_t *P, int i, int j) {
   for (int k = 0; k < n; ++k) sum += (ai[k] - aj[k]) * (bj[k] - bi[k]);
   return 2 * sum + sq_ends(d, P, i, j);
 }
-__device__ ll cost(const Data &d, const int *p) {
-  ll c = 0;
-  for (int i = 0; i < d.n; ++i)
-    for (int j = 0; j < d.n; ++j) c += (ll)d.a[i * d.n + j] * d.b[p[i] * d.n + p[j]];
-  return c;
-}
-__device__ ll swap_delta(const Data &d, const int *p, const cache_t *cache, int i, int j) { return cache[i * d.n + j]; }
+""" + QAP_VALUE + CACHED_SWAP_DELTA + r"""
 __device__ void prepare(const Data &d, const int *p, cache_t *cache, ll *work) {
   const int n = d.n;
   cache_t *P = cache + n * n;

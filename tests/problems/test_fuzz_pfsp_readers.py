@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given
-from test_fuzz_readers import FUZZ, MUTATIONS, Invalid, _outcome, expect_input_error, mutate, write
+from test_fuzz_readers import FUZZ, MUTATIONS, Invalid, _outcome, expect_input_error, int_tokens, mutate, write
 
 from metaheur.problems.pfsp import read_pfsp
 from metaheur.problems.pfsp_io import read_flow_shops, read_job_order
@@ -40,16 +40,7 @@ def _lines(content: bytes) -> list[str]:
 
 
 def _ints(lines: list[str]) -> list[int]:
-    out = []
-    for tok in " ".join(lines).split():
-        try:
-            value = int(tok)
-        except ValueError:
-            raise Invalid(tok) from None
-        if not -(2**63) <= value < 2**63:
-            raise Invalid(tok)
-        out.append(value)
-    return out
+    return int_tokens(" ".join(lines))
 
 
 def _times_ok(values: list[int]) -> None:

@@ -197,6 +197,11 @@ def oracle_ints(content: bytes) -> list[int]:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
         text = content.decode("latin-1")
+    return int_tokens(text)
+
+
+def int_tokens(text: str) -> list[int]:
+    """The whitespace-separated int64 tokens of ``text``, or Invalid."""
     out = []
     for tok in text.split():
         try:
