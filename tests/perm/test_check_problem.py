@@ -21,7 +21,6 @@ from perm_problems import (
     random_tardiness,
 )
 
-from metaheur.devices import gpu_devices
 from metaheur.errors import MetaheurError
 from metaheur.problems.permutation_check import apply_move, check_problem
 
@@ -110,15 +109,6 @@ def test_check_problem_needs_device_code():
 
     with pytest.raises(MetaheurError, match="has no device_code"):
         check_problem(NoCode(*random_qap_arrays(4, 1)))
-
-
-@pytest.fixture
-def simulated_gpus(monkeypatch):
-    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "2")
-    gpu_devices.cache_clear()
-    yield
-    monkeypatch.undo()
-    gpu_devices.cache_clear()
 
 
 @pytest.mark.gpusim

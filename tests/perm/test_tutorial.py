@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from joblib.externals.loky import get_reusable_executor
 
 from metaheur.cli import cli
-from metaheur.devices import gpu_devices
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "problems.md"
 
@@ -34,15 +33,6 @@ def tutorial(tmp_path, monkeypatch):
     get_reusable_executor().shutdown(wait=True)
     yield tmp_path
     sys.modules.pop("wt_tutorial", None)
-
-
-@pytest.fixture
-def simulated_gpus(monkeypatch):
-    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "2")
-    gpu_devices.cache_clear()
-    yield
-    monkeypatch.undo()
-    gpu_devices.cache_clear()
 
 
 def test_the_api_blocks_run_as_written(tutorial, capsys):
