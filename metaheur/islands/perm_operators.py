@@ -36,13 +36,12 @@ def neh(problem, device: str | Device = "cpu") -> np.ndarray:
     order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
     seq = [int(order[0])]
     ws = problem.work_entries()
+    kernel, out, work = mod.kernel("perm_partial"), dev.zeros((1, n + 1), np.int64), dev.zeros((1, ws), np.int64)
+    buf = np.zeros((1, n), np.int32)
     for elem in order[1:]:
-        out = dev.zeros((1, n + 1), np.int64)
-        buf = np.zeros((1, n), np.int32)
         buf[0, :len(seq)] = seq
-        mod.kernel("perm_partial")(1, 1, (dev.asarray(buf), dev.asarray(np.array([len(seq)], np.int32)),
-                                          dev.asarray(np.array([elem], np.int32)), 1, n,
-                                          dev.zeros((1, ws), np.int64), ws, out, *data))
+        kernel(1, 1, (dev.asarray(buf), dev.asarray(np.array([len(seq)], np.int32)),
+                      dev.asarray(np.array([elem], np.int32)), 1, n, work, ws, out, *data))
         vals = problem.engine_sign * to_host(out)[0, :len(seq) + 1]
         seq.insert(int(np.argmin(vals)), int(elem))
     return np.array(seq, dtype=np.int64)
