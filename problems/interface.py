@@ -112,8 +112,7 @@ class Problem(ABC):
 
     Class attributes: ``kind`` (the registry name, lower case), ``title``, ``sense`` (``"min"`` or
     ``"max"``), ``formats`` (:class:`ProblemFormats` or None), ``crossovers`` (the crossovers its
-    islands accept; ``"none"``: local search only), ``gpu_wave_kernel`` (the kernel whose blocks
-    size a GPU wave, :func:`~metaheur.islands.balance.gpu_wave`), ``picture`` (the name of the
+    islands accept; ``"none"``: local search only), ``picture`` (the name of the
     panel :meth:`draw` draws, None without one) and ``picture_column`` (it takes the figure's
     whole right column, not the space above the caption). Instances have ``name``, ``n`` and
     ``source`` (where it was read from, or None)."""
@@ -123,7 +122,6 @@ class Problem(ABC):
     sense: ClassVar[str] = "min"
     formats: ClassVar[ProblemFormats | None] = None
     crossovers: ClassVar[tuple[str, ...]] = ()
-    gpu_wave_kernel: ClassVar[str | None] = None
     picture: ClassVar[str | None] = None
     picture_column: ClassVar[bool] = False
 
@@ -199,6 +197,11 @@ class Problem(ABC):
         """Crossover name -> island class where it is not the memetic GA (the default for a
         crossover of two parents)."""
         return {}
+
+    def wave_blocks_per_sm(self, device: Device) -> int:
+        """Blocks of the kernel that sizes a GPU island's wave that one multiprocessor of
+        ``device`` runs at once (:func:`~metaheur.islands.balance.gpu_wave`; default: one)."""
+        return 1
 
     def precompile(self, device: Device) -> None:
         """Build every kernel variant the islands will load on ``device`` (before the clock starts;

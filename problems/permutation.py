@@ -44,7 +44,6 @@ class PermutationProblem(Problem):
     cache_dtype: str = "int64"
     work_size: int = 0
     crossovers: tuple[str, ...] = ("ox", "pmx", "cx", "ux", "none")
-    gpu_wave_kernel = "perm_search"
     def __init__(self, name: str | None = None, n: int | None = None, source: str | None = None):
         if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
             raise MetaheurError(f"{type(self).__name__}: n must be an int >= 2, got {n!r}")

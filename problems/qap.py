@@ -60,7 +60,6 @@ class QAP(Problem):
 
     title = "quadratic assignment problem"
     crossovers = ("ux", "cx", "pmx", "none")
-    gpu_wave_kernel = "qap"  # the tabu search (its block by n: qap_tabu.wave_blocks_per_sm)
     picture = "assignment"
 
     name: str
@@ -181,6 +180,12 @@ class QAP(Problem):
         from metaheur.islands.tabu import TabuIsland
 
         return {"none": TabuIsland}
+
+    def wave_blocks_per_sm(self, device) -> int:
+        """The tabu search's blocks a multiprocessor runs at once (its block follows n)."""
+        from metaheur.search import qap_tabu
+
+        return qap_tabu.wave_blocks_per_sm(self, device)
 
     def precompile(self, device) -> None:
         from metaheur.problems import qap_solving

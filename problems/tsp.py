@@ -117,7 +117,6 @@ class TSP(TourProblem):
     """
 
     title = "symmetric travelling salesman problem"
-    gpu_wave_kernel = "tsp"
 
     name: str
     weight_type: str
@@ -217,6 +216,12 @@ class TSP(TourProblem):
         from metaheur.problems import tsp_solving
 
         return tsp_solving.island_algorithms()
+
+    def wave_blocks_per_sm(self, device) -> int:
+        """The descent's blocks a multiprocessor runs at once (the fewest of a pass's kernels)."""
+        from metaheur.search import tsp_descent
+
+        return tsp_descent.wave_blocks_per_sm(self, device)
 
     def precompile(self, device) -> None:
         from metaheur.problems import tsp_solving

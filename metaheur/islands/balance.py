@@ -20,12 +20,6 @@ from dataclasses import dataclass, replace
 from metaheur.devices import Device, parse_device
 from metaheur.islands.island import EpochStats, IslandSpec
 from metaheur.problems.interface import Problem
-from metaheur.search import qap_tabu, tsp_descent
-
-#: The searches whose kernels size a GPU wave, by the problem's ``gpu_wave_kernel``: each gives
-#: the blocks of it that one multiprocessor runs at once (the driver's occupancy query). A
-#: problem with another or none counts one block per multiprocessor.
-WAVE_BLOCKS = {"qap": qap_tabu.wave_blocks_per_sm, "tsp": tsp_descent.wave_blocks_per_sm}
 
 
 def gpu_wave(problem: Problem, device: str | Device) -> int:
@@ -35,8 +29,7 @@ def gpu_wave(problem: Problem, device: str | Device) -> int:
     device = parse_device(device)
     if not device.is_gpu:
         return 1
-    blocks = WAVE_BLOCKS.get(problem.gpu_wave_kernel)
-    return device.cores * (max(1, blocks(problem, device)) if blocks else 1)
+    return device.cores * max(1, problem.wave_blocks_per_sm(device))
 
 
 @dataclass
