@@ -9,8 +9,11 @@ Nagata's entropy-preserving rule (the largest length gain per unit of edge entro
 first 70% of the run, then greedily (the shortest), so that the population converges before the
 end; without a time or generation horizon, greedy selection starts once the island stagnates.
 A stagnant island rebuilds its population (keeping its best) only before that last 30%.
-The population starts from random tours brought to local optima, as many as 30% of the time
-budget builds (between 4 and 300) when its size is automatic.
+The population starts from random tours (on large instances with coordinates and on a GPU,
+space-filling-curve tours) brought to local optima, as many as a share of the time budget builds
+(between 4 and 300) when its size is automatic: 30%, or 10% for curve starts on the CPU, whose
+members and restarts are cheap enough that a small population that restarts often ends shorter
+(docs/decisions/tsp-start.md).
 """
 
 from __future__ import annotations
@@ -27,15 +30,25 @@ from metaheur.islands.params import GAParams
 EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
 INIT_SHARE = 0.3  # share of the time budget that builds an automatic population
+CURVE_INIT_SHARE = 0.1  # the same for curve starts on the CPU (docs/decisions/tsp-start.md)
 MIN_POPULATION, MAX_POPULATION, DEFAULT_POPULATION = 4, 300, 100
 STALE_GREEDY = 20  # without a horizon: generations without progress before greedy selection
 
 
-def population_size(per_member: float, time_limit: float | None, built: int) -> int:
-    """Members of an automatic population, given the seconds one took and the run's time limit."""
+def population_size(per_member: float, time_limit: float | None, built: int, share: float = INIT_SHARE) -> int:
+    """Members of an automatic population, given the seconds one took, the run's time limit and
+    the share of it that builds them."""
     if time_limit is None:
         return max(built, DEFAULT_POPULATION)
-    return int(min(MAX_POPULATION, max(built, MIN_POPULATION, INIT_SHARE * time_limit / max(per_member, 1e-6))))
+    return int(min(MAX_POPULATION, max(built, MIN_POPULATION, share * time_limit / max(per_member, 1e-6))))
+
+
+def init_share(ga: GAParams, curve_starts: bool, on_gpu: bool) -> float:
+    """The share of the time budget that builds an automatic population: ``ga.init_share``, else
+    ``CURVE_INIT_SHARE`` for curve starts on the CPU, else ``INIT_SHARE``."""
+    if ga.init_share is not None:
+        return ga.init_share
+    return CURVE_INIT_SHARE if curve_starts and not on_gpu else INIT_SHARE
 
 
 def selection(progress: float | None, stale: int) -> str:
@@ -67,16 +80,18 @@ class EAXIsland(Island):
         return 0 if ga.ls_budget is None else ga.ls_budget
 
     def starts(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """Random tours: EAX needs a diverse population."""
+        """Random or curve tours (:meth:`TSPOperators.random_tours`): EAX needs a diverse population."""
         return self.ops.random_tours(count, rng)
 
     def first_population(self, state, deadline: float | None, time_left: float | None):
         """``population`` members, or for an automatic size (0) a first few, timed, then as many
-        more as the time budget affords (:func:`population_size`); the warm starts seed the first."""
+        more as the build's share of the time budget affords (:func:`population_size`,
+        :func:`init_share`); the warm starts seed the first."""
         if self.spec.params.ga.population:
             return super().first_population(state, deadline, time_left)
         (pop, costs), per = timed(lambda k: self.new_members(state, k, deadline, self.spec.initial), MIN_POPULATION)
-        more = population_size(per, time_left, MIN_POPULATION) - MIN_POPULATION
+        share = init_share(self.spec.params.ga, self.ops.curve_starts, self.ops.device.is_gpu)
+        more = population_size(per, time_left, MIN_POPULATION, share) - MIN_POPULATION
         if more > 0 and (deadline is None or time.perf_counter() < deadline) and not live.stop_requested():
             extra, extra_costs = self.new_members(state, more, deadline)
             pop, costs = np.concatenate([pop, extra]), np.concatenate([costs, extra_costs])

@@ -26,6 +26,7 @@ from metaheur.search.tsp_ils import TSPILSBatch, greedy_tour
 from metaheur.search.tsp_starts import curve_tours
 
 KICK_REVERSALS, KICK_WINDOW = 3, 50  # the kick of a GPU island's parallel local search
+CURVE_START_N = 10_000  # from this size CPU EAX members start from curve tours (docs/decisions/tsp-start.md)
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -46,6 +47,18 @@ def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: fl
     a = split_on_oom(improve, children[:half], keys[:half], time_limit)
     b = split_on_oom(improve, children[half:], keys[half:], time_limit)
     return tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
+
+
+def curve_starts(problem, device: Device, starts: str) -> bool:
+    """Whether new EAX members start from Hilbert-curve tours (:func:`curve_tours`): for
+    ``starts = "curve"``, or ``"auto"`` on an instance with coordinates (not an ATSP's twin) on a
+    GPU, whose parallel descent needs far fewer passes from them, or of at least
+    ``CURVE_START_N`` cities, where the descent from a random tour is several times slower and
+    ends no better (docs/decisions/tsp-start.md)."""
+    if starts != "auto":
+        return starts == "curve"
+    return (not isinstance(problem, TwinTSP) and problem.coords is not None
+            and (device.is_gpu or problem.n >= CURVE_START_N))
 
 
 class _Operators:
@@ -160,17 +173,17 @@ class TSPOperators(_Operators):
         self.data = tsp_data(tsp, device)  # uploaded once: EXPLICIT instances carry their matrix
         self._descent = TSPDescentBatch(tsp, device, neigh=self.neigh) if device.is_gpu else None
         self._greedy = None
+        self.curve_starts = curve_starts(tsp, device, params.ga.starts)
         self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries)
 
     def random_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Diverse start tours, in canonical form (an EAX population needs their diversity):
-        uniformly random ones, or on a GPU, for an instance with coordinates, Hilbert-curve tours
-        of randomly turned and shifted planes (:func:`curve_tours`), from which the parallel
-        descent needs far fewer passes; for an ATSP's twin instance, random tours of the ATSP in
-        their twin form."""
+        uniformly random ones, or where :func:`curve_starts` says so Hilbert-curve tours of
+        randomly turned and shifted planes (:func:`curve_tours`), from which a descent needs far
+        fewer moves; for an ATSP's twin instance, random tours of the ATSP in their twin form."""
         if isinstance(self.problem, TwinTSP):
             return canonical_tours(self.problem.random_tours(count, rng))
-        if self._descent is not None and self.problem.coords is not None:
+        if self.curve_starts:
             return canonical_tours(curve_tours(self.problem.coords, count, rng))
         return canonical_tours(np.array([rng.permutation(self.n) for _ in range(count)]))
 

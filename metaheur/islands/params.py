@@ -12,6 +12,7 @@ from metaheur.search.tsp_ils import ILSParams
 QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
 TSP_CROSSOVERS = ("eax", "ox", "none")
 RESTARTS = ("best", "full")
+STARTS = ("auto", "random", "curve")
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,12 @@ class GAParams:
     With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
     :class:`~metaheur.islands.eax.EAXIsland`): every member is parent A once a generation, ``tries`` EAX children
     per pair, no local search of children; ``population = 0`` sizes the population from the time
-    budget; ``ls_budget`` is then the kicks of the local search that builds the population.
+    budget; ``ls_budget`` is then the kicks of the local search that builds the population;
+    ``starts``: the tours that search starts from, ``random`` permutations, ``curve``
+    (space-filling-curve tours, instances with coordinates) or ``auto`` (curve tours on a GPU and
+    from 10,000 cities, :func:`~metaheur.islands.operators.curve_starts`); ``init_share``: the
+    share of the time budget that builds an automatic population (None: 0.1 for curve starts on
+    the CPU, else 0.3; docs/decisions/tsp-start.md).
     """
 
     population: int = 20
@@ -44,6 +50,8 @@ class GAParams:
     restart_after: int = 30
     tries: int = 30
     restart: str = "best"
+    starts: str = "auto"
+    init_share: float | None = None
 
     def __post_init__(self) -> None:
         if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
@@ -62,6 +70,10 @@ class GAParams:
             raise MetaheurError(f"unknown crossover {self.crossover!r}")
         if self.restart not in RESTARTS:
             raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
+        if self.starts not in STARTS:
+            raise MetaheurError(f"unknown starts {self.starts!r}: use one of {', '.join(STARTS)}")
+        if self.init_share is not None and not 0 < self.init_share <= 1:
+            raise MetaheurError(f"init_share must be in (0, 1], got {self.init_share}")
 
     def check_for(self, problem) -> GAParams:
         """These parameters, when ``problem`` (a :class:`~metaheur.problems.Problem`) accepts the crossover."""
@@ -69,6 +81,9 @@ class GAParams:
         if self.crossover not in allowed:
             raise MetaheurError(f"crossover {self.crossover!r} is not for the {problem.kind.upper()}: "
                                 f"use one of {', '.join(allowed)}")
+        if self.crossover == "eax" and self.starts == "curve" and getattr(problem, "coords", None) is None:
+            raise MetaheurError(f"starts = 'curve' needs city coordinates, which {problem.name} has not: "
+                                "use 'random' or 'auto'")
         return self
 
 

@@ -7,10 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from metaheur.devices import parse_device
+from metaheur.errors import MetaheurError
 from metaheur.islands import eax
 from metaheur.islands.island import IslandSpec, IslandState, run_epoch
+from metaheur.islands.operators import CURVE_START_N, curve_starts
 from metaheur.islands.params import GAParams, IslandParams, with_crossover
-from metaheur.problems import clustered_tsp, uniform_tsp
+from metaheur.problems import asymmetric_tsp, clustered_tsp, uniform_tsp
 
 TSP = clustered_tsp(150, seed=3)
 
@@ -31,6 +34,58 @@ def test_population_size_follows_the_time_budget():
     assert eax.population_size(0.5, 10.0, 4) == 6  # 30% of 10 s at 0.5 s a member
     assert eax.population_size(5.0, 10.0, 4) == 4  # at least what was built
     assert eax.population_size(0.5, None, 4) == eax.DEFAULT_POPULATION
+
+
+def test_curve_starts_from_the_size_threshold_on_the_cpu():
+    cpu = parse_device("cpu")
+    assert curve_starts(uniform_tsp(CURVE_START_N, seed=1), cpu, "auto")
+    assert not curve_starts(uniform_tsp(CURVE_START_N - 1, seed=1), cpu, "auto")
+    assert curve_starts(TSP, cpu, "curve") and not curve_starts(uniform_tsp(CURVE_START_N, seed=1), cpu, "random")
+    twin = asymmetric_tsp(30, seed=1).search_form().problem  # an ATSP's twin has no coordinates
+    assert not curve_starts(twin, cpu, "auto")
+
+
+def test_curve_starts_on_the_cpu_build_a_smaller_share_of_the_budget():
+    ga = GAParams(population=0, offspring=1, crossover="eax")
+    assert eax.init_share(ga, True, False) == eax.CURVE_INIT_SHARE < eax.INIT_SHARE
+    assert eax.init_share(ga, True, True) == eax.init_share(ga, False, False) == eax.INIT_SHARE
+    assert eax.init_share(replace(ga, init_share=0.5), True, False) == 0.5
+    assert eax.population_size(0.5, 10.0, 4, eax.CURVE_INIT_SHARE) == 4  # 10% of 10 s: at least what was built
+    assert eax.population_size(0.1, 100.0, 4, eax.CURVE_INIT_SHARE) == 100
+
+
+def test_curve_starts_need_coordinates_and_known_values():
+    ga = GAParams(population=0, offspring=1, crossover="eax", starts="curve")
+    with pytest.raises(MetaheurError, match="coordinates"):
+        ga.check_for(asymmetric_tsp(30, seed=1))
+    assert ga.check_for(TSP) is ga
+    with pytest.raises(MetaheurError, match="starts"):
+        GAParams(starts="greedy")
+    with pytest.raises(MetaheurError, match="init_share"):
+        GAParams(init_share=0.0)
+
+
+def test_a_curve_start_population_is_valid_diverse_and_reproducible():
+    curve = replace(spec(), params=IslandParams(ga=replace(spec().params.ga, starts="curve")))
+    a, _ = run_epoch(curve, IslandState(0), generations=0)
+    b, _ = run_epoch(curve, IslandState(0), generations=0)
+    random, _ = run_epoch(replace(curve, params=IslandParams(ga=replace(curve.params.ga, starts="random"))),
+                          IslandState(0), generations=0)
+    assert all(sorted(t) == list(range(TSP.n)) and TSP.tour_length(t) == c
+               for t, c in zip(a.population, a.costs, strict=True))
+    assert np.array_equal(a.population, b.population) and not np.array_equal(a.population, random.population)
+    assert len({tuple(t) for t in a.population}) > a.population.shape[0] // 2  # the turned curves differ
+
+
+def test_seeded_sync_runs_with_curve_starts_are_reproducible():
+    from metaheur import SolveParams, solve
+
+    ga = replace(uniform_tsp(400, seed=2).default_params().ga, starts="curve", population=8)
+    params = SolveParams(strategy="cpu-islands", islands=2, sync=True, epoch_generations=2, ga=ga,
+                         stop_at_optimum=False)
+    runs = [solve(uniform_tsp(400, seed=2), seed=5, params=params, generations=4) for _ in range(2)]
+    assert runs[0].cost == runs[1].cost == uniform_tsp(400, seed=2).tour_length(runs[0].permutation)
+    assert np.array_equal(runs[0].permutation, runs[1].permutation)
 
 
 def test_selection_turns_greedy_late_in_the_run():
