@@ -17,7 +17,7 @@ failed=0
 run() { echo "== $(date -Is) $*"; "$PY" "$@"; local rc=$?; echo "== exit $rc"; [ $rc -eq 0 ] || failed=1; }
 
 if [ "${1:-}" = "--quick" ]; then
-  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_atsp bench_lop strategies \
+  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_tsp_start bench_atsp bench_lop strategies \
       quality peers ablation bench_hybrid soak; do
     run "experiments/$script.py" --quick
   done
@@ -34,6 +34,9 @@ run experiments/bench_search.py --seeds 3 --seconds 60 --qap-speed tai50a,tai100
 run experiments/bench_tsp_ils.py --seconds 10 30 --seeds 2 --elkai --elkai-max-n 2400
 run experiments/bench_eax.py
 run experiments/bench_eax.py --instances brd14051 d18512 --name bench_eax_large
+run experiments/bench_tsp_start.py --instances pla85900 --members '' --configs random-0.3,auto --seconds 120
+run experiments/bench_tsp_start.py --instances brd14051,d18512 --members brd14051,pla85900 --count 2 \
+  --configs random-0.3,auto --seconds 60 --name bench_tsp_start_check
 run experiments/bench_atsp.py
 run experiments/bench_lop.py
 run experiments/strategies.py --seeds 1 --base-seconds 3

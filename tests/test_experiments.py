@@ -145,6 +145,15 @@ def test_quality_quick(tmp_path, instances_dir):
     assert "QAP instances with n <= 40" in proc.stdout
 
 
+def test_bench_tsp_start_quick(tmp_path, instances_dir):
+    run("bench_tsp_start.py", tmp_path, "--count", "2")
+    members = table(tmp_path, "bench_tsp_start_members_quick", {"instance", "starts", "seconds_per_member",
+                                                                 "mean_gap_%"})
+    assert {r["starts"] for r in members} == {"random", "curve"}
+    rows = table(tmp_path, "bench_tsp_start_quick", {"instance", "config", "first_generation_s", "gap_end_%"})
+    assert {r["config"] for r in rows} == {"random-0.3", "auto"} and all(r["status"] == "ok" for r in rows)
+
+
 def test_peers_quick(tmp_path, instances_dir):
     run("peers.py", tmp_path)
     columns = {"instance", "solver", "cores", "status", "wall_s", "best_gap_%", "mean_gap_%", "gap_ratio",
