@@ -34,7 +34,7 @@ run experiments/bench_search.py --seeds 3 --seconds 60 --qap-speed tai50a,tai100
 run experiments/bench_tsp_ils.py --seconds 10 30 --seeds 2 --elkai --elkai-max-n 2400
 run experiments/bench_eax.py
 run experiments/bench_eax.py --instances brd14051 d18512 --name bench_eax_large
-run experiments/bench_tsp_start.py --instances pla85900 --members '' --configs random-0.3,auto --seconds 120
+run experiments/bench_tsp_start.py --instances pla85900 --members '' --configs random-0.3,curve-0.3,auto --seconds 120
 run experiments/bench_tsp_start.py --instances brd14051,d18512 --members brd14051,pla85900 --count 2 \
   --configs random-0.3,auto --seconds 60 --name bench_tsp_start_check
 run experiments/bench_atsp.py
