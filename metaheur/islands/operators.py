@@ -49,7 +49,7 @@ def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: fl
     return tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
 
 
-def curve_starts(problem, device: Device, starts: str) -> bool:
+def curve_starts(problem: TSP, device: Device, starts: str) -> bool:
     """Whether new EAX members start from Hilbert-curve tours (:func:`curve_tours`): for
     ``starts = "curve"``, or ``"auto"`` on an instance with coordinates (not an ATSP's twin) on a
     GPU, whose parallel descent needs far fewer passes from them, or of at least
