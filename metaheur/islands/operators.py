@@ -51,14 +51,13 @@ def split_on_oom(improve, children: np.ndarray, keys: np.ndarray, time_limit: fl
 
 def curve_starts(problem: TSP, device: Device, starts: str) -> bool:
     """Whether new EAX members start from Hilbert-curve tours (:func:`curve_tours`): for
-    ``starts = "curve"``, or ``"auto"`` on an instance with coordinates (not an ATSP's twin) on a
-    GPU, whose parallel descent needs far fewer passes from them, or of at least
+    ``starts = "curve"``, or ``"auto"`` on an instance with coordinates (an ATSP's twin has none)
+    on a GPU, whose parallel descent needs far fewer passes from them, or of at least
     ``CURVE_START_N`` cities, where the descent from a random tour is several times slower and
     ends no better (docs/decisions/tsp-start.md)."""
     if starts != "auto":
         return starts == "curve"
-    return (not isinstance(problem, TwinTSP) and problem.coords is not None
-            and (device.is_gpu or problem.n >= CURVE_START_N))
+    return problem.coords is not None and (device.is_gpu or problem.n >= CURVE_START_N)
 
 
 class _Operators:
