@@ -37,6 +37,8 @@ run experiments/bench_eax.py --instances brd14051 d18512 --name bench_eax_large
 run experiments/bench_tsp_start.py --instances pla85900 --members '' --configs random-0.3,curve-0.3,auto --seconds 120
 run experiments/bench_tsp_start.py --instances brd14051,d18512 --members brd14051,pla85900 --count 2 \
   --configs random-0.3,auto --seconds 60 --name bench_tsp_start_check
+run experiments/bench_tsp_start.py --instances gen:tsp:20000 --members '' --configs random-0.3,auto --seconds 60 \
+  --name bench_tsp_start_uniform
 run experiments/bench_atsp.py
 run experiments/bench_lop.py
 run experiments/strategies.py --seeds 1 --base-seconds 3
