@@ -49,7 +49,8 @@ class ProblemFormats:
     is not a registered one; ``read_solution(problem, path)`` and ``write_solution(problem, path,
     perm)`` (returns the value) read and write its solution files, ``solution_suffix`` their
     extension; ``generators`` maps a prefix to a builder of ``gen:PREFIX:...`` instances (it gets
-    the whole name)."""
+    the whole name); ``picks``: a file may hold several instances, ``FILE#NAME`` or ``FILE#K``
+    picking one (``read`` then gets ``FILE#NAME``)."""
 
     extensions: tuple[str, ...] = ()
     folder: str | None = None

@@ -258,4 +258,4 @@ def write_solution(problem: PFSP, path: str | os.PathLike, perm) -> int:
 
 PFSP.formats = ProblemFormats(
     extensions=(".fsp",), folder="pfsp", read=read_pfsp, sniff=is_flow_shop_file, read_solution=read_solution,
-    write_solution=write_solution, solution_suffix=".sol", generators={"pfsp": generated_pfsp})
+    write_solution=write_solution, solution_suffix=".sol", generators={"pfsp": generated_pfsp}, picks=True)
