@@ -16,6 +16,7 @@ budget builds (between 4 and 300) when its size is automatic.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from metaheur import live
 from metaheur.islands.base import Island
 from metaheur.islands.operators import canonical_tours
 from metaheur.islands.params import GAParams
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import IslandSpec
 
 EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
@@ -58,7 +62,7 @@ class EAXIsland(Island):
     candidate_quadrant = EAX_QUADRANT
 
     @classmethod
-    def label(cls, ga: GAParams) -> str:
+    def label(cls, spec: IslandSpec) -> str:
         return "GA (eax)"
 
     @classmethod
