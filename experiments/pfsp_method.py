@@ -8,7 +8,14 @@ Configurations (every island alike, one per core):
   iterated greedy (n / 2 iterations each);
 * ``ig``: iterated-greedy chains (crossover ``none``: each island's member goes on for n / 2
   iterations a generation from its best, the best migrates);
-* ``ig-long``: the same chains going on for 5 n iterations a generation.
+* ``ig-long``: the same chains going on for 5 n iterations a generation;
+* ``partial``: ``ig-long`` whose iterated greedy improves the partial solution by an insertion
+  descent before it rebuilds (Dubois-Lacoste, Pagnozzi and Stuetzle 2017), d = 4;
+* ``partial-d5``: the same with d = 5;
+* ``ig-50n``, ``ig-500n``: ``ig-long`` going on for 50 n or 500 n iterations a generation (each
+  generation starts from the island's best, and migrates it);
+* ``partial-d5-50n``: ``partial-d5`` going on for 50 n iterations a generation;
+* ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted).
 
     python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
         [--configs ga,ig,ig-long] [--stem pfsp_method] [--out experiments/results]
@@ -35,16 +42,23 @@ from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
-CONFIGS = ("ga", "ig", "ig-long")
+CONFIGS = ("ga", "ig", "ig-long", "partial", "partial-d5", "ig-50n", "ig-500n", "ig-nomig", "partial-d5-50n")
 
 
 def params_for(config: str, problem) -> metaheur.SolveParams:
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
+    tokens = config.split("-")
     if config == "ig":
         ga = with_crossover(ga, "none")
-    elif config == "ig-long":
-        ga = replace(with_crossover(ga, "none"), ls_budget=5 * problem.n)
-    return metaheur.SolveParams(ga=ga)
+    elif config != "ga":
+        budget = next((int(t[:-1]) for t in tokens if t.endswith("n") and t[:-1].isdigit()), 5)
+        ga = replace(with_crossover(ga, "none"), ls_budget=budget * problem.n)
+    perm = metaheur.PermSearchParams()
+    if config.startswith("partial"):
+        destruct = next((int(t[1:]) for t in tokens if t.startswith("d") and t[1:].isdigit()), 4)
+        perm = replace(perm, partial_descent=True, destruct=destruct)
+    migration = metaheur.MigrationParams(interval=0) if config == "ig-nomig" else None
+    return metaheur.SolveParams(ga=ga, perm=perm, migration=migration)
 
 
 def main() -> None:
