@@ -9,12 +9,8 @@ Configurations (every island alike, one per core):
 * ``ig``: iterated-greedy chains (crossover ``none``: each island's member goes on for n / 2
   iterations a generation from its best, the best migrates);
 * ``ig-long``: the same chains going on for 5 n iterations a generation;
-* ``partial``: ``ig-long`` whose iterated greedy improves the partial solution by an insertion
-  descent before it rebuilds (Dubois-Lacoste, Pagnozzi and Stuetzle 2017), d = 4;
-* ``partial-d5``: the same with d = 5;
-* ``ig-50n``, ``ig-500n``: ``ig-long`` going on for 50 n or 500 n iterations a generation (each
-  generation starts from the island's best, and migrates it);
-* ``partial-d5-50n``: ``partial-d5`` going on for 50 n iterations a generation;
+* ``ig-50n``: ``ig-long`` going on for 50 n iterations a generation (each generation starts from
+  the island's best, which migrates at the end of the epoch);
 * ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted).
 
     python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
@@ -42,23 +38,17 @@ from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
-CONFIGS = ("ga", "ig", "ig-long", "partial", "partial-d5", "ig-50n", "ig-500n", "ig-nomig", "partial-d5-50n")
+CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig")
 
 
 def params_for(config: str, problem) -> metaheur.SolveParams:
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
-    tokens = config.split("-")
     if config == "ig":
         ga = with_crossover(ga, "none")
     elif config != "ga":
-        budget = next((int(t[:-1]) for t in tokens if t.endswith("n") and t[:-1].isdigit()), 5)
-        ga = replace(with_crossover(ga, "none"), ls_budget=budget * problem.n)
-    perm = metaheur.PermSearchParams()
-    if config.startswith("partial"):
-        destruct = next((int(t[1:]) for t in tokens if t.startswith("d") and t[1:].isdigit()), 4)
-        perm = replace(perm, partial_descent=True, destruct=destruct)
+        ga = replace(with_crossover(ga, "none"), ls_budget=(50 if config == "ig-50n" else 5) * problem.n)
     migration = metaheur.MigrationParams(interval=0) if config == "ig-nomig" else None
-    return metaheur.SolveParams(ga=ga, perm=perm, migration=migration)
+    return metaheur.SolveParams(ga=ga, migration=migration)
 
 
 def main() -> None:

@@ -14,17 +14,14 @@
  * perm_ils: descent (first- or best-improvement over `move`) then `iters` kicks of `kick_moves`
  *   random moves of type `kick_move` each followed by a descent; a kicked local optimum that is
  *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003).
- * perm_ig: iterated greedy (Ruiz and Stuetzle 2007): `destruct` random elements removed; where
- *   `partial`, an insertion descent of the partial solution by partial_insert_row (Dubois-Lacoste,
- *   Pagnozzi and Stuetzle 2017, see mh_ps_partial_descend); each removed element reinserted at
- *   its best position by partial_insert_row (ties: the first), an insertion descent to a local
- *   optimum, acceptance of a better result, or of a worse one with probability
- *   exp(-(new - current) / temperature).
+ * perm_ig: iterated greedy (Ruiz and Stuetzle 2007): `destruct` random elements removed, each
+ *   reinserted at its best position by partial_insert_row (ties: the first), an insertion
+ *   descent to a local optimum, acceptance of a better result, or of a worse one with
+ *   probability exp(-(new - current) / temperature).
  *
  * `init` 1: start from perm (value, cache, empty memory); 0: go on from the saved state. State
  * (S searches): perm, best S x n; stats S x MH_PS_NSTATS; keys S; caches S x cs; work S x ws;
- * rows S x n; ibuf S x 4n ints (perm_ig: the saved solution, the removed elements, a partial
- * solution less one element); scratch S x blockDim x n ints; tabu S x 2 x n x n ints (perm_tabu:
+ * rows S x n; ibuf S x 4n ints; scratch S x blockDim x n ints; tabu S x 2 x n x n ints (perm_tabu:
  * the memory tb by (element, position), then a swap's tm by pair, see mh_ps_scan_range).
  * A search stops early once its best is at or below `target`.
  */
@@ -322,52 +319,9 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
   }
 }
 
-#ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
-/* The best position of `elem` in seq[0..len) by partial_insert_row (ties: the first): *idx, and
- * its engine cost *key, for every thread; the row stays in S->rows. */
-__device__ __forceinline__ void mh_ps_best_insertion(mh_ps_t *S, const int *seq, int len, int elem, ll *key, ll *idx) {
-  __syncthreads();
-  user::partial_insert_row(S->D, seq, len, elem, S->rows, S->work);
-  __syncthreads();
-  *key = MH_LL_MAX; *idx = MH_LL_MAX;
-  for (int q = S->tid; q <= len; q += S->nt) mh_argmin_step(key, idx, MH_SENSE * S->rows[q], q);
-  mh_block_argmin(key, idx);
-}
-
-/* Insertion descent of the partial solution p[0..len) (Dubois-Lacoste, Pagnozzi and Stuetzle
- * 2017): the element at position i is taken out (into `rest`) and put back at its best position
- * by partial_insert_row when that is strictly better than position i. First-improvement (rows
- * cyclically from 0, the descent ends after len rows without an improvement) or
- * best-improvement (the best move over every row, ties to the first row), as mh_ps_descend. */
-__device__ void mh_ps_partial_descend(mh_ps_t *S, int len, int first, int *rest) {
-  int i0 = 0, since = 0;
-  while (len > 1) {
-    ll gain = 0, from = -1, to = -1;
-    for (int i = first ? i0 : 0; i < (first ? i0 + 1 : len); ++i) {
-      __syncthreads();
-      for (int q = S->tid; q < len - 1; q += S->nt) rest[q] = S->p[q < i ? q : q + 1];
-      ll key, idx;
-      mh_ps_best_insertion(S, rest, len - 1, S->p[i], &key, &idx);
-      const ll d = key - MH_SENSE * S->rows[i]; /* position i: the partial solution as it is */
-      if (d < gain) { gain = d; from = i; to = idx; }
-      __syncthreads();
-    }
-    if (from >= 0) {
-      if (S->tid == 0) { mh_perm_apply(S->p, MH_INSERT, (int)from, (int)to); S->st[MH_PS_MOVES] += 1; }
-      since = 0;
-    } else if (!first || ++since >= len) {
-      break;
-    }
-    if (first) i0 = (i0 + 1) % len;
-  }
-  __syncthreads();
-}
-#endif
-
 /* Defined for every problem (the loader reads every signature); empty without partial_insert_row. */
 extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
-                                   int n, int first, int destruct, int partial, double temperature, int iters,
-                                   int init,
+                                   int n, int first, int destruct, double temperature, int iters, int init,
                                    long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
@@ -375,7 +329,7 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
   const ll s = mh_block();
   if (s >= k) return;
   mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
-  int *save = S.ib, *removed = S.ib + n, *rest = S.ib + 2 * n;
+  int *save = S.ib, *removed = S.ib + n;
   const int d = destruct < n ? destruct : n - 1;
   if (init) {
     mh_ps_start(&S);
@@ -395,10 +349,13 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
       S.st[MH_PS_ITER] += 1;
     }
     __syncthreads();
-    if (partial) mh_ps_partial_descend(&S, n - d, first, rest);
     for (int m = 0, len = n - d; m < d; ++m, ++len) { /* construction: best insertion, first on ties */
-      ll key, idx;
-      mh_ps_best_insertion(&S, S.p, len, removed[m], &key, &idx);
+      __syncthreads();
+      user::partial_insert_row(S.D, S.p, len, removed[m], S.rows, S.work);
+      __syncthreads();
+      ll key = MH_LL_MAX, idx = MH_LL_MAX;
+      for (int q = S.tid; q <= len; q += S.nt) mh_argmin_step(&key, &idx, MH_SENSE * S.rows[q], q);
+      mh_block_argmin(&key, &idx);
       if (S.tid == 0) {
         for (int q = len; q > (int)idx; --q) S.p[q] = S.p[q - 1];
         S.p[idx] = removed[m];

@@ -35,9 +35,7 @@ class PermSearchParams:
     ``move``: the neighbourhood (None: the problem's first); ``first_improvement``: the descents'
     rule (else best-improvement); ``tenure_scale``: tabu tenures floor(u^3 * scale * n);
     ``kick_move``/``kick_moves``: an ILS kick's random moves; ``destruct``: elements an iterated
-    greedy removes; ``partial_descent``: the iterated greedy improves the partial solution left by
-    the destruction by an insertion descent before it rebuilds (Dubois-Lacoste, Pagnozzi and
-    Stuetzle 2017); ``temperature``: its acceptance temperature, times the problem's
+    greedy removes; ``temperature``: its acceptance temperature, times the problem's
     ``temperature_scale()`` (Ruiz and Stuetzle: 0.4)."""
 
     method: str = "auto"
@@ -47,7 +45,6 @@ class PermSearchParams:
     kick_move: str = "insert"
     kick_moves: int = 3
     destruct: int = 4
-    partial_descent: bool = False
     temperature: float = 0.4
 
     def __post_init__(self) -> None:
@@ -117,7 +114,7 @@ class PermSearchBatch:
                     target, *tail)
         else:
             temp = float(p.temperature * self.problem.temperature_scale())
-            args = (*head, first, p.destruct, int(p.partial_descent), temp, iters, init, target, *tail)
+            args = (*head, first, p.destruct, temp, iters, init, target, *tail)
         self.module.kernel(f"perm_{self.method}")(count, self.block, args + self.data)
 
     def run(self, starts: np.ndarray, keys: np.ndarray, budget: int, time_limit: float | None = None,

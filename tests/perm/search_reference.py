@@ -114,37 +114,7 @@ def ils(pb, start, key, iters, move, first, kick_move, kick_moves):
     return s
 
 
-def partial_descent(s, seq, first) -> list:
-    """Insertion descent of a partial solution by its partial values (Dubois-Lacoste, Pagnozzi and
-    Stuetzle 2017): the element at position i moved to its best position when that is strictly
-    better; first-improvement cyclically from 0 (stop after len rows without one) or the best move
-    over every row."""
-    pb, length, i0, since = s.pb, len(seq), 0, 0
-    while length > 1:
-        moves = []
-        for i in ([i0] if first else range(length)):
-            rest = seq[:i] + seq[i + 1:]
-            vals = [s.sign * pb.partial_value([*rest[:k], seq[i], *rest[k:]]) for k in range(length)]
-            k = int(np.argmin(vals))
-            moves.append((vals[k] - vals[i], i, k))
-        gain, i, k = min(moves)
-        if gain < 0:
-            e = seq.pop(i)
-            seq.insert(k, e)
-            s.moves += 1
-            since = 0
-        elif not first:
-            break
-        else:
-            since += 1
-            if since >= length:
-                break
-        if first:
-            i0 = (i0 + 1) % length
-    return seq
-
-
-def iterated_greedy(pb, start, key, iters, first, destruct, temperature, partial=False):
+def iterated_greedy(pb, start, key, iters, first, destruct, temperature):
     s, n = Ref(pb, start, key), pb.n
     d = min(destruct, n - 1)
     s.descend("insert", first)
@@ -156,8 +126,6 @@ def iterated_greedy(pb, start, key, iters, first, destruct, temperature, partial
             s.ctr += 1
             removed.append(seq.pop(r))
         s.iters += 1
-        if partial:
-            seq = partial_descent(s, seq, first)
         for e in removed:
             vals = [s.sign * pb.partial_value([*seq[:k], e, *seq[k:]]) for k in range(len(seq) + 1)]
             k = int(np.argmin(vals))

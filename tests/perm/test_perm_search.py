@@ -22,7 +22,6 @@ from perm_problems import (
 
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
-from metaheur.problems.pfsp import PFSP, makespans, random_pfsp
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
 
 
@@ -111,32 +110,6 @@ def test_iterated_greedy_follows_its_reference(temperature):
     _same(res, [ref.iterated_greedy(pb, s, k, 5, True, 3, temp) for s, k in zip(starts, keys, strict=True)], pb)
 
 
-class PartialPFSP(PFSP):
-    """The flow shop with the makespan of a partial sequence for the reference."""
-
-    def partial_value(self, seq) -> int:
-        return int(makespans(self.times, np.asarray([seq]))[0])
-
-
-@pytest.mark.parametrize(("first", "temperature"), [(True, 0.4), (False, 0.0)])
-@pytest.mark.parametrize("make", [lambda: random_tardiness(14, 12),
-                                  lambda: PartialPFSP(random_pfsp(13, 6, seed=5).times)])
-def test_the_descent_of_the_partial_solution_follows_its_reference(make, first, temperature):
-    """The iterated greedy of Dubois-Lacoste, Pagnozzi and Stuetzle (2017): the partial solution's
-    descent, by partial values alone, moves elements and changes the trajectory."""
-    pb = make()
-    params = PermSearchParams(method="ig", first_improvement=first, destruct=4, partial_descent=True,
-                              temperature=temperature)
-    starts, keys, res = _run(pb, params, iters=6)
-    temp = temperature * pb.temperature_scale()
-    refs = [ref.iterated_greedy(pb, s, k, 6, first, 4, temp, partial=True) for s, k in zip(starts, keys, strict=True)]
-    _same(res, refs, pb)
-    plain = [ref.iterated_greedy(pb, s, k, 6, first, 4, temp) for s, k in zip(starts, keys, strict=True)]
-    assert sum(r.moves for r in refs) > sum(r.moves for r in plain)
-    assert any(not np.array_equal(a.bp, b.bp) or a.iters + a.moves != b.iters + b.moves
-               for a, b in zip(refs, plain, strict=True))
-
-
 def test_a_search_stops_at_its_target_and_auto_picks_the_greedy():
     pb = random_tardiness(10, 2)
     starts, keys = _starts(pb, 2, 3)
@@ -165,13 +138,11 @@ BLOCKS = [(31,), (33,), (7, 3)]
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize(("method", "make"), [("tabu", lambda: CachedQAP(*random_qap_arrays(34, 2))),
                                               ("ils", lambda: Tardiness(*_wt_arrays(33))),
-                                              ("ig", lambda: Tardiness(*_wt_arrays(33))),
-                                              ("ig-partial", lambda: Tardiness(*_wt_arrays(33)))])
+                                              ("ig", lambda: Tardiness(*_wt_arrays(33)))])
 def test_every_block_shape_and_thread_order_gives_the_cpu_trajectory(method, make, order, monkeypatch):
     """Sizes past a warp (33, 34), blocks not multiples of 32, thread orders of the simulation."""
     pb = make()
-    params = PermSearchParams(method=method.removesuffix("-partial"), kick_moves=2, destruct=3,
-                              partial_descent=method.endswith("-partial"))
+    params = PermSearchParams(method=method, kick_moves=2, destruct=3)
     base = _run(pb, params, count=2, iters=2)[2]
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     for block in BLOCKS:
