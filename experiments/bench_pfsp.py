@@ -16,10 +16,13 @@ tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 50
 (10 instances per n x m) over instances and seeds, and overall.
 
     python experiments/bench_pfsp.py [--quick] [--parts taillard30,taillard60,vrf30] [--seeds 3]
-        [--instances ta001,ta031] [--yardsticks DIR] [--out experiments/results]
+        [--instances ta001,ta031] [--resume] [--yardsticks DIR] [--out experiments/results]
 
-``--quick``: the first instance of each Taillard class, one seed, 30 ms (table
-``bench_pfsp_quick``). The yardstick is built with gcc into a temporary folder from
+``--quick``: the first instance of each Taillard class (of ``--instances`` where given: its
+second instances are ``ta002,ta012,...``), one seed unless ``--seeds`` says, 30 ms (table
+``bench_pfsp_taillard30_quick``). ``--resume``: the runs already in the out folder's runs table
+are kept and not run again, so a long table is made in several calls (each run's load average
+is in the runs table). The yardstick is built with gcc into a temporary folder from
 ``--yardsticks`` or ``$METAHEUR_YARDSTICKS`` (the folder with ig.c). Instances are read from
 ``$METAHEUR_INSTANCES/pfsp`` (and ``pfsp/vrf``).
 """
@@ -27,6 +30,7 @@ tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 50
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import re
 import statistics
@@ -99,19 +103,41 @@ def instances(part: str, names: list[str], root: Path, quick: bool) -> list[tupl
     return rows
 
 
-def run_part(part: str, rows, seeds: int, exe: Path, cores: int) -> tuple[list[dict], list[dict]]:
+RUN_COLUMNS = ["instance", "class", "seed", "ms", "upper_bound", "metaheur", "ig", "metaheur_wall_s", "load"]
+
+
+def earlier_runs(path: Path) -> dict[tuple[str, int], dict]:
+    """The runs of a runs table written before (``--resume``), by (instance, seed)."""
+    if not path.is_file():
+        return {}
+    with open(path, newline="") as handle:
+        lines = [line for line in handle if not line.startswith("#")]
+    runs = {}
+    for row in csv.DictReader(lines):
+        run = {k: row[k] for k in ("instance", "class")} | {k: int(row[k]) for k in ("seed", "ms", "upper_bound",
+                                                                                     "metaheur", "ig")}
+        run |= {"metaheur_wall_s": float(row["metaheur_wall_s"]), "load": float(row["load"])}
+        runs[run["instance"], run["seed"]] = run
+    return runs
+
+
+def run_part(part: str, rows, seeds: int, exe: Path, cores: int, done: dict) -> tuple[list[dict], list[dict]]:
     ms_factor = int(part.removeprefix("taillard").removeprefix("vrf"))
     runs = []
     for name, path, ub, cls in rows:
         problem = read_pfsp(path, name=name)
         ms = int(problem.n * problem.m / 2 * ms_factor)
         for seed in range(seeds):
-            mh, wall = run_metaheur(problem, ms / 1000, seed)
-            ig = run_ig(exe, problem, path, ms, seed, cores)
-            runs.append({"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub, "metaheur": mh,
-                         "ig": ig, "metaheur_rpd": 100 * (mh - ub) / ub, "ig_rpd": 100 * (ig - ub) / ub,
-                         "metaheur_wall_s": round(wall, 2)})
-            print(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}", flush=True)
+            run = done.get((name, seed))
+            if run is None:
+                load = os.getloadavg()[0]
+                mh, wall = run_metaheur(problem, ms / 1000, seed)
+                ig = run_ig(exe, problem, path, ms, seed, cores)
+                run = {"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub, "metaheur": mh,
+                       "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1)}
+                print(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}", flush=True)
+            runs.append(run | {"metaheur_rpd": 100 * (run["metaheur"] - ub) / ub,
+                               "ig_rpd": 100 * (run["ig"] - ub) / ub})
     classes = list(dict.fromkeys(r["class"] for r in runs))
     table = []
     for cls in [*classes, "overall"]:
@@ -127,10 +153,13 @@ def run_part(part: str, rows, seeds: int, exe: Path, cores: int) -> tuple[list[d
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="first instance of each Taillard class, 1 seed, 30 ms")
+    ap.add_argument("--quick", action="store_true", help="first instance of each Taillard class (of --instances), "
+                    "1 seed unless --seeds, 30 ms")
     ap.add_argument("--parts", default=",".join(PARTS), help=f"tables to make, of {', '.join(PARTS)}")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=None, help="seeds per instance (default: 3; --quick: 1)")
     ap.add_argument("--instances", default="", help="comma-separated names (default: every instance of the part)")
+    ap.add_argument("--resume", action="store_true", help="keep the runs of the out folder's runs tables, run the "
+                    "others")
     ap.add_argument("--yardsticks", default=None, help="folder with ig.c (default: $METAHEUR_YARDSTICKS)")
     ap.add_argument("--cores", type=int, default=2, help="ig runs side by side (one per core)")
     ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
@@ -143,7 +172,7 @@ def main() -> None:
     bad = [p for p in parts if p not in PARTS]
     if bad:
         sys.exit(f"bench_pfsp: unknown part {bad[0]!r} (of {', '.join(PARTS)})")
-    seeds = 1 if args.quick else args.seeds
+    seeds = args.seeds or (1 if args.quick else 3)
     names = [s for s in args.instances.split(",") if s]
     out = out_folder(args.out, args.quick)
     with tempfile.TemporaryDirectory(prefix="metaheur-ig-") as work:
@@ -152,19 +181,20 @@ def main() -> None:
             rows = instances(part, names, Path(root) / "pfsp", args.quick)
             if not rows:
                 sys.exit(f"bench_pfsp: no instance of {part} among {args.instances}")
-            table, runs = run_part(part, rows, seeds, exe, args.cores)
             stem = f"bench_pfsp_{part}" + ("_quick" if args.quick else "")
-            subset = ("the QUICK SUBSET: the first instance of each class, one seed" if args.quick
+            done = earlier_runs(out / f"{stem}_runs.csv") if args.resume else {}
+            table, runs = run_part(part, rows, seeds, exe, args.cores, done)
+            subset = (f"the QUICK SUBSET: the first instance of each class, {seeds} seed(s)" if args.quick
                       else f"{len({r['instance'] for r in runs})} instances, {seeds} seed(s)")
             head = header(f"settings: {subset}; n x (m / 2) x {part[-2:]} ms of wall time per instance; metaheur: "
                           f"solve() with its defaults, setup included; ig.c: {args.cores} runs side by side, the "
-                          f"better counted; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
-                          "cores")
+                          f"better counted; load average at each run's start (runs table) "
+                          f"{min(r['load'] for r in runs):.1f} to {max(r['load'] for r in runs):.1f} on "
+                          f"{os.cpu_count()} cores")
             title = f"PFSP: metaheur vs ig.c at n x (m/2) x {part[-2:]} ms" + (" (quick subset)" if args.quick else "")
             write_table(table, ["class", "instances", "runs", "ms_each", "arpd_metaheur", "arpd_ig", "metaheur_at_ub",
                                 "ig_at_ub"], stem, head, out, title)
-            write_table(runs, ["instance", "class", "seed", "ms", "upper_bound", "metaheur", "ig", "metaheur_wall_s"],
-                        f"{stem}_runs", head, out, title + ": every run")
+            write_table(runs, RUN_COLUMNS, f"{stem}_runs", head, out, title + ": every run")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@ Configurations (every island alike, one per core):
   iterated greedy (n / 2 iterations each);
 * ``ig``: iterated-greedy chains (crossover ``none``: each island's member goes on for n / 2
   iterations a generation from its best, the best migrates);
-* ``ig-long``: the same chains going on for 5 n iterations a generation.
+* ``ig-long``: the same chains going on for 5 n iterations a generation;
+* ``ig-50n``: ``ig-long`` going on for 50 n iterations a generation (each generation starts from
+  the island's best, which migrates at the end of the epoch);
+* ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted).
 
     python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
         [--configs ga,ig,ig-long] [--stem pfsp_method] [--out experiments/results]
@@ -35,16 +38,17 @@ from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
-CONFIGS = ("ga", "ig", "ig-long")
+CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig")
 
 
 def params_for(config: str, problem) -> metaheur.SolveParams:
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
     if config == "ig":
         ga = with_crossover(ga, "none")
-    elif config == "ig-long":
-        ga = replace(with_crossover(ga, "none"), ls_budget=5 * problem.n)
-    return metaheur.SolveParams(ga=ga)
+    elif config != "ga":
+        ga = replace(with_crossover(ga, "none"), ls_budget=(50 if config == "ig-50n" else 5) * problem.n)
+    migration = metaheur.MigrationParams(interval=0) if config == "ig-nomig" else None
+    return metaheur.SolveParams(ga=ga, migration=migration)
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ class IslandRow:
     restarts: int
     population: int
     offspring: int
-    algorithm: str  # "GA (ux)", "tabu search", "ILS chains", "GA (eax)"
+    algorithm: str  # "GA (ux)", "tabu search", "ILS chains", "iterated greedy chains", "GA (eax)"
     search_steps: int = 0  # steps of a local-search-only island (tabu search, ILS chains); 0 on a GA island
 
 

@@ -388,7 +388,7 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
                          ls_iterations=st.ls_iterations, best_cost=shown(st.best_cost), restarts=st.restarts,
                          population=0 if st.population is None else int(st.population.shape[0]),
                          offspring=spec.params.ga.offspring,
-                         algorithm=spec.algorithm.label(spec.params.ga),
+                         algorithm=spec.algorithm.label(spec),
                          search_steps=st.generation if ls_only(spec) else 0)
                for spec, st in zip(record.specs, record.states, strict=True)]
     return Result(

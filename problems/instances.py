@@ -17,7 +17,7 @@ from pathlib import Path
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.interface import LoadedSolution, Problem
 from metaheur.problems.registry import class_for_file, extensions, folders, generated, problem_class, registered
-from metaheur.problems.textio import read_text
+from metaheur.problems.textio import read_text, split_pick
 from metaheur.suggest import did_you_mean
 
 ENV_VAR = "METAHEUR_INSTANCES"
@@ -134,11 +134,17 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
     generated_instance = generated(os.fspath(spec), cls)
     if generated_instance is not None:
         return generated_instance
+    spec, pick = split_pick(spec)
     path = resolve_instance(spec, cls)
     cls = cls or _library_class(path) or class_for_file(path)  # a registered extension still decides first
     if cls.formats is None or cls.formats.read is None:
         raise MetaheurError(f"{path}: the {cls.kind or cls.__name__} problem reads no files")
-    return cls.formats.read(path)
+    if pick is None:
+        return cls.formats.read(path)
+    if not cls.formats.picks:
+        raise MetaheurError(f"{path}#{pick}: a {cls.kind.upper()} file holds one instance (FILE#NAME picks one "
+                            "instance of a file of several)")
+    return cls.formats.read(f"{path}#{pick}")
 
 
 def _library_class(path: Path) -> type[Problem] | None:

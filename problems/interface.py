@@ -49,7 +49,8 @@ class ProblemFormats:
     is not a registered one; ``read_solution(problem, path)`` and ``write_solution(problem, path,
     perm)`` (returns the value) read and write its solution files, ``solution_suffix`` their
     extension; ``generators`` maps a prefix to a builder of ``gen:PREFIX:...`` instances (it gets
-    the whole name)."""
+    the whole name); ``picks``: a file may hold several instances, ``FILE#NAME`` or ``FILE#K``
+    picking one (``read`` then gets ``FILE#NAME``)."""
 
     extensions: tuple[str, ...] = ()
     folder: str | None = None
@@ -59,6 +60,7 @@ class ProblemFormats:
     write_solution: Callable[[Problem, Path, np.ndarray], int] | None = None
     solution_suffix: str = ".txt"
     generators: Mapping[str, Callable[[str], Problem]] = field(default_factory=dict)
+    picks: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,12 @@ class Problem(ABC):
         """Crossover name -> island class where it is not the memetic GA (the default for a
         crossover of two parents)."""
         return {}
+
+    def chain_search(self, params: IslandParams) -> str:
+        """The local search that an island of continued searches (crossover ``none``,
+        :class:`~metaheur.islands.ils.ILSIsland`) runs with ``params``, as its label names it
+        (``"NAME chains"``); default: the ILS."""
+        return "ILS"
 
     def wave_blocks_per_sm(self, device: Device) -> int:
         """Blocks of the kernel that sizes a GPU island's wave that one multiprocessor of

@@ -131,6 +131,13 @@ class PermutationProblem(Problem):
 
         return {"none": ILSIsland, **{c: MemeticIsland for c in self.crossovers if c != "none"}}
 
+    def chain_search(self, params) -> str:
+        """The generic local search of ``params.perm`` (its method resolved for this problem), or the
+        numpy-only route's sampled descent."""
+        from metaheur.search.perm_search import METHOD_NAMES
+
+        return "sampled descent" if self.device_code is None else METHOD_NAMES[params.perm.resolved(self)[0]]
+
     def precompile(self, device) -> None:
         """Build the generic kernels for ``device`` (compile errors come before the run's clock);
         without device code, the numpy-only route's one warning."""

@@ -120,13 +120,13 @@ class PFSP(PermutationProblem):
         return self.times.sum(axis=0)
 
     def default_params(self):
-        """Iterated-greedy chains: every island's one member goes on by the iterated greedy for 5 n
+        """Iterated-greedy chains: every island's one member goes on by the iterated greedy for 50 n
         iterations a generation from its best, the islands exchanging their bests (no crossover;
         docs/decisions/pfsp-method.md)."""
         from metaheur.islands.params import with_crossover
 
         params = super().default_params()
-        return replace(params, ga=replace(with_crossover(params.ga, "none"), ls_budget=5 * self.n))
+        return replace(params, ga=replace(with_crossover(params.ga, "none"), ls_budget=50 * self.n))
 
     def evaluate(self, perms) -> np.ndarray:
         """Exact makespans of a k x n batch of job orders (or one order, as a batch of one)."""
@@ -258,4 +258,4 @@ def write_solution(problem: PFSP, path: str | os.PathLike, perm) -> int:
 
 PFSP.formats = ProblemFormats(
     extensions=(".fsp",), folder="pfsp", read=read_pfsp, sniff=is_flow_shop_file, read_solution=read_solution,
-    write_solution=write_solution, solution_suffix=".sol", generators={"pfsp": generated_pfsp})
+    write_solution=write_solution, solution_suffix=".sol", generators={"pfsp": generated_pfsp}, picks=True)

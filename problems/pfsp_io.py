@@ -25,7 +25,7 @@ import numpy as np
 
 from metaheur.errors import InputFormatError
 from metaheur.problems.pfsp_generator import TAILLARD_SEEDS
-from metaheur.problems.textio import parse_ints, read_text
+from metaheur.problems.textio import parse_ints, read_text, split_pick
 
 TIME_LIMIT = 2**31 - 1
 _TAILLARD_LABEL = "number of jobs"
@@ -39,15 +39,6 @@ class FlowShopData:
     name: str
     times: np.ndarray
     source: str
-
-
-def split_spec(spec: str | os.PathLike) -> tuple[Path, str | None]:
-    """``FILE#NAME`` or ``FILE#K`` as the file and the pick (``None`` when ``spec`` names a file)."""
-    text = os.fspath(spec)
-    if os.path.exists(text) or "#" not in text:
-        return Path(text), None
-    base, _, pick = text.rpartition("#")
-    return Path(base), pick or None
 
 
 def is_flow_shop_file(path: str | os.PathLike) -> bool:
@@ -86,7 +77,8 @@ def read_flow_shops(path: str | os.PathLike) -> list[FlowShopData]:
 
 def read_flow_shop(spec: str | os.PathLike, pick: str | None = None) -> FlowShopData:
     """The instance of a file (``pick`` or the ``#NAME`` / ``#K`` of ``spec`` selects one of several)."""
-    path, from_spec = split_spec(spec)
+    spec, from_spec = split_pick(spec)
+    path = Path(spec)
     pick = pick if pick is not None else from_spec
     found = read_flow_shops(path)
     if pick is None:

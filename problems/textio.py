@@ -1,4 +1,5 @@
-"""Reading whitespace-separated numbers with exact line numbers for error messages.
+"""Reading whitespace-separated numbers with exact line numbers for error messages, and the
+``FILE#NAME`` pick of one instance of a file of several.
 
 The fast path converts all tokens at once with numpy; only when a token is bad do we walk the
 lines again to say where.
@@ -12,6 +13,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from metaheur.errors import InputFormatError
+
+
+def split_pick(spec: str | os.PathLike) -> tuple[str | os.PathLike, str | None]:
+    """``FILE#NAME`` (or ``FILE#K``) as the file and the pick of one instance of several; a spec that
+    is an existing file, or has no ``#`` between a file and a pick, as it is with no pick."""
+    text = os.fspath(spec)
+    base, mark, pick = text.rpartition("#")
+    if not mark or not base or not pick or os.path.exists(os.path.expanduser(text)):
+        return spec, None
+    return base, pick
 
 
 def read_text(path: str | os.PathLike) -> str:

@@ -1,5 +1,6 @@
-"""The permutation flow shop from the command line: solve by library name, generated name and a
-file given with --problem; evaluate a written solution; info; malformed files (exit 2)."""
+"""The permutation flow shop from the command line: solve by library name, generated name, a file
+given with --problem and one instance of a file of several (FILE#NAME); evaluate a written
+solution; info; malformed files and bad picks (exit 2)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import json
 
 import numpy as np
 import pytest
-from cliutil import QUICK, cpu_runner, ok, user_error
+from cliutil import QUICK, cpu_runner, ok, user_error, write_dat
+from testutil import ORLIB, taillard_text
 
 from metaheur.cli import cli
-from metaheur.problems.pfsp import generated_pfsp, read_pfsp
+from metaheur.problems.pfsp import generated_pfsp, read_pfsp, taillard
 
 
 @pytest.fixture
@@ -71,3 +73,29 @@ def test_solve_by_library_name(runner, instances_dir):
         pytest.skip("no pfsp/ta001.fsp under METAHEUR_INSTANCES")
     out = json.loads(ok(runner.invoke(cli, ["solve", "ta001", "-t", "20", "--seed", "1", "--json", "-"])))
     assert out["cost"] == 1278 and out["stop_reason"] == "optimal"
+
+
+def test_file_hash_name_picks_one_instance_of_a_concatenation(runner, tmp_path):
+    """Taillard's concatenated files and OR-Library's flowshop1.txt: FILE#NAME and FILE#K pick one
+    instance for solve, evaluate and info."""
+    ta1, ta2 = taillard("ta001"), taillard("ta002")
+    (tmp_path / "tai20_5.txt").write_text(taillard_text(ta1.times, 873654221) + taillard_text(ta2.times, 379008056))
+    out = json.loads(ok(runner.invoke(cli, ["solve", "tai20_5.txt#ta002", *QUICK, "--json", "-", "--solution",
+                                            "s.sol"])))
+    assert out["instance"] == "ta002" and out["cost"] == ta2.value(out["permutation"])
+    again = json.loads(ok(runner.invoke(cli, ["evaluate", "tai20_5.txt#2", "s.sol", "--json"])))
+    assert again["instance"] == "ta002" and again["cost"] == out["cost"]
+    info = ok(runner.invoke(cli, ["info", "tai20_5.txt#1"]))
+    assert "ta001" in info and "upper 1278" in info
+    (tmp_path / "flowshop1.txt").write_text(ORLIB)
+    info = ok(runner.invoke(cli, ["info", "flowshop1.txt#hel2"]))
+    assert "2 jobs x 3 machines" in info
+
+
+def test_a_bad_pick_is_exit_2(runner, tmp_path):
+    (tmp_path / "tai20_5.txt").write_text(taillard_text(taillard("ta001").times, 873654221) * 2)
+    user_error(runner.invoke(cli, ["info", "tai20_5.txt"]), "holds 2 instances", "FILE#NAME")
+    user_error(runner.invoke(cli, ["solve", "tai20_5.txt#ta009", *QUICK]), "no instance named 'ta009'")
+    user_error(runner.invoke(cli, ["info", "tai20_5.txt#3"]), "instance #3 asked for, the file holds 2")
+    write_dat(tmp_path / "q.dat", 5, 1)
+    user_error(runner.invoke(cli, ["info", "q.dat#2"]), "q.dat#2: a QAP file holds one instance")

@@ -38,6 +38,10 @@ def test_bench_pfsp_on_ta001(tmp_path, instances_dir):
     runs = rows(tmp_path / "bench_pfsp_taillard30_runs.csv")
     assert len(runs) == 1 and int(runs[0]["metaheur"]) >= 1278 and int(runs[0]["ig"]) >= 1278
     assert "- settings: " in (tmp_path / "bench_pfsp_taillard30.md").read_text()
+    script("bench_pfsp.py", "--instances", "ta001", "--seeds", "2", "--parts", "taillard30", "--resume",
+           "--yardsticks", str(folder), "--out", str(tmp_path))
+    again = rows(tmp_path / "bench_pfsp_taillard30_runs.csv")
+    assert [r["seed"] for r in again] == ["0", "1"] and again[0] == runs[0]  # the first run kept, not rerun
 
 
 def test_pfsp_method_quick(tmp_path):

@@ -70,3 +70,35 @@ def solve_with(problem, **options):
     names = {f.name for f in fields(SolveParams)}
     params = SolveParams(**{k: options.pop(k) for k in list(options) if k in names})
     return solve(problem, params=params, **options)
+
+
+def taillard_text(times: np.ndarray, seed: int = 1, ub: int = 0, lb: int = 0) -> str:
+    """One block of Taillard's flow shop format (his files concatenate such blocks)."""
+    m, n = times.shape
+    rows = "\n".join(" ".join(f"{int(v):2d}" for v in row) for row in times)
+    return ("number of jobs, number of machines, initial seed, upper bound and lower bound :\n"
+            f"  {n}  {m}  {seed}  {ub}  {lb}\nprocessing times :\n{rows}\n")
+
+
+# OR-Library's flowshop1.txt layout: two instances, car1 (3 jobs x 2 machines) and hel2 (2 x 3)
+ORLIB = """This file has two flow shop instances, each as n m and one line per job of machine, time pairs.
+ +++++++++++++++++++++++++++++
+
+ instance car1
+ +++++++++++++++++++++++++++++
+ Carlier 3 x 2 instance (Table 1)
+ 3 2
+ 0 375 1  12
+ 0 632 1 452
+ 0  12 1 876
+ +++++++++++++++++++++++++++++
+
+ instance hel2
+ +++++++++++++++++++++++++++++
+ Heller 2 x 3 instance
+ 2 3
+ 0 1 1 2 2 3
+ 0 4 1 5 2 6
+ +++++++++++++++++++++++++++++
+ EOF
+"""

@@ -48,8 +48,8 @@ class Island:
 
     # ------------------------------------------------------------ what the planner asks of the class
     @classmethod
-    def label(cls, ga: GAParams) -> str:
-        """The algorithm's name in results and reports."""
+    def label(cls, spec: IslandSpec) -> str:
+        """The algorithm's name in results and reports, for the island of ``spec``."""
         raise NotImplementedError
 
     @classmethod

@@ -19,6 +19,7 @@ members and restarts are cheap enough that a small population that restarts ofte
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from metaheur import live
 from metaheur.islands.base import Island
 from metaheur.islands.operators import canonical_tours
 from metaheur.islands.params import GAParams
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import IslandSpec
 
 EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
@@ -71,7 +75,7 @@ class EAXIsland(Island):
     candidate_quadrant = EAX_QUADRANT
 
     @classmethod
-    def label(cls, ga: GAParams) -> str:
+    def label(cls, spec: IslandSpec) -> str:
         return "GA (eax)"
 
     @classmethod

@@ -1,23 +1,28 @@
-"""The ILS island (TSP): a multistart of iterated local searches without crossover. Each
-generation continues ``offspring`` members' searches in turn, and a continued search replaces
-its member when its tour is not longer."""
+"""The island of continued local searches without crossover (the TSP's ILS, a user problem's
+generic local search): each generation continues ``offspring`` members' searches in turn, and a
+continued search replaces its member when its result is not worse. Its label names the search
+the problem runs (:meth:`Problem.chain_search`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metaheur.islands.base import Island, seconds_to
-from metaheur.islands.params import GAParams
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import IslandSpec
 
 
 class ILSIsland(Island):
-    """Iterated local searches of the TSP, continued member by member (crossover ``none``)."""
+    """Local searches continued member by member (crossover ``none``)."""
 
     local_search_only = True
 
     @classmethod
-    def label(cls, ga: GAParams) -> str:
-        return "ILS chains"
+    def label(cls, spec: IslandSpec) -> str:
+        return f"{spec.problem.chain_search(spec.params)} chains"
 
     def generation(self, state, deadline: float | None, progress: float | None) -> None:
         ops, count = self.ops, self.spec.params.ga.offspring

@@ -11,10 +11,14 @@ replacement).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from metaheur.islands.base import Island, seconds_to
-from metaheur.islands.params import GAParams
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import IslandSpec
 
 
 class MemeticIsland(Island):
@@ -23,8 +27,8 @@ class MemeticIsland(Island):
     sized_by_gpu_wave = True
 
     @classmethod
-    def label(cls, ga: GAParams) -> str:
-        return f"GA ({ga.crossover})"
+    def label(cls, spec: IslandSpec) -> str:
+        return f"GA ({spec.params.ga.crossover})"
 
     def generation(self, state, deadline: float | None, progress: float | None) -> None:
         ops, count = self.ops, self.spec.params.ga.offspring

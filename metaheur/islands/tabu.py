@@ -7,11 +7,16 @@ while its search still improves, so the search keeps its memory
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from metaheur.islands.base import Island, seconds_to
-from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.params import IslandParams
 from metaheur.search.qap_tabu import SAVED_SEARCH
+
+if TYPE_CHECKING:
+    from metaheur.islands.island import IslandSpec
 
 
 class TabuIsland(Island):
@@ -20,7 +25,7 @@ class TabuIsland(Island):
     local_search_only = True
 
     @classmethod
-    def label(cls, ga: GAParams) -> str:
+    def label(cls, spec: IslandSpec) -> str:
         return "tabu search"
 
     @classmethod

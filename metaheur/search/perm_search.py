@@ -19,6 +19,7 @@ from metaheur.errors import MetaheurError
 from metaheur.search.batch import BatchResult, LaunchPacer
 
 METHODS = ("auto", "tabu", "ils", "ig")
+METHOD_NAMES = {"tabu": "tabu search", "ils": "ILS", "ig": "iterated greedy"}  # in results and reports
 _NSTATS = kernel_constant("perm_search.cu", "MH_PS_NSTATS")
 _ITER, _MOVES = kernel_constant("perm_search.cu", "MH_PS_ITER"), kernel_constant("perm_search.cu", "MH_PS_MOVES")
 GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)

@@ -618,7 +618,7 @@ def test_equal_members_of_a_tabu_island_keep_their_own_searches():
 def test_the_parameters_choose_the_island_class(problem, crossover, cls, label):
     spec = make_spec(problem, crossover=crossover)
     assert spec.algorithm is cls and island_class(problem, spec.params.ga) is cls
-    assert cls.label(spec.params.ga) == label
+    assert cls.label(spec) == label
     assert isinstance(island_for(spec), cls)
     # only a tabu island may refuse migrants
     assert cls.accepts_migrants(spec.params, IslandState(0, stale=0)) == (cls is not TabuIsland)

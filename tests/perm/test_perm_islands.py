@@ -58,10 +58,11 @@ def test_every_crossover_runs_the_memetic_island(crossover):
     assert spec.algorithm.__name__ == "MemeticIsland"
 
 
-@pytest.mark.parametrize("method", ["tabu", "ils", "ig"])
-def test_the_local_search_island_continues_searches(method):
+@pytest.mark.parametrize(("method", "label"), [("tabu", "tabu search chains"), ("ils", "ILS chains"),
+                                             ("ig", "iterated greedy chains"), ("auto", "iterated greedy chains")])
+def test_the_local_search_island_continues_searches_and_its_label_names_them(method, label):
     spec, _ = _epoch(random_tardiness(15, 2), "none", perm=PermSearchParams(method=method))
-    assert spec.algorithm.__name__ == "ILSIsland"
+    assert spec.algorithm.__name__ == "ILSIsland" and spec.algorithm.label(spec) == label
 
 
 def test_a_maximisation_islands_minimise_the_engine_cost():
@@ -104,6 +105,9 @@ def test_the_numpy_route_warns_once_and_solves():
                             ga=GAParams(population=6, offspring=3, ls_budget=5))
     assert len([w for w in caught if "numpy-only" in str(w.message)]) == 1
     assert result.value == pb.value(result.permutation)
+    chains = solve_with(pb, strategy="cpu-serial", generations=1, sync=True, seed=1,
+                        ga=GAParams(population=2, offspring=1, ls_budget=2, crossover="none"))
+    assert [row.algorithm for row in chains.islands] == ["sampled descent chains"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ops = pb.operators(cpu_device(), pb.default_params())

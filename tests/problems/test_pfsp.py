@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testutil import ORLIB, taillard_text
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.pfsp import (
@@ -43,13 +44,6 @@ def brute_makespan(times: np.ndarray, order) -> int:
         for i in range(m):
             finish[i] = max(finish[i], finish[i - 1] if i else 0) + int(times[i, job])
     return finish[-1]
-
-
-def taillard_text(times: np.ndarray, seed: int = 1, ub: int = 0, lb: int = 0) -> str:
-    m, n = times.shape
-    rows = "\n".join(" ".join(f"{int(v):2d}" for v in row) for row in times)
-    return ("number of jobs, number of machines, initial seed, upper bound and lower bound :\n"
-            f"  {n}  {m}  {seed}  {ub}  {lb}\nprocessing times :\n{rows}\n")
 
 
 def vrf_text(times: np.ndarray) -> str:
@@ -176,29 +170,6 @@ def test_taillard_concatenation_names_by_seed_and_picks(tmp_path):
         read_pfsp(f"{path}#ta009")
     with pytest.raises(InputFormatError, match="#4 asked for"):
         read_pfsp(f"{path}#4")
-
-
-ORLIB = """This file has two flow shop instances, each as n m and one line per job of machine, time pairs.
- +++++++++++++++++++++++++++++
-
- instance car1
- +++++++++++++++++++++++++++++
- Carlier 3 x 2 instance (Table 1)
- 3 2
- 0 375 1  12
- 0 632 1 452
- 0  12 1 876
- +++++++++++++++++++++++++++++
-
- instance hel2
- +++++++++++++++++++++++++++++
- Heller 2 x 3 instance
- 2 3
- 0 1 1 2 2 3
- 0 4 1 5 2 6
- +++++++++++++++++++++++++++++
- EOF
-"""
 
 
 def test_orlib_concatenation(tmp_path):
