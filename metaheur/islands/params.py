@@ -12,6 +12,7 @@ from metaheur.search.tsp_ils import ILSParams
 QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
 TSP_CROSSOVERS = ("eax", "ox", "none")
 RESTARTS = ("best", "full")
+REPLACEMENTS = ("steady", "bnp")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class GAParams:
     restart_after: int = 30
     tries: int = 30
     restart: str = "best"
+    replacement: str = "steady"
 
     def __post_init__(self) -> None:
         if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
@@ -60,6 +62,8 @@ class GAParams:
             raise MetaheurError(f"restart_after must be >= 0, got {self.restart_after}")
         if self.crossover not in QAP_CROSSOVERS + TSP_CROSSOVERS:
             raise MetaheurError(f"unknown crossover {self.crossover!r}")
+        if self.replacement not in REPLACEMENTS:
+            raise MetaheurError(f"unknown replacement {self.replacement!r}: use one of {', '.join(REPLACEMENTS)}")
         if self.restart not in RESTARTS:
             raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
 
