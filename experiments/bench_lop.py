@@ -20,10 +20,13 @@ next to the repository).
     python experiments/bench_lop.py [--quick] [--seeds 3] [--times 10 60] [--solved-seconds 5]
         [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--yardsticks DIR] [--out experiments/results]
     python experiments/bench_lop.py --settings be75eec_250,t75d11xx_250 --times 10 --seeds 2
+    python experiments/bench_lop.py --instances stabu3_150,stabu1_250,stabu70_300 --times 10 --seeds 1
 
-``--settings NAMES`` writes ``bench_lop_settings`` instead: each setting of :data:`SETTINGS` (the
-GA's, the children's local search's, the migration's; ``--only "LABEL;LABEL"`` for some of them)
-changed alone from the defaults, mean and worst gap over the instances and seeds.
+``--instances NAMES`` runs the first table on those instances only (``bench_lop_check``: a default
+checked on instances it was not chosen on). ``--settings NAMES`` writes ``bench_lop_settings_Ts``
+(T: the first of ``--times``) instead: each setting of :data:`SETTINGS` (the GA's, the children's local search's, the
+migration's, the distance's; ``--only "LABEL;LABEL"`` for some of them) changed alone from the
+defaults, mean and worst gap over the instances and seeds.
 
 The full tables take about 13 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
 at 10 s with one seed, and four IO/SGB instances.
@@ -86,12 +89,21 @@ def gap(value: int, bks: int) -> float:
     return 100.0 * (bks - value) / abs(bks)
 
 
-def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seeds: int, exe: Path, quick: bool):
+def set_members(bks: dict, label: str, chosen: list[str] | None) -> list[str]:
+    """The instances of xLOLIB set ``label`` (all, or those of ``chosen`` in it)."""
+    folder, n = SETS[label]
+    return sorted(k for k, r in bks.items() if r["set"] == folder and r["n"] == n and (chosen is None or k in chosen))
+
+
+def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seeds: int, exe: Path,
+                chosen: list[str] | None):
     cores = cpu_count()
     runs, summary = [], []
     for label in sets:
         folder, n = SETS[label]
-        names = QUICK[label] if quick else sorted(k for k, r in bks.items() if r["set"] == folder and r["n"] == n)
+        names = set_members(bks, label, chosen)
+        if not names:
+            continue
         for seconds in times:
             block = []
             for name in names:
@@ -121,21 +133,21 @@ def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seed
 
 
 #: The settings compared by the ``settings`` table: changes to LOP.default_params().ga, to its local
-#: search (``perm``: changes to LOP.default_params().perm) and to the migration (``migration``).
-PARTS = ("perm", "migration")
+#: search (``perm``: changes to LOP.default_params().perm), to the migration (``migration``) and to
+#: the problem's distance (``distance``).
+PARTS = ("perm", "migration", "distance")
 SETTINGS = {
     "default": {},
-    "population 20, 10 children": {"population": 20, "offspring": 10},
-    "population 6, 3 children": {"population": 6, "offspring": 3},
-    "40 kicks per child": {"ls_budget": 40},
-    "10 kicks per child": {"ls_budget": 10},
-    "kicks of 2 insertions": {"perm": {"kick_moves": 2}},
-    "kicks of 5 insertions": {"perm": {"kick_moves": 5}},
-    "kicks of 7 insertions": {"perm": {"kick_moves": 7}},
-    "iterated greedy children": {"perm": {"method": "ig"}},
+    "population 10, 10 children": {"population": 10, "offspring": 10},
+    "population 50, 50 children": {"population": 50, "offspring": 50},
+    "population 70, 70 children": {"population": 70, "offspring": 70},
+    "population 100, 100 children": {"population": 100, "offspring": 100},
+    "steady-state replacement, restart after 30": {"replacement": "steady", "restart_after": 30},
+    "positions distance (Hamming)": {"distance": "positions"},
+    "ILS children, 2 kicks of 3 insertions": {"ls_budget": 2},
+    "10 members, 5 ILS children of 20 kicks, steady-state": {"population": 10, "offspring": 5, "ls_budget": 20,
+                                                            "replacement": "steady", "restart_after": 30},
     "order crossover (ox)": {"crossover": "ox"},
-    "ILS islands (no crossover)": {"crossover": "none", "population": 1, "offspring": 1, "restart_after": 0},
-    "migration every 3 epochs": {"migration": {"interval": 3}},
     "no migration": {"migration": {"interval": 0}},
 }
 
@@ -151,6 +163,7 @@ def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds
         gaps = []
         for name in names:
             lop = read_lolib(root / bks[name]["set"] / name)
+            lop.distance = change.get("distance", lop.distance)
             defaults = lop.default_params()
             ga = dataclasses.replace(defaults.ga, **{k: v for k, v in change.items() if k not in PARTS})
             perm = dataclasses.replace(defaults.perm, **change.get("perm", {}))
@@ -186,6 +199,8 @@ def main() -> None:
     ap.add_argument("--times", type=float, nargs="*", default=None, help="seconds per run (default 10 60; quick 10)")
     ap.add_argument("--solved-seconds", type=float, default=5.0)
     ap.add_argument("--sets", default="xLOLIB150,xLOLIB250,xLOLIB2,solved")
+    ap.add_argument("--instances", default=None, help="instead of whole sets: these comma-separated xLOLIB/xLOLIB2 "
+                    "instances (tables bench_lop_check*)")
     ap.add_argument("--only", default=None, help="with --settings: only these SETTINGS labels, separated by ;")
     ap.add_argument("--settings", default=None, help="instead: the GA settings table on these comma-separated "
                     "xLOLIB/xLOLIB2 instances (at the first of --times, --seeds seeds)")
@@ -206,10 +221,18 @@ def main() -> None:
                for r in csv.DictReader(handle)}
     seeds = 1 if args.quick else args.seeds
     times = args.times or ([10.0] if args.quick else [10.0, 60.0])
-    suffix = "_quick" if args.quick else ""
+    chosen = [s for s in args.instances.split(",") if s] if args.instances else None
+    if chosen:
+        missing = [s for s in chosen if s not in bks or bks[s]["set"] not in ("xLOLIB", "xLOLIB2")]
+        if missing:
+            sys.exit(f"bench_lop: not an xLOLIB or xLOLIB2 instance: {', '.join(missing)}")
+    elif args.quick:
+        chosen = [name for label in SETS for name in QUICK[label]]
+    suffix = "_quick" if args.quick else "_check" if args.instances else ""
     wanted = [s for s in args.sets.split(",") if s]
     head = header(f"settings: {seeds} seed(s), {', '.join(f'{t:g}' for t in times)} s per run"
                   f"{'; the --quick subset: ' + ', '.join(n for s in wanted for n in QUICK[s]) if args.quick else ''}"
+                  f"{'; instances: ' + args.instances if args.instances else ''}"
                   f"; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     out = out_folder(args.out, args.quick)
     metaheur.solve(read_lolib(root / "IO" / "be75eec"), time_limit=1.0, seed=0)  # kernels built before timing
@@ -217,7 +240,7 @@ def main() -> None:
         names = [s for s in args.settings.split(",") if s]
         write_table(settings_rows(root, bks, names, times[0], seeds, only),
                     ["instance", "config", "seconds", "runs", "mean_gap_%", "max_gap_%"],
-                    f"bench_lop_settings{suffix}", [*head, "metaheur.solve, default strategy, one setting of "
+                    f"bench_lop_settings_{times[0]:g}s", [*head, "metaheur.solve, default strategy, one setting of "
                                                            "LOP.default_params() changed at a time"],
                     out, "LOP: GA settings")
         return
@@ -225,7 +248,7 @@ def main() -> None:
     if versus:
         with tempfile.TemporaryDirectory() as tmp:
             exe = build_lop_ils(args.yardsticks, Path(tmp))
-            summary, runs = versus_rows(root, bks, versus, times, seeds, exe, args.quick)
+            summary, runs = versus_rows(root, bks, versus, times, seeds, exe, chosen)
         note = ("metaheur.solve (default strategy, every core) with time_limit T; lop_ils.c (gcc -O3 -march=native) "
                 f"once per core ({cpu_count()}) at the same time, T each, the best; gap below the best-known value")
         write_table(summary, ["instance", "n", "seconds", "instances", "seeds", "metaheur_mean_gap_%",
@@ -234,7 +257,7 @@ def main() -> None:
         write_table(runs, ["instance", "set", "n", "seconds", "seed", "best_known", "metaheur", "metaheur_gap_%",
                            "metaheur_wall_s", "lop_ils", "lop_ils_gap_%", "lop_ils_iterations"],
                     f"bench_lop_runs{suffix}", [*head, note], out, "LOP: every run")
-    if "solved" in wanted:
+    if "solved" in wanted and not args.instances:
         rows = solved_rows(root, bks, args.solved_seconds, args.quick)
         write_table(rows, ["instance", "set", "n", "optimum", "value", "at_optimum", "time_s"],
                     f"bench_lop_solved{suffix}",

@@ -144,6 +144,7 @@ class LOP(PermutationProblem):
     sense = "max"
     moves = ("insert", "swap")
     device_code = DEVICE_CODE
+    distance = "displacement"  # an order's view: how far the items moved (Spearman's footrule)
 
     def __init__(self, matrix, name: str = "lop", source: str | None = None):
         m = exact_integers(matrix, f"{name}: LOP matrix")
@@ -159,16 +160,17 @@ class LOP(PermutationProblem):
         super().__init__(name=name, n=int(m.shape[0]), source=source)
 
     def default_params(self):
-        """Memetic islands after Schiavinotto and Stuetzle (2004): the cycle crossover (CX keeps
-        each item at a parent's position), every child improved by an iterated local search over
-        insertions (first improvement, kicks of 3 random insertions); a small population (10,
-        5 children a generation) that restarts around its best after 30 generations without a new
-        best. Settings: docs/decisions/lop-method.md."""
+        """Memetic islands after Lugo, Segura and Miranda's MA-EDM (2022): 25 members, 25 children a
+        generation by the cycle crossover (CX keeps each item at a parent's position), each child
+        brought to a local optimum of the insertion neighbourhood (Schiavinotto and Stuetzle's
+        LS_f), survivors by the best-non-penalised replacement over Spearman's footrule
+        (:attr:`distance`), no restart. Settings: docs/decisions/lop-method.md."""
         from metaheur.islands.params import GAParams, IslandParams
         from metaheur.search.perm_search import PermSearchParams
 
-        return IslandParams(ga=GAParams(population=10, offspring=5, crossover="cx", restart_after=30, ls_budget=20),
-                            perm=PermSearchParams(method="ils", move="insert", kick_moves=3))
+        return IslandParams(ga=GAParams(population=25, offspring=25, crossover="cx", restart_after=0, ls_budget=0,
+                                        replacement="bnp"),
+                            perm=PermSearchParams(method="ils", move="insert"))
 
     def data(self) -> dict:
         """``m`` = M and ``d`` = M - M^T (row-major; int32 when the entries fit)."""

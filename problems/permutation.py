@@ -44,6 +44,9 @@ class PermutationProblem(Problem):
     cache_dtype: str = "int64"
     work_size: int = 0
     crossovers: tuple[str, ...] = ("ox", "pmx", "cx", "ux", "none")
+    #: How far apart two solutions are for the GA's diversity control (:meth:`distances`).
+    distance: str = "positions"
+
     def __init__(self, name: str | None = None, n: int | None = None, source: str | None = None):
         if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
             raise MetaheurError(f"{type(self).__name__}: n must be an int >= 2, got {n!r}")
@@ -89,6 +92,18 @@ class PermutationProblem(Problem):
             raise MetaheurError(f"{self.kind} problem: evaluate must return {len(perms)} integers (int64), got "
                                 f"shape {out.shape} dtype {out.dtype}")
         return out.astype(np.int64)
+
+    def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
+        """How far ``solution`` is from every row of ``population`` (:attr:`distance`): with
+        ``positions``, the positions holding different elements (an assignment's view); with
+        ``displacement``, Spearman's footrule, the sum over the elements of how far apart their
+        positions are (an order's view, as in Lugo, Segura and Miranda 2022 for the LOP)."""
+        if self.distance == "displacement":
+            return np.abs(np.argsort(population, axis=1) - np.argsort(solution)[None, :]).sum(axis=1)
+        if self.distance == "positions":
+            return (population != solution[None, :]).sum(axis=1)
+        raise MetaheurError(f"{self.kind} problem: distance must be 'positions' or 'displacement', "
+                            f"got {self.distance!r}")
 
     def fingerprint(self) -> str:
         _, arrays = self.device_data()

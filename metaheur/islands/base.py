@@ -95,6 +95,7 @@ class Island:
             state.population[others], state.costs[others] = self.new_members(state, size - 1, deadline)
         state.restarts += 1
         state.stale = 0
+        state.spread = None
 
     # ------------------------------------------------------------ shared helpers
     def starts(self, count: int, rng: np.random.Generator) -> np.ndarray:

@@ -68,6 +68,7 @@ class IslandState:
     restarts: int = 0
     searches: dict | None = None  # tabu islands: the saved tabu searches (QAPTabuBatch.snapshot)
     cycle_best: int | None = None  # after a full restart: the population's best cost since (else None)
+    spread: float | None = None  # bnp replacement: the members' mean distance when the population was built
 
     def __getstate__(self) -> dict:
         """Pickled (sent to or from a worker every epoch) with the solutions in the narrowest

@@ -3,10 +3,14 @@ robust tabu search for the QAP, as in the hybrid GAs of Misevicius 2004 and Drez
 iterated local search for the TSP).
 
 A generation picks parents by binary tournament, crosses them (one batched kernel launch),
-mutates and improves every child (one more), then replaces with diversity control: a child that
-duplicates a member is dropped; otherwise it replaces, among the members worse than it, the one
-closest to it when that one is nearer than n/10, else the worst (a distance-aware steady-state
-replacement).
+mutates and improves every child (one more), then replaces with diversity control. ``steady``: a
+child that duplicates a member is dropped; otherwise it replaces, among the members worse than it,
+the one closest to it when that one is nearer than n/10, else the worst (a distance-aware
+steady-state replacement). ``bnp``: the best non-penalised survivors of members and children
+together (Lugo, Segura and Miranda, "A diversity-aware memetic algorithm for the linear ordering
+problem", Memetic Computing 14, 2022): the best first, then again and again the best of those at
+least D from every survivor (the farthest when none is), D shrinking linearly from the mean
+distance of the population as it was built to 0 at the end of the run.
 """
 
 from __future__ import annotations
@@ -42,7 +46,16 @@ class MemeticIsland(Island):
         ops.mutate(children, keys)
         sols, costs, iters = ops.improve(children, keys, time_limit=seconds_to(deadline))
         state.ls_iterations += int(np.sum(iters))
-        replace_members(ops, state, sols, costs)
+        if self.spec.params.ga.replacement == "bnp":
+            threshold = (state.spread or 0.0) * (1.0 - (progress or 0.0))
+            keep_non_penalised(ops, state, np.asarray(sols), np.asarray(costs), threshold)
+        else:
+            replace_members(ops, state, sols, costs)
+
+    def begin(self, state) -> None:
+        """The bnp replacement's starting distance, once a population: its members' mean distance."""
+        if self.spec.params.ga.replacement == "bnp" and state.spread is None:
+            state.spread = mean_distance(self.ops, state.population)
 
 
 def tournament(costs: np.ndarray, pairs: np.ndarray) -> np.ndarray:
@@ -70,6 +83,40 @@ def replace_members(ops, state, children: np.ndarray, costs: np.ndarray) -> None
         victim = closest if dist[closest] < near else worse[np.argmax(pc[worse])]
         pop[victim], pc[victim] = child, cost
         occupant[victim] = c
+
+
+def keep_non_penalised(ops, state, children: np.ndarray, costs: np.ndarray, threshold: float) -> None:
+    """The best-non-penalised survivors (BNP) of ``state``'s members and ``children``: the best,
+    then, until the population is full, the best (ties: the farther) of the candidates at least
+    ``threshold`` from every survivor, or the farthest (ties: the better) when none is."""
+    pool = np.concatenate([state.population, children.astype(state.population.dtype)])
+    pool_costs = np.concatenate([state.costs, costs.astype(state.costs.dtype)])
+    dist, _ = distance_tables(ops, pool, pool)
+    size = state.population.shape[0]
+    first = int(np.argmin(pool_costs))
+    chosen, nearest = [first], dist[first].astype(np.float64)
+    left = np.ones(len(pool), dtype=bool)
+    left[first] = False
+    while len(chosen) < size:
+        idx = np.flatnonzero(left)
+        far = idx[nearest[idx] >= threshold]
+        if far.size:
+            pick = far[np.lexsort((-nearest[far], pool_costs[far]))[0]]
+        else:
+            pick = idx[np.lexsort((pool_costs[idx], -nearest[idx]))[0]]
+        chosen.append(int(pick))
+        left[pick] = False
+        nearest = np.minimum(nearest, dist[pick])
+    state.population[:], state.costs[:] = pool[chosen], pool_costs[chosen]
+
+
+def mean_distance(ops, population: np.ndarray) -> float:
+    """The mean distance of the members to each other (0 for one member)."""
+    size = len(population)
+    if size < 2:
+        return 0.0
+    dist, _ = distance_tables(ops, population, population)
+    return float(dist[np.triu_indices(size, 1)].mean())
 
 
 def distance_tables(ops, children: np.ndarray, population: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

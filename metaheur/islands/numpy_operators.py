@@ -78,7 +78,7 @@ class NumpyOperators:
         return i, (i + 1 + int(rng.integers(self.n - 1))) % self.n
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
-        return (population != solution[None, :]).sum(axis=1)
+        return self.problem.distances(solution, population)
 
     def cost(self, solution) -> int:
         return self.problem.engine_sign * self.problem.value(solution)

@@ -13,6 +13,7 @@ QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
 TSP_CROSSOVERS = ("eax", "ox", "none")
 RESTARTS = ("best", "full")
 STARTS = ("auto", "random", "curve")
+REPLACEMENTS = ("steady", "bnp")
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,11 @@ class GAParams:
     population before it restarts (0: never); ``restart``: ``best`` keeps the population's best
     and replaces the others by new improved random solutions, ``full`` replaces every member (a
     new, independent GA; the island's best is kept apart in its state and is still what it
-    reports and sends as a migrant).
+    reports and sends as a migrant); ``replacement``: ``steady`` (each child replaces a worse
+    member, :func:`~metaheur.islands.memetic.replace_members`) or ``bnp``, the
+    best-non-penalised survivors of members and children together, whose distance threshold
+    shrinks as the run goes on (:func:`~metaheur.islands.memetic.keep_non_penalised`; Lugo,
+    Segura and Miranda 2022).
 
     With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
     :class:`~metaheur.islands.eax.EAXIsland`): every member is parent A once a generation, ``tries`` EAX children
@@ -52,6 +57,7 @@ class GAParams:
     restart: str = "best"
     starts: str = "auto"
     init_share: float | None = None
+    replacement: str = "steady"
 
     def __post_init__(self) -> None:
         if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
@@ -68,6 +74,8 @@ class GAParams:
             raise MetaheurError(f"restart_after must be >= 0, got {self.restart_after}")
         if self.crossover not in QAP_CROSSOVERS + TSP_CROSSOVERS:
             raise MetaheurError(f"unknown crossover {self.crossover!r}")
+        if self.replacement not in REPLACEMENTS:
+            raise MetaheurError(f"unknown replacement {self.replacement!r}: use one of {', '.join(REPLACEMENTS)}")
         if self.restart not in RESTARTS:
             raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
         if self.starts not in STARTS:

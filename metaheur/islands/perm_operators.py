@@ -2,7 +2,7 @@
 local-search islands: random solutions (an NEH start where the problem gives a construction key
 and partial_insert_row), the permutation crossovers (kernels/qap_ga.cu: pmx, cx, ux, the last
 position-based for assignments; kernels/tsp_ga.cu: ox for orders), swap mutation, the generic
-local search (metaheur/search/perm_search.py), Hamming distances, exact costs. Costs are in the
+local search (metaheur/search/perm_search.py), the problem's distances, exact costs. Costs are in the
 engine's sense (``problem.engine_sign * value``)."""
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ class PermOperators:
         return result.best, result.best_costs, result.iterations
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
-        """Hamming distance: positions holding different elements."""
-        return (population != solution[None, :]).sum(axis=1)
+        """The problem's distances (:meth:`~metaheur.problems.permutation.PermutationProblem.distances`)."""
+        return self.problem.distances(solution, population)
 
     def cost(self, solution) -> int:
         return self.problem.engine_sign * self.problem.value(solution)
