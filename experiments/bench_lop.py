@@ -140,14 +140,13 @@ SETTINGS = {
     "default": {},
     "population 10, 10 children": {"population": 10, "offspring": 10},
     "population 50, 50 children": {"population": 50, "offspring": 50},
-    "population 70, 70 children": {"population": 70, "offspring": 70},
     "population 100, 100 children": {"population": 100, "offspring": 100},
     "steady-state replacement, restart after 30": {"replacement": "steady", "restart_after": 30},
     "positions distance (Hamming)": {"distance": "positions"},
     "ILS children, 2 kicks of 3 insertions": {"ls_budget": 2},
     "10 members, 5 ILS children of 20 kicks, steady-state": {"population": 10, "offspring": 5, "ls_budget": 20,
                                                             "replacement": "steady", "restart_after": 30},
-    "order crossover (ox)": {"crossover": "ox"},
+    "cycle crossover (cx)": {"crossover": "cx"},
     "no migration": {"migration": {"interval": 0}},
 }
 

@@ -161,14 +161,14 @@ class LOP(PermutationProblem):
 
     def default_params(self):
         """Memetic islands after Lugo, Segura and Miranda's MA-EDM (2022): 25 members, 25 children a
-        generation by the cycle crossover (CX keeps each item at a parent's position), each child
-        brought to a local optimum of the insertion neighbourhood (Schiavinotto and Stuetzle's
-        LS_f), survivors by the best-non-penalised replacement over Spearman's footrule
-        (:attr:`distance`), no restart. Settings: docs/decisions/lop-method.md."""
+        generation by the order crossover (OX keeps a segment of one parent and the others' order of
+        the rest), each child brought to a local optimum of the insertion neighbourhood
+        (Schiavinotto and Stuetzle's LS_f), survivors by the best-non-penalised replacement over
+        Spearman's footrule (:attr:`distance`), no restart. Settings: docs/decisions/lop-method.md."""
         from metaheur.islands.params import GAParams, IslandParams
         from metaheur.search.perm_search import PermSearchParams
 
-        return IslandParams(ga=GAParams(population=25, offspring=25, crossover="cx", restart_after=0, ls_budget=0,
+        return IslandParams(ga=GAParams(population=25, offspring=25, crossover="ox", restart_after=0, ls_budget=0,
                                         replacement="bnp"),
                             perm=PermSearchParams(method="ils", move="insert"))
 

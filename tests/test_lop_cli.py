@@ -44,7 +44,7 @@ def test_generated_instance_target_means_at_least(monkeypatch, tmp_path):
     runner = cpu_runner(monkeypatch, tmp_path)
     first = json.loads(ok(runner.invoke(cli, ["solve", "gen:lop:60:3", *QUICK, "--json", "-"])))
     assert first["instance"] == "gen-lop-60-s3" and first["sense"] == "max"
-    assert first["parameters"]["perm"]["method"] == "ils" and first["parameters"]["ga"]["crossover"] == "cx"
+    assert first["parameters"]["perm"]["method"] == "ils" and first["parameters"]["ga"]["crossover"] == "ox"
     # a target below what two generations reach is met at once: a run stops at it, never above the limit
     goal = first["cost"] - 1000
     again = json.loads(ok(runner.invoke(cli, ["solve", "gen:lop:60:3", "-t", "60", "--strategy", "cpu-serial",
