@@ -184,10 +184,11 @@ def test_bench_lop_quick(tmp_path, instances_dir):
 
 def test_bench_lop_settings_only(tmp_path, instances_dir):
     """The settings table with --only: the labelled rows, a local-search setting among them."""
-    run("bench_lop.py", tmp_path, "--settings", "be75eec_150", "--only", "default;kicks of 5 insertions", "--times",
-        "1")
-    rows = table(tmp_path, "bench_lop_settings_quick", {"instance", "config", "runs", "mean_gap_%", "max_gap_%"})
-    assert [r["config"] for r in rows] == ["default", "kicks of 5 insertions"]
+    run("bench_lop.py", tmp_path, "--settings", "be75eec_150", "--only",
+        "default;ILS children, 2 kicks of 3 insertions;positions distance (Hamming)", "--times", "1")
+    rows = table(tmp_path, "bench_lop_settings_1s", {"instance", "config", "runs", "mean_gap_%", "max_gap_%"})
+    assert [r["config"] for r in rows] == ["default", "positions distance (Hamming)",
+                                           "ILS children, 2 kicks of 3 insertions"]  # in SETTINGS' order
 
 
 def test_lop_throughput_quick(tmp_path, instances_dir):
