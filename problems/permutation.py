@@ -94,14 +94,21 @@ class PermutationProblem(Problem):
         return out.astype(np.int64)
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
-        """How far ``solution`` is from every row of ``population`` (:attr:`distance`): with
-        ``positions``, the positions holding different elements (an assignment's view); with
+        """How far ``solution`` is from every row of ``population`` (:meth:`distance_table`)."""
+        return self.distance_table(np.asarray(solution)[None, :], population)[0]
+
+    def distance_table(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """How far every row of ``a`` is from every row of ``b`` (len(a) x len(b), :attr:`distance`):
+        with ``positions``, the positions holding different elements (an assignment's view); with
         ``displacement``, Spearman's footrule, the sum over the elements of how far apart their
-        positions are (an order's view, as in Lugo, Segura and Miranda 2022 for the LOP)."""
+        positions are (an order's view, as in Lugo, Segura and Miranda 2022 for the LOP). One row
+        of ``a`` at a time, so that memory stays len(b) x n."""
+        a, b = np.asarray(a), np.asarray(b)
         if self.distance == "displacement":
-            return np.abs(np.argsort(population, axis=1) - np.argsort(solution)[None, :]).sum(axis=1)
+            a, b = np.argsort(a, axis=1), np.argsort(b, axis=1)  # positions of the elements
+            return np.array([np.abs(b - row).sum(axis=1) for row in a]).reshape(len(a), len(b))
         if self.distance == "positions":
-            return (population != solution[None, :]).sum(axis=1)
+            return np.array([(b != row).sum(axis=1) for row in a]).reshape(len(a), len(b))
         raise MetaheurError(f"{self.kind} problem: distance must be 'positions' or 'displacement', "
                             f"got {self.distance!r}")
 

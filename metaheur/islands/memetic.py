@@ -91,7 +91,7 @@ def keep_non_penalised(ops, state, children: np.ndarray, costs: np.ndarray, thre
     ``threshold`` from every survivor, or the farthest (ties: the better) when none is."""
     pool = np.concatenate([state.population, children.astype(state.population.dtype)])
     pool_costs = np.concatenate([state.costs, costs.astype(state.costs.dtype)])
-    dist, _ = distance_tables(ops, pool, pool)
+    dist = distance_table(ops, pool)
     size = state.population.shape[0]
     first = int(np.argmin(pool_costs))
     chosen, nearest = [first], dist[first].astype(np.float64)
@@ -115,8 +115,17 @@ def mean_distance(ops, population: np.ndarray) -> float:
     size = len(population)
     if size < 2:
         return 0.0
-    dist, _ = distance_tables(ops, population, population)
-    return float(dist[np.triu_indices(size, 1)].mean())
+    return float(distance_table(ops, population)[np.triu_indices(size, 1)].mean())
+
+
+def distance_table(ops, rows: np.ndarray) -> np.ndarray:
+    """The operators' distances of every row to every row (R x R): their ``distance_table`` when
+    they have one (a permutation problem's, the solutions' positions computed once), else
+    ``distances`` row by row."""
+    table = getattr(ops, "distance_table", None)
+    if table is not None:
+        return table(rows, rows)
+    return np.array([ops.distances(r, rows) for r in rows]).reshape(len(rows), len(rows))
 
 
 def distance_tables(ops, children: np.ndarray, population: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -116,5 +116,10 @@ class PermOperators:
         """The problem's distances (:meth:`~metaheur.problems.permutation.PermutationProblem.distances`)."""
         return self.problem.distances(solution, population)
 
+    def distance_table(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The problem's distances of every row of ``a`` to every row of ``b``
+        (:meth:`~metaheur.problems.permutation.PermutationProblem.distance_table`)."""
+        return self.problem.distance_table(a, b)
+
     def cost(self, solution) -> int:
         return self.problem.engine_sign * self.problem.value(solution)
