@@ -349,16 +349,17 @@ print("ELKAI_TOUR", " ".join(str(c - 1) for c in tour), flush=True)
 _LKH_LINE = re.compile(r"^\* *\d+: Cost = (\d+), Time = ([0-9.]+) sec")
 
 
-def run_lkh(tsp: TSP, path: Path, budget: float, *, threads: int, python: str) -> tuple[Trace, dict]:
-    """``threads`` independent LKH runs in parallel (seeds 1..threads), stopped after ``budget``
-    wall seconds. LKH's own times are CPU seconds (getrusage), so each improvement is timed by the
+def run_lkh(tsp: TSP, path: Path, budget: float, *, threads: int, python: str,
+            first_seed: int = 1) -> tuple[Trace, dict]:
+    """``threads`` independent LKH runs in parallel (seeds first_seed, first_seed + 1, ...), stopped
+    after ``budget`` wall seconds. LKH's own times are CPU seconds (getrusage), so each improvement is timed by the
     wall clock when its progress line arrives (LKH's stdout made line-buffered with stdbuf)."""
     import shutil
     import threading
 
     prefix = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
     start = time.perf_counter()
-    procs = [subprocess.Popen([*prefix, python, "-c", _LKH_SCRIPT, str(path), str(budget), str(s + 1)],
+    procs = [subprocess.Popen([*prefix, python, "-c", _LKH_SCRIPT, str(path), str(budget), str(first_seed + s)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
              for s in range(threads)]
     events: list[tuple[float, int]] = []

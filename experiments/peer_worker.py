@@ -7,7 +7,8 @@ environment can be compared from the project's own:
 
 SPEC: {"solver": "scipy-2opt" | "scipy-faq" | "fast_tsp" | "elkai" | "ortools", "seconds": S,
 "seed": K, "cores": C, "out": PATH, and "matrix": M.npy (TSP) or "flow"/"distance": A.npy/B.npy
-(QAP)}. The solver's clock starts after the inputs are loaded and converted (to Python lists
+(QAP), and "array": true to hand the matrix over as a numpy array, not as lists (fast_tsp takes
+either)}. The solver's clock starts after the inputs are loaded and converted (to Python lists
 where its API wants them). OUT gets JSON {"solution": [...], "wall_s": t, "note": "..."}; the
 scipy loops rewrite it after every improving restart, so the parent may kill a restart that
 runs past the budget and still read the best finished one.
@@ -147,7 +148,9 @@ def main() -> None:
     if solver.startswith("scipy-"):
         scipy_qap(spec, np)
         return
-    matrix = np.load(spec["matrix"]).tolist()
+    matrix = np.load(spec["matrix"])
+    if not spec.get("array"):
+        matrix = matrix.tolist()
     {"fast_tsp": fast_tsp, "elkai": elkai, "ortools": ortools}[solver](spec, matrix)
 
 

@@ -154,6 +154,19 @@ def test_bench_tsp_start_quick(tmp_path, instances_dir):
     assert {r["config"] for r in rows} == {"random-0.3", "auto"} and all(r["status"] == "ok" for r in rows)
 
 
+def test_bench_tsp_large_quick(tmp_path, instances_dir):
+    run("bench_tsp_large.py", tmp_path, "--seconds", "3")
+    runs = table(tmp_path, "bench_tsp_large_runs_quick", {"instance", "method", "seconds", "seed", "cost", "gap_%",
+                                                          "first_gen_s", "peak_gib"})
+    ours = [r for r in runs if r["method"] == "metaheur"]
+    assert len(ours) == 1 and ours[0]["status"] == "ok" and float(ours[0]["gap_%"]) >= 0
+    assert float(ours[0]["first_gen_s"]) > 0 and float(ours[0]["peak_gib"]) > 0
+    peer = next(r for r in runs if r["method"] == "fast_tsp")  # ran, or says why not
+    assert peer["status"] == "ok" or peer["status"].startswith(("absent", "error")), peer
+    rows = table(tmp_path, "bench_tsp_large_quick", {"instance", "method", "seconds", "mean_gap_%", "peak_gib"})
+    assert {r["method"] for r in rows} == {"metaheur", "fast_tsp"}
+
+
 def test_peers_quick(tmp_path, instances_dir):
     run("peers.py", tmp_path)
     columns = {"instance", "solver", "cores", "status", "wall_s", "best_gap_%", "mean_gap_%", "gap_ratio",
