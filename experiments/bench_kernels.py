@@ -63,7 +63,6 @@ import math
 import os
 import platform
 import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -74,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the numpy oracles (tests/reference)
 import numpy as np
 from gpu_model import BYTES_PER_MOVE
-from lib.report import out_folder
+from lib.report import commit, out_folder
 from reference import qap as RQ
 from reference import tsp as RT
 
@@ -362,15 +361,6 @@ def _cpu_model() -> str:
     return cpu_device().label
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def header_lines(cfg: Config, argv: list[str]) -> list[str]:
     gpus = ", ".join(f"{g.name} {g.label} ({g.cores} SMs, {g.memory_bytes / 2**30:.0f} GiB)" for g in cfg.gpus)
     cupy_version = "not installed"
@@ -387,7 +377,7 @@ def header_lines(cfg: Config, argv: list[str]) -> list[str]:
         f"at start {os.getloadavg()[0]:.2f}",
         f"GPUs: {gpus or 'none'}; CuPy: {cupy_version}",
         f"Python: {platform.python_version()}; numpy: {np.__version__}; compiler: {_compiler()}; "
-        f"metaheur commit: {_git_commit()}",
+        f"metaheur commit: {commit()}",
         f"timing: best of {cfg.repeat} samples of >= {cfg.min_time:g} s after a warm-up; numpy budget "
         f"{cfg.numpy_budget:g} s a launch; bandwidth limit {cfg.bandwidth_gbs:g} GB/s",
     ]

@@ -22,7 +22,8 @@ pla33810, pla85900), each time limit T of ``--seconds`` (60, 120, 300) and each 
   its first tour (after its preprocessing, a subgradient ascent on the whole instance).
 
 ``peak_gib``: the largest summed PSS of the method's processes (experiments/lib/memory.py).
-Gaps are to the optimum of the instance's bks.csv. ``bench_tsp_large_runs`` has every run,
+Gaps are to the optimum of the instance's bks.csv. ``bench_tsp_large_runs`` has every run (with
+the load average at its start and the commit it ran),
 ``bench_tsp_large`` per instance, method and T the mean and best gap over the seeds, the mean
 time to the first generation / tour and the largest peak memory.
 
@@ -54,7 +55,7 @@ from bench_eax import run_lkh
 from bench_tsp_start import first_generation, held
 from lib.instances import names_arg, need_instances, present, problem, split_names
 from lib.memory import PeakMemory
-from lib.report import log, out_folder, run_header, write_table
+from lib.report import commit, log, out_folder, run_header, write_table
 from peers import Peers
 
 from metaheur.devices import cpu_count
@@ -62,7 +63,7 @@ from metaheur.devices import cpu_count
 METHODS = ["metaheur", "fast_tsp", "elkai"]
 FAST_TSP_MAX_DISTANCE = 65_535
 RUN_COLUMNS = ["instance", "n", "method", "seconds", "seed", "status", "cost", "gap_%", "first_gen_s", "wall_s",
-               "peak_gib", "load"]
+               "peak_gib", "load", "commit"]
 TABLE_COLUMNS = ["instance", "n", "method", "seconds", "runs", "mean_gap_%", "best_gap_%", "first_gen_s",
                  "peak_gib", "status"]
 KEY = ("instance", "method", "seconds", "seed")
@@ -223,9 +224,11 @@ def main(argv: list[str] | None = None) -> None:
     done = earlier_runs(runs_path) if args.resume else {}
     peers = Peers([args.peer_python, sys.executable])
     runs: list[dict] = list(done.values())
+    source = commit()
 
     def record(name, tsp, method, t, seed, res, load) -> None:
-        row = {"instance": name, "n": tsp.n, "method": method, "seconds": t, "seed": seed, "load": load, **res}
+        row = {"instance": name, "n": tsp.n, "method": method, "seconds": t, "seed": seed, "load": load,
+               "commit": source, **res}
         runs.append(row)
         done[name, method, t, seed] = row
         write_table(with_gaps(runs), RUN_COLUMNS, f"{args.name}_runs{suffix}", head, out, "Large TSP: every run")

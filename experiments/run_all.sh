@@ -17,7 +17,7 @@ failed=0
 run() { echo "== $(date -Is) $*"; "$PY" "$@"; local rc=$?; echo "== exit $rc"; [ $rc -eq 0 ] || failed=1; }
 
 if [ "${1:-}" = "--quick" ]; then
-  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_tsp_start bench_atsp bench_lop strategies \
+  for script in kernel_resources gpu_model bench_kernels bench_search bench_tsp_ils bench_eax bench_tsp_start bench_tsp_large bench_atsp bench_lop strategies \
       quality peers ablation bench_hybrid soak; do
     run "experiments/$script.py" --quick
   done
@@ -39,6 +39,7 @@ run experiments/bench_tsp_start.py --instances brd14051,d18512 --members brd1405
   --configs random-0.3,auto --seconds 60 --name bench_tsp_start_check
 run experiments/bench_tsp_start.py --instances gen:tsp:20000 --members '' --configs random-0.3,auto --seconds 60 \
   --name bench_tsp_start_uniform
+run experiments/bench_tsp_large.py --resume
 run experiments/bench_atsp.py
 run experiments/bench_lop.py
 run experiments/strategies.py --seeds 1 --base-seconds 3

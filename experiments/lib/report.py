@@ -7,6 +7,7 @@ import csv
 import datetime as _dt
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +39,19 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
+def commit() -> str:
+    """The checkout's short commit, ``+`` when it has uncommitted changes (``unknown`` outside git)."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10,
+                              cwd=here).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, timeout=10, cwd=here).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}+" if head and dirty else head or "unknown"
+
+
 def header(extra: str = "") -> list[str]:
     """Lines saying how a table was made."""
     import numpy
@@ -51,7 +65,7 @@ def header(extra: str = "") -> list[str]:
         f"date: {_dt.datetime.now().isoformat(timespec='seconds')}",
         f"machine: {machine()}",
         f"versions: metaheur {__version__}, Python {platform.python_version()}, numpy {numpy.__version__}, "
-        f"{compiler.version if compiler else 'no C compiler'}",
+        f"{compiler.version if compiler else 'no C compiler'}; commit {commit()}",
     ]
     return lines + ([extra] if extra else [])
 
