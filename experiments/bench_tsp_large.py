@@ -24,8 +24,9 @@ pla33810, pla85900), each time limit T of ``--seconds`` (60, 120, 300) and each 
 ``peak_gib``: the largest summed PSS of the method's processes (experiments/lib/memory.py).
 Gaps are to the optimum of the instance's bks.csv. ``bench_tsp_large_runs`` has every run (with
 the load average at its start and the commit it ran),
-``bench_tsp_large`` per instance, method and T the mean and best gap over the seeds, the mean
-time to the first generation / tour and the largest peak memory.
+``bench_tsp_large`` per instance, method and T the runs done (of 3 seeds), the mean and best gap
+over them, the mean time to the first generation / tour and the largest peak memory; a cell of
+the full table without runs yet says ``missing``.
 
     python experiments/bench_tsp_large.py [--instances brd14051,d18512,pla33810,pla85900]
         [--seconds 60,120,300] [--seeds 3] [--methods metaheur,fast_tsp,elkai]
@@ -170,18 +171,25 @@ def with_gaps(runs: list[dict]) -> list[dict]:
     return runs
 
 
-def summary(runs: list[dict]) -> list[dict]:
-    """Per instance, method and limit: mean and best gap, mean first generation, largest peak."""
-    groups: dict[tuple, list[dict]] = {}
+def summary(runs: list[dict], design: list[tuple], seeds: int) -> list[dict]:
+    """Per instance, method and limit of the runs and of ``design`` (the cells of the full
+    table): the runs done of ``seeds``, mean and best gap, mean first generation, largest peak;
+    a cell without runs says ``missing``."""
+    groups: dict[tuple, list[dict]] = {cell: [] for cell in design}
     for r in runs:
         groups.setdefault((r["instance"], r["method"], float(r["seconds"])), []).append(r)
     rows = []
     for (name, method, seconds), group in groups.items():
+        if not group:
+            rows.append({"instance": name, "n": problem(name).n, "method": method, "seconds": seconds,
+                         "runs": f"0/{seeds}", "status": "missing"})
+            continue
         ok = [r for r in group if r["status"] == "ok"]
         gaps = [float(r["gap_%"]) for r in ok]
         firsts = [float(r["first_gen_s"]) for r in ok if r.get("first_gen_s") not in (None, "")]
         peaks = [float(r["peak_gib"]) for r in ok if r.get("peak_gib") not in (None, "")]
-        rows.append({"instance": name, "n": group[0]["n"], "method": method, "seconds": seconds, "runs": len(ok),
+        rows.append({"instance": name, "n": group[0]["n"], "method": method, "seconds": seconds,
+                     "runs": f"{len(group)}/{max(seeds, len(group))}",
                      "mean_gap_%": round(statistics.mean(gaps), 3) if gaps else None,
                      "best_gap_%": min(gaps) if gaps else None,
                      "first_gen_s": round(statistics.mean(firsts), 1) if firsts else None,
@@ -256,7 +264,15 @@ def main(argv: list[str] | None = None) -> None:
                             res = (run_metaheur(name, tsp, t, seed) if method == "metaheur"
                                    else run_fast_tsp(tsp, t, peers, matrix, why))
                         record(name, tsp, method, t, seed, res, load)
-    write_table(summary(runs), TABLE_COLUMNS, f"{args.name}{suffix}", head, out,
+    full = [first, "d18512", "pla33810", "pla85900"]
+    design = [] if args.quick else [(name, method, t) for name in present(full)[0] for method in METHODS
+                                    for t in (60.0, 120.0, 300.0)]
+    def order(row: dict) -> tuple:
+        return (full.index(row["instance"]) if row["instance"] in full else -1, row["instance"],
+                METHODS.index(row["method"]), row["seconds"])
+
+    table = sorted(summary(runs, design, len(seeds) if args.quick else 3), key=order)
+    write_table(table, TABLE_COLUMNS, f"{args.name}{suffix}", head, out,
                 "Large TSP at equal wall time: gap to the optimum, first generation, peak memory")
 
 
