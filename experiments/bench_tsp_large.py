@@ -133,9 +133,9 @@ def run_fast_tsp(tsp, seconds: float, peers: Peers, matrix: Path | None, why: st
             "wall_s": round(time.perf_counter() - start, 1), "peak_gib": peak.gib}
 
 
-def run_elkai(name: str, tsp, seconds: list[float], seed: int, python: str) -> list[dict]:
-    """One pair of LKH runs as long as the largest limit; a result for each limit."""
-    path = Path(os.environ["METAHEUR_INSTANCES"]) / "tsplib" / f"{name}.tsp"
+def run_elkai(path: Path, tsp, seconds: list[float], seed: int, python: str) -> list[dict]:
+    """One pair of LKH runs on the TSPLIB file ``path``, as long as the largest limit; a result
+    for each limit."""
     if not path.is_file():
         return [{"status": f"skipped: no TSPLIB file {path.name}"} for _ in seconds]
     if not Path(python).is_file():
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
                     if method == "elkai":
                         with held(args.lock):
                             load = round(os.getloadavg()[0], 2)
-                            results = run_elkai(name, tsp, todo, seed, args.peer_python)
+                            results = run_elkai(root / "tsplib" / f"{name}.tsp", tsp, todo, seed, args.peer_python)
                         for t, res in zip(todo, results, strict=True):
                             record(name, tsp, method, t, seed, res, load)
                         continue
