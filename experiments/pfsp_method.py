@@ -11,7 +11,13 @@ Configurations (every island alike, one per core):
 * ``ig-long``: the same chains going on for 5 n iterations a generation;
 * ``ig-50n``: ``ig-long`` going on for 50 n iterations a generation (each generation starts from
   the island's best, which migrates at the end of the epoch);
-* ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted).
+* ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted);
+* ``mix``: islands of two kinds (``SolveParams.tabu_islands``, the flow shop's
+  ``local_search_island``): half the cores, rounded up, run ``ig-50n`` chains, the others GA
+  islands of ``ga`` (children improved by n / 2 iterations of the iterated greedy);
+* ``mix-ls``: ``mix`` whose GA children are improved by an insertion local search instead
+  (first-improvement insertion descent and n / 2 kicks of 3 random insertions, each followed by
+  the descent).
 
     python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
         [--configs ga,ig,ig-long] [--stem pfsp_method] [--out experiments/results]
@@ -30,19 +36,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib.report import header, out_folder, write_table
+from lib.report import out_folder, run_header, write_table
 
 import metaheur
+from metaheur.devices import cpu_count
 from metaheur.islands.params import with_crossover
+from metaheur.islands.perm_operators import default_perm_budget
 from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
-CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig")
+CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig", "mix", "mix-ls")
+INSERTION_LS = metaheur.PermSearchParams(method="ils", move="insert", kick_move="insert")
 
 
 def params_for(config: str, problem) -> metaheur.SolveParams:
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
+    if config.startswith("mix"):
+        cores = cpu_count()
+        perm = INSERTION_LS if config == "mix-ls" else None
+        if perm is not None:
+            ga = replace(ga, ls_budget=default_perm_budget(perm.method, problem.n))
+        return metaheur.SolveParams(ga=ga, perm=perm, tabu_islands=cores - cores // 2)
     if config == "ig":
         ga = with_crossover(ga, "none")
     elif config != "ga":
@@ -66,6 +81,9 @@ def main() -> None:
     configs = [c for c in args.configs.split(",") if c]
     if any(c not in CONFIGS for c in configs):
         sys.exit(f"pfsp_method: configurations are {', '.join(CONFIGS)}")
+    head = run_header(f"settings: {seeds} seed(s), n x (m / 2) x {args.ms:g} ms per run, metaheur.solve with the "
+                  "configuration's GA parameters, everything else default; cells: RPD above the upper bound (%), "
+                  "mean over seeds")
     rows, rpd = [], {c: [] for c in configs}
     for name in names:
         problem = taillard(name)
@@ -82,9 +100,6 @@ def main() -> None:
             rpd[config].append(row[config])
         rows.append(row)
     rows.append({"instance": "ARPD", **{c: round(statistics.mean(rpd[c]), 3) for c in configs}})
-    head = header(f"settings: {seeds} seed(s), n x (m / 2) x {args.ms:g} ms per run, metaheur.solve with the "
-                  "configuration's GA parameters, everything else default; cells: RPD above the upper bound (%), "
-                  "mean over seeds")
     stem = args.stem + ("_quick" if args.quick else "")
     write_table(rows, ["instance", "n x m", "seconds", "upper_bound", *configs], stem, head,
                 out_folder(args.out, args.quick), "PFSP: island configurations")

@@ -171,8 +171,9 @@ def _table(results) -> str:
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
 @click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
-@click.option("--tabu-islands", type=int, help="QAP: CPU islands running one continued robust tabu search instead of "
-              "the GA (default: half of them, rounded down; 0: GA islands only).")
+@click.option("--tabu-islands", type=int, help="CPU islands running the problem's local-search island instead of "
+              "the GA: QAP one continued robust tabu search (default: half of them, rounded down), a flow shop's "
+              "or user problem's chain (default: as the problem declares); 0: GA islands only.")
 @click.option("--walk-islands", type=int, hidden=True, help="Deprecated name of --tabu-islands.")
 @click.option("--population", type=int, help="Individuals per island.")
 @click.option("--offspring", type=int, help="Children per generation and island.")

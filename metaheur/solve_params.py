@@ -25,10 +25,14 @@ class SolveParams:
     ``strategy``: ``auto`` (hybrid with a GPU, cpu-islands without), ``cpu-serial``,
     ``cpu-islands``, ``gpu`` or ``hybrid``; ``devices``: the devices to use (``"cpu"``,
     ``"cuda:0"``; default all); ``islands``: how many (default one per core or GPU);
-    ``tabu_islands``: QAP CPU islands that run one continued robust tabu search each instead of the
-    GA (default half of them, rounded down). ``ga``, ``tabu``, ``ils``, ``migration``: the
-    parameters of the GA, the tabu search (QAP), the iterated local search (TSP) and the migration
-    (``perm``: the generic local search of a user's :class:`~metaheur.PermutationProblem`);
+    ``tabu_islands``: CPU islands that run the problem's local-search island instead of the GA
+    (:meth:`Problem.local_search_island <metaheur.problems.Problem.local_search_island>`; QAP: one
+    continued robust tabu search each; a flow shop or a user problem: a chain of its local
+    search), default :meth:`Problem.default_local_search_islands
+    <metaheur.problems.Problem.default_local_search_islands>` (QAP: half, rounded down).
+    ``ga``, ``tabu``, ``ils``, ``migration``: the parameters of the GA, the tabu search (QAP), the
+    iterated local search (TSP) and the migration (``perm``: the generic local search of a user's
+    :class:`~metaheur.PermutationProblem`);
     ``None`` takes the instance's defaults (:meth:`Problem.default_params
     <metaheur.problems.Problem.default_params>` and :meth:`Problem.default_migration
     <metaheur.problems.Problem.default_migration>`).

@@ -28,8 +28,7 @@ from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
-from metaheur.islands.params import GAParams, IslandParams, tabu_island
-from metaheur.islands.tabu import TabuIsland
+from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import load_instance, problem_class
 from metaheur.problems.best_known import gap_percent
 from metaheur.problems.interface import Problem
@@ -94,35 +93,36 @@ def _island_params(problem: Problem, dev: Device, ga: GAParams, tabu: TabuParams
     return IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
 
 
-def _with_tabu_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
-                       tabu_islands: int | None) -> list[IslandParams]:
-    """``tabu_islands`` of the CPU islands run one continued tabu search each instead of the GA
-    (:func:`tabu_island`), for a problem whose island without crossover is a tabu island (the
-    QAP); by default :meth:`Problem.default_tabu_islands` of them (QAP: half), none when the
-    islands are not memetic GA islands (tabu islands already, crossover ``none``) or GA only (no
-    local search of children). The tabu islands are spread evenly over the CPU islands, the last
-    one last (:func:`_tabu_positions`)."""
+def _with_ls_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
+                     count: int | None) -> list[IslandParams]:
+    """Islands of two kinds: ``count`` of the CPU islands run the problem's local-search island
+    (:meth:`Problem.local_search_island`: the QAP's tabu island, a flow shop's or a user problem's
+    chain) instead of the GA, for a problem that offers one; by default
+    :meth:`Problem.default_local_search_islands` of them (QAP: half), none when the islands are not
+    memetic GA islands (local-search islands already, crossover ``none``) or GA only (no local
+    search of children). They are spread evenly over the CPU islands, the last one last
+    (:func:`_ls_positions`)."""
     cpu = [i for i, d in enumerate(devices) if not d.is_gpu]
-    offered = issubclass(island_class(problem, tabu_island(params[0].ga)), TabuIsland)
-    if tabu_islands is None:
+    offered = problem.local_search_island(params[0]) is not None
+    if count is None:
         if not offered or island_class(problem, params[0].ga) is not MemeticIsland or params[0].ga.ls_budget == 0:
             return params
-        tabu_islands = problem.default_tabu_islands(len(cpu))
+        count = problem.default_local_search_islands(len(cpu))
     elif not offered:
-        raise MetaheurError("tabu islands (continued tabu searches) are for the QAP and the problems whose island "
-                            f"without crossover is a tabu island, not for the {problem.kind.upper()}")
-    elif not 0 <= tabu_islands <= len(cpu):
-        raise MetaheurError(f"tabu islands must be between 0 and the {len(cpu)} CPU island(s), got {tabu_islands}")
-    chosen = {cpu[k] for k in _tabu_positions(len(cpu), tabu_islands)}
-    return [replace(p, ga=tabu_island(p.ga)) if i in chosen else p for i, p in enumerate(params)]
+        raise MetaheurError(f"tabu islands (local-search islands beside GA islands) are not offered by the "
+                            f"{problem.kind.upper()} problem: its local_search_island() gives none")
+    elif not 0 <= count <= len(cpu):
+        raise MetaheurError(f"tabu islands must be between 0 and the {len(cpu)} CPU island(s), got {count}")
+    chosen = {cpu[k] for k in _ls_positions(len(cpu), count)}
+    return [problem.local_search_island(p) if i in chosen else p for i, p in enumerate(params)]
 
 
-def _tabu_positions(cpu_islands: int, tabu_islands: int) -> list[int]:
-    """Which of ``cpu_islands`` CPU islands are the ``tabu_islands`` tabu islands: evenly spread, so
-    that while at most half are tabu islands each is followed by a GA island in the migration ring
-    (a tabu island takes no migrant, so one after another would drop its best): 1 of 2 -> [1],
-    2 of 4 -> [1, 3]."""
-    return [(j + 1) * cpu_islands // tabu_islands - 1 for j in range(tabu_islands)]
+def _ls_positions(cpu_islands: int, ls_islands: int) -> list[int]:
+    """Which of ``cpu_islands`` CPU islands are the ``ls_islands`` local-search islands: evenly
+    spread, so that while at most half are local-search islands each is followed by a GA island in
+    the migration ring (a QAP tabu island takes no migrant, so one after another would drop its
+    best): 1 of 2 -> [1], 2 of 4 -> [1, 3]."""
+    return [(j + 1) * cpu_islands // ls_islands - 1 for j in range(ls_islands)]
 
 
 @contextlib.contextmanager
@@ -247,7 +247,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     perm = params.perm or defaults.perm
     island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm)
                      for d in island_devices]
-    island_params = _with_tabu_islands(search, island_params, island_devices, params.tabu_islands)
+    island_params = _with_ls_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)
     settings = RunSettings(
         problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, problem.kind, problem.source,

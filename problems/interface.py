@@ -220,8 +220,17 @@ class Problem(ABC):
         """Refuse up front a run whose searches cannot fit ``devices`` (default: no check)."""
         return
 
-    def default_tabu_islands(self, cpu_islands: int) -> int:
-        """How many of ``cpu_islands`` CPU islands are tabu islands by default (default 0)."""
+    def local_search_island(self, params: IslandParams) -> IslandParams | None:
+        """The parameters of this problem's local-search island (crossover ``none``: continued
+        searches, :meth:`island_algorithms`) for a run whose GA islands have ``params``: what the
+        CPU islands that are not GA islands run when the islands are a mix of the two kinds
+        (:meth:`default_local_search_islands`, ``SolveParams.tabu_islands``); None (the default):
+        the problem mixes no island kinds."""
+        return None
+
+    def default_local_search_islands(self, cpu_islands: int) -> int:
+        """How many of ``cpu_islands`` CPU islands run :meth:`local_search_island` beside GA islands
+        by default, when the run's islands are memetic GA islands (default 0: GA islands only)."""
         return 0
 
     # ------------------------------------------------------------------ describing and drawing

@@ -14,12 +14,17 @@ by reference (the class holds the snippet); the generated kernel source is rebui
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from metaheur.engine.user_source import CACHE_TYPES, MOVES, Field, UserCode, check_identifier, contract_functions
 from metaheur.errors import MetaheurError
 from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.interface import Problem
+
+if TYPE_CHECKING:
+    from metaheur.islands.params import IslandParams
 
 #: A cost bound (``value_bound``) above this is refused: a delta of two costs must fit in int64.
 VALUE_LIMIT = 2**62
@@ -152,6 +157,14 @@ class PermutationProblem(Problem):
         from metaheur.islands.memetic import MemeticIsland
 
         return {"none": ILSIsland, **{c: MemeticIsland for c in self.crossovers if c != "none"}}
+
+    def local_search_island(self, params: IslandParams) -> IslandParams:
+        """A chain of the generic local search beside GA islands, a generation of it being one
+        child's search (:func:`~metaheur.islands.params.ls_island`); how many by default:
+        :meth:`default_local_search_islands` (none unless a subclass says)."""
+        from metaheur.islands.params import ls_island_params
+
+        return ls_island_params(params)
 
     def chain_search(self, params) -> str:
         """The generic local search of ``params.perm`` (its method resolved for this problem), or the

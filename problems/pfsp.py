@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from metaheur.problems.pfsp_device import DEVICE_CODE, MAX_MACHINES
 from metaheur.problems.pfsp_generator import MODULUS, TAILLARD_SEEDS, taillard_instance_times, taillard_times
 from metaheur.problems.pfsp_io import is_flow_shop_file, read_flow_shop, read_job_order, write_job_order
 from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
+
+if TYPE_CHECKING:
+    from metaheur.islands.params import IslandParams
 
 # name -> (n, m, upper bound, lower bound, proven optimal)
 BOUNDS = {row[0].lower(): (row[1], row[2], *row[4:]) for row in TAILLARD}
@@ -123,10 +127,15 @@ class PFSP(PermutationProblem):
         """Iterated-greedy chains: every island's one member goes on by the iterated greedy for 50 n
         iterations a generation from its best, the islands exchanging their bests (no crossover;
         docs/decisions/pfsp-method.md)."""
-        from metaheur.islands.params import with_crossover
+        return self.local_search_island(super().default_params())
 
-        params = super().default_params()
-        return replace(params, ga=replace(with_crossover(params.ga, "none"), ls_budget=50 * self.n))
+    def local_search_island(self, params: IslandParams) -> IslandParams:
+        """An iterated-greedy chain (:meth:`default_params`) beside GA islands of ``params``,
+        whatever local search their children get: ``params.perm`` with the iterated greedy."""
+        from metaheur.islands.params import ls_island
+
+        return replace(params, ga=replace(ls_island(params.ga), ls_budget=50 * self.n),
+                       perm=replace(params.perm, method="ig"))
 
     def evaluate(self, perms) -> np.ndarray:
         """Exact makespans of a k x n batch of job orders (or one order, as a batch of one)."""

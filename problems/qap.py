@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from metaheur.problems.arrays import exact_integers
 from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.interface import LoadedSolution, Problem, ProblemFormats, check_permutation
 from metaheur.problems.textio import is_number_list, parse_ints, read_text, token_line
+
+if TYPE_CHECKING:
+    from metaheur.islands.params import IslandParams
 
 INT32_MAX = 2**31 - 1
 #: Dominance below which a QAP is of the uniformly random class (58 for uniform entries); none of
@@ -197,8 +201,13 @@ class QAP(Problem):
 
         qap_solving.check_memory(self, devices)
 
+    def local_search_island(self, params: IslandParams) -> IslandParams:
+        """A tabu island: one continued robust tabu search (:func:`~metaheur.islands.params.ls_island`)."""
+        from metaheur.islands.params import ls_island_params
 
-    def default_tabu_islands(self, cpu_islands: int) -> int:
+        return ls_island_params(params)
+
+    def default_local_search_islands(self, cpu_islands: int) -> int:
         from metaheur.problems import qap_solving
 
         return qap_solving.default_tabu_islands(cpu_islands)

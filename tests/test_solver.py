@@ -372,10 +372,10 @@ def test_every_tabu_island_sends_to_a_ga_island_while_at_most_half_are():
     """A tabu island takes no migrant, so its ring successor must be a GA island or its best is lost."""
     for islands in range(1, 13):
         for tabu in range(islands // 2 + 1):
-            positions = solver_module._tabu_positions(islands, tabu)
+            positions = solver_module._ls_positions(islands, tabu)
             assert len(set(positions)) == tabu and all(0 <= k < islands for k in positions)
             assert not any((k + 1) % islands in positions for k in positions), (islands, tabu)
-    assert solver_module._tabu_positions(3, 3) == [0, 1, 2]
+    assert solver_module._ls_positions(3, 3) == [0, 1, 2]
 
 
 def test_no_migration_by_default_on_a_uniform_random_qap():
@@ -391,7 +391,7 @@ def test_no_migration_by_default_on_a_uniform_random_qap():
 @pytest.mark.parametrize(("problem", "tabu", "message"), [
     (random_qap(10, seed=1), 3, r"tabu islands must be between 0 and the 2 CPU island\(s\), got 3"),
     (random_qap(10, seed=1), -1, "tabu islands must be between 0"),
-    (uniform_tsp(20, seed=1), 1, "tabu islands .* are for the QAP"),
+    (uniform_tsp(20, seed=1), 1, "tabu islands .* are not offered by the TSP problem"),
 ])
 def test_tabu_islands_out_of_range(problem, tabu, message):
     with pytest.raises(MetaheurError, match=message):

@@ -120,13 +120,19 @@ def with_crossover(ga: GAParams, crossover: str) -> GAParams:
     return replace(ga, crossover=crossover)
 
 
-def tabu_island(ga: GAParams) -> GAParams:
-    """The parameters of a QAP tabu island (:class:`~metaheur.islands.tabu.TabuIsland`): one
-    continued robust tabu search in place of the GA, beside GA islands; it sends its best to the
-    GA islands and takes no migrant, so its search keeps its memory for the whole run
-    (docs/decisions/tabu-islands.md). A generation of it is the GA's local-search budget per
-    child (50 n iterations by default)."""
+def ls_island(ga: GAParams) -> GAParams:
+    """The GA parameters of a local-search island beside GA islands of ``ga``
+    (:meth:`Problem.local_search_island <metaheur.problems.Problem.local_search_island>`): one
+    continued search in place of the GA (crossover ``none``), a generation of it being the GA's
+    local-search budget per child (for the QAP 50 n tabu iterations by default). A QAP tabu island
+    (:class:`~metaheur.islands.tabu.TabuIsland`) sends its best to the GA islands and takes no
+    migrant, so its search keeps its memory for the whole run (docs/decisions/tabu-islands.md)."""
     return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
+
+
+def ls_island_params(params: IslandParams) -> IslandParams:
+    """``params`` with the GA parameters of a local-search island (:func:`ls_island`)."""
+    return replace(params, ga=ls_island(params.ga))
 
 
 def default_ls_budget(params: GAParams, kind: str, n: int) -> int:

@@ -26,7 +26,7 @@ from metaheur.islands.island import (
 )
 from metaheur.islands.memetic import MemeticIsland, replace_members
 from metaheur.islands.operators import operators_for
-from metaheur.islands.params import GAParams, IslandParams, tabu_island
+from metaheur.islands.params import GAParams, IslandParams, ls_island
 from metaheur.islands.tabu import TabuIsland
 from metaheur.problems import ATSP, QAP, asymmetric_tsp, random_qap, uniform_tsp
 from metaheur.problems.qap import UNIFORM_DOMINANCE
@@ -582,17 +582,17 @@ def test_tabu_islands_take_migrants_only_when_stale():
 
 def test_tabu_island_parameters():
     ga = GAParams(population=20, offspring=10, crossover="ux", ls_budget=0, restart_after=30)
-    tabu = tabu_island(ga)
+    tabu = ls_island(ga)
     assert (tabu.crossover, tabu.population, tabu.offspring) == ("none", 1, 1)
     assert tabu.restart_after == 0 and tabu.ls_budget is None  # never restarts, always searches
     spec = tabu_spec(restart_after=tabu.restart_after)
     assert refusing_migrants([spec], [IslandState(0, stale=10**6)]) == {0}  # however long it stalls
-    assert tabu_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
+    assert ls_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
 
 
 def test_default_tabu_islands_are_half_the_cpu_islands():
-    assert [QAP8.default_tabu_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
-    assert [TSP40.default_tabu_islands(k) for k in (1, 2, 5)] == [0, 0, 0]
+    assert [QAP8.default_local_search_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
+    assert [TSP40.default_local_search_islands(k) for k in (1, 2, 5)] == [0, 0, 0]
 
 
 def test_equal_members_of_a_tabu_island_keep_their_own_searches():

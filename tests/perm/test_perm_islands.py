@@ -65,6 +65,47 @@ def test_the_local_search_island_continues_searches_and_its_label_names_them(met
     assert spec.algorithm.__name__ == "ILSIsland" and spec.algorithm.label(spec) == label
 
 
+class MixedTardiness(Tardiness):
+    """The tardiness problem declaring islands of two kinds: half the CPU islands, rounded down, are
+    chains of its local search beside GA islands."""
+
+    kind = "mixwt"
+
+    def default_local_search_islands(self, cpu_islands: int) -> int:
+        return cpu_islands // 2
+
+
+def test_a_user_problem_declares_a_mix_of_ga_islands_and_chains():
+    base = random_tardiness(16, 3)
+    options = {"strategy": "cpu-islands", "islands": 4, "generations": 2, "sync": True, "epoch_generations": 1,
+               "seed": 2, "ga": GAParams(population=6, offspring=3, crossover="ox", ls_budget=5)}
+    declared = MixedTardiness(base.p, base.w, base.due)
+    mixed = solve_with(declared, **options)
+    chain, ga = "iterated greedy chains", "GA (ox)"
+    assert [row.algorithm for row in mixed.islands] == [ga, chain, ga, chain]
+    for row in mixed.islands:  # both kinds searched: GA generations on one, chain steps on the other
+        assert (row.generations, row.search_steps) == ((2, 0) if row.algorithm == ga else (0, 2))
+        assert row.ls_iterations > 0
+    assert mixed.islands[1].population == 1 and mixed.islands[0].population == 6
+    assert mixed.value == base.value(mixed.permutation)
+    assert [row.algorithm for row in solve_with(base, **options).islands] == [ga] * 4  # no mix declared
+    asked = solve_with(base, tabu_islands=1, **options)  # a mix asked for on a problem that declares none
+    assert [row.algorithm for row in asked.islands] == [ga, ga, ga, chain]
+    chains = solve_with(declared, **options | {"ga": with_crossover(options["ga"], "none")})
+    assert [row.algorithm for row in chains.islands] == [chain] * 4  # local-search islands already: no GA added
+
+
+def test_a_mixed_plan_gives_the_chains_one_childs_search_a_generation():
+    base = random_tardiness(16, 3)
+    pb = MixedTardiness(base.p, base.w, base.due)
+    ga = GAParams(population=6, offspring=3, crossover="ox", ls_budget=5)
+    devices = [cpu_device()] * 3
+    plan = solver_module._with_ls_islands(pb, [replace(pb.default_params(), ga=ga)] * 3, devices, None)
+    assert [p.ga.crossover for p in plan] == ["ox", "ox", "none"]
+    assert (plan[2].ga.population, plan[2].ga.offspring, plan[2].ga.ls_budget) == (1, 1, 5)
+    assert plan[2].perm == plan[0].perm  # the same local search as the GA's children
+
+
 def test_a_maximisation_islands_minimise_the_engine_cost():
     _epoch(MaxQAP(*random_qap_arrays(9, 3)))
 

@@ -47,6 +47,9 @@ def test_the_api_blocks_run_as_written(tutorial, capsys):
     from wt_tutorial import Tardiness
 
     assert type(problem) is Tardiness and type(problem).__module__ == "wt_tutorial"
+    exec(_blocks("python")[3], scope)  # islands of two kinds
+    assert [island.algorithm for island in scope["result"].islands] == ["GA (ox)", "iterated greedy chains"]
+    assert scope["result"].value == problem.value(scope["result"].permutation)
 
 
 def test_the_cli_solves_the_users_class(tutorial):

@@ -1,0 +1,56 @@
+"""The flow shop's islands: its local-search island is the iterated-greedy chain of its default,
+whatever local search the GA islands beside it give their children; a seeded solve mixing GA
+islands and chains repeats and reports the makespan of its job order."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from testutil import solve_with
+
+from metaheur import GAParams, PermSearchParams
+from metaheur import solver as solver_module
+from metaheur.devices import cpu_device
+from metaheur.islands.params import IslandParams
+from metaheur.problems.permutation import PermutationProblem
+from metaheur.problems.pfsp import completion_times, random_pfsp
+
+INSERTION_LS = PermSearchParams(method="ils", move="insert", kick_move="insert")
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch):
+    monkeypatch.setattr(solver_module, "available_devices", lambda: [cpu_device()])
+
+
+def test_the_chain_beside_ga_islands_is_the_default_iterated_greedy_chain():
+    shop = random_pfsp(30, 5, seed=3)
+    ga = GAParams(population=20, offspring=10, crossover="ox", ls_budget=15)
+    chain = shop.local_search_island(IslandParams(ga=ga, perm=replace(INSERTION_LS, destruct=5)))
+    assert (chain.ga.crossover, chain.ga.population, chain.ga.offspring) == ("none", 1, 1)
+    assert chain.ga.ls_budget == 50 * 30 and chain.ga.restart_after == 0
+    assert chain.perm.method == "ig" and chain.perm.destruct == 5  # the GA's other search settings kept
+    assert shop.default_params() == shop.local_search_island(PermutationProblem.default_params(shop))
+    assert shop.default_local_search_islands(2) == 0
+
+
+def makespan(shop, order) -> int:
+    """The makespan of ``order`` by the recurrence itself, one operation at a time."""
+    return int(completion_times(shop.times, order)[-1, -1])
+
+
+def test_a_seeded_mixed_solve_repeats_and_reports_its_makespan():
+    shop = random_pfsp(24, 6, seed=11)
+    options = {"strategy": "cpu-islands", "islands": 2, "tabu_islands": 1, "generations": 3, "sync": True,
+               "epoch_generations": 1, "seed": 7, "perm": INSERTION_LS,
+               "ga": GAParams(population=8, offspring=4, crossover="ox", ls_budget=6)}
+    first, again = solve_with(shop, **options), solve_with(shop, **options)
+    assert [row.algorithm for row in first.islands] == ["GA (ox)", "iterated greedy chains"]
+    assert first.islands[0].generations == 3 and first.islands[1].search_steps == 3
+    assert first.islands[1].ls_iterations >= 3 * 50 * 24  # 50 n iterations a generation
+    assert first.cost == makespan(shop, first.permutation)
+    assert sorted(first.permutation) == list(range(24))
+    assert first.permutation == again.permutation and first.cost == again.cost
+    assert [(r.island, r.best_cost, r.ls_iterations) for r in first.history] == \
+           [(r.island, r.best_cost, r.ls_iterations) for r in again.history]
