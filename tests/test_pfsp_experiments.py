@@ -45,7 +45,8 @@ def test_bench_pfsp_on_ta001(tmp_path, instances_dir):
 
 
 def test_pfsp_method_quick(tmp_path):
-    script("pfsp_method.py", "--quick", "--configs", "ga,ig", "--ms", "5", "--out", str(tmp_path))
+    script("pfsp_method.py", "--quick", "--configs", "ga,ig,mix-ls", "--ms", "5", "--out", str(tmp_path))
     table = rows(tmp_path / "pfsp_method_quick.csv")
     assert [r["instance"] for r in table] == ["ta001", "ta031", "ARPD"]
-    assert all(float(r["ga"]) >= 0 and float(r["ig"]) >= 0 for r in table)
+    assert all(float(r[c]) >= 0 for r in table for c in ("ga", "ig", "mix-ls"))
+    assert "load average at start" in (tmp_path / "pfsp_method_quick.md").read_text()
