@@ -16,13 +16,19 @@ from metaheur.problems.tsp import TSP
 
 #: Candidate list length on an ATSP's transformation with many ties (docs/decisions/atsp-method.md).
 TIED_ATSP_NEIGHBOURS = 16
+#: From this size an instance with coordinates continues as ILS once converged (docs/decisions/tsp-ils-continuation.md).
+ILS_CONTINUATION_N = 50_000
 
 
 def default_params(tsp: TSP) -> IslandParams:
     """A population of ILS local optima recombined by EAX (Nagata and Kobayashi 2013), sized
     automatically; a population whose best has not improved for 30 generations has converged and
-    restarts, keeping its best (docs/decisions/eax-restarts.md)."""
-    return IslandParams(ga=GAParams(population=0, offspring=1, crossover="eax", restart_after=30))
+    restarts, keeping its best (docs/decisions/eax-restarts.md); from ``ILS_CONTINUATION_N`` cities
+    with coordinates it goes on as an iterated local search of its best instead
+    (``restart = "ils"``, docs/decisions/tsp-ils-continuation.md)."""
+    large = tsp.n >= ILS_CONTINUATION_N and tsp.coords is not None
+    return IslandParams(ga=GAParams(population=0, offspring=1, crossover="eax", restart_after=30,
+                                    restart="ils" if large else "best"))
 
 
 def twin_default_params(twin: TwinTSP) -> IslandParams:

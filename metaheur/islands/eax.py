@@ -8,7 +8,9 @@ one kernel block, all pairs in one launch) replaces A when it is shorter. Childr
 Nagata's entropy-preserving rule (the largest length gain per unit of edge entropy lost) for the
 first 70% of the run, then greedily (the shortest), so that the population converges before the
 end; without a time or generation horizon, greedy selection starts once the island stagnates.
-A stagnant island rebuilds its population (keeping its best) only before that last 30%.
+A stagnant island rebuilds its population (keeping its best) only before that last 30%, or with
+``restart = "ils"`` (the default from 50,000 cities) goes on as an iterated local search of its
+best for the rest of the run (docs/decisions/tsp-ils-continuation.md).
 The population starts from random tours (on large instances with coordinates and on a GPU,
 space-filling-curve tours) brought to local optima, as many as a share of the time budget builds
 (between 4 and 300) when its size is automatic: 30%, or 10% for curve starts on the CPU, whose
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metaheur import live
-from metaheur.islands.base import Island
+from metaheur.islands.base import Island, seconds_to
 from metaheur.islands.operators import canonical_tours
 from metaheur.islands.params import GAParams
 
@@ -36,6 +38,7 @@ GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
 INIT_SHARE = 0.3  # share of the time budget that builds an automatic population
 CURVE_INIT_SHARE = 0.1  # the same for curve starts on the CPU (docs/decisions/tsp-start.md)
 MIN_POPULATION, MAX_POPULATION, DEFAULT_POPULATION = 4, 300, 100
+ILS_KICK_CITIES = 10  # restart = "ils": n / 10 kicks a generation (about a second at 85,900 cities on a core)
 STALE_GREEDY = 20  # without a horizon: generations without progress before greedy selection
 
 
@@ -59,6 +62,12 @@ def selection(progress: float | None, stale: int) -> str:
     if progress is None:
         return "greedy" if stale >= STALE_GREEDY else "entropy"
     return "greedy" if progress >= GREEDY_AT else "entropy"
+
+
+def ils_kicks(ga: GAParams, n: int) -> int:
+    """Kicks a generation of an island that continues as an ILS: ``ga.ils_kicks``, else
+    ``n // ILS_KICK_CITIES`` (at least 50)."""
+    return ga.ils_kicks or max(50, n // ILS_KICK_CITIES)
 
 
 def may_restart(progress: float | None) -> bool:
@@ -106,13 +115,40 @@ class EAXIsland(Island):
         self.ops.eax.begin(state.population)
 
     def may_restart(self, progress: float | None) -> bool:
-        return may_restart(progress)
+        """``restart = "ils"``: at any time (the island goes on from its best); other restarts only
+        before the greedy last 30 % (:func:`may_restart`)."""
+        return self.spec.params.ga.restart == "ils" or may_restart(progress)
+
+    def restart(self, state, deadline: float | None) -> None:
+        """``restart = "ils"``: the converged island goes on as an iterated local search of its
+        best (:meth:`generation`, one restart for the whole run); other restarts:
+        :meth:`Island.restart`."""
+        if self.spec.params.ga.restart != "ils":
+            return super().restart(state, deadline)
+        state.restarts += not self.continues_as_ils(state)
+        state.stale = 0
+
+    def continues_as_ils(self, state) -> bool:
+        """Whether the island converged and now searches its best by ILS (``restart = "ils"``)."""
+        return self.spec.params.ga.restart == "ils" and state.restarts > 0
 
     def generation(self, state, deadline: float | None, progress: float | None) -> None:
-        """Every member is parent A once, in a random order."""
+        """Every member is parent A once, in a random order; once the island continues as an ILS
+        (:meth:`continues_as_ils`), :func:`ils_kicks` kicks of the search of its best."""
+        if self.continues_as_ils(state):
+            return self.ils_generation(state, deadline)
         size = state.population.shape[0]
         keys = self.keys(state, size)
         eax_generation(self.ops, state, keys, self.rng(state, 2).permutation(size), progress)
+
+    def ils_generation(self, state, deadline: float | None) -> None:
+        b = int(np.argmin(state.costs))
+        tours, lengths, iters = self.ops.improve(self.ops.device.asarray(state.population[b:b + 1], np.int32),
+                                                 self.keys(state, 1), time_limit=seconds_to(deadline),
+                                                 kicks=ils_kicks(self.spec.params.ga, self.ops.n), descended=True)
+        state.ls_iterations += int(np.sum(iters))
+        if lengths[0] <= state.costs[b]:
+            state.population[b], state.costs[b] = tours[0], lengths[0]
 
 
 def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: float | None) -> None:

@@ -205,26 +205,31 @@ class TSPOperators(_Operators):
         if self.params.ga.mutation > 0:
             self.ga.reverse_segments(children, self.device.asarray(keys), self.params.ga.mutation)
 
-    def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
-        """Iterated local search from every child (``ls_budget`` kicks, cut short by
-        ``time_limit``); returns (best tours, exact lengths, iterations: kicks and descent moves).
-        A batch too large for the device's memory is split."""
-        return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
+    def improve(self, children, keys: np.ndarray, time_limit: float | None = None, kicks: int | None = None,
+                descended: bool = False):
+        """Iterated local search from every child (``kicks`` kicks, default ``ls_budget``, cut
+        short by ``time_limit``; ``descended``: the children are local optima already, the CPU
+        search skips its first descent); returns (best tours, exact lengths, iterations: kicks and
+        descent moves). A batch too large for the device's memory is split."""
+        kicks = self.ls_budget if kicks is None else kicks
+        improve = lambda c, k, t: self._improve(c, k, t, kicks, descended)  # noqa: E731
+        return split_on_oom(improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
 
-    def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
+    def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None, kicks: int,
+                 descended: bool):
         if self._descent is not None:
-            return self._improve_parallel(starts, keys, time_limit)
+            return self._improve_parallel(starts, keys, time_limit, kicks)
         seed = int(keys[0]) if len(keys) else 0
         batch = TSPILSBatch(self.problem, self.device, starts=starts, seed=seed, params=self.params.ils,
-                            neigh=self.neigh, data=self.data)
-        result = batch.run(self.ls_budget, time_limit=time_limit)
+                            neigh=self.neigh, data=self.data, descended=descended)
+        result = batch.run(kicks, time_limit=time_limit)
         # a search's iterations: its kicks and the improving moves of the descent that began it
         return canonical_tours(result.best), result.best_costs, result.iterations + result.extra["descent_moves"]
 
-    def _improve_parallel(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
+    def _improve_parallel(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None, rounds: int):
         """A GPU island's local search: the GPU evaluates neighbourhoods, the host drives (Luong,
         Melab and Talbi 2013). Every child descends by best-improvement 2-opt and Or-opt with one
-        thread per candidate move (:class:`TSPDescentBatch`), then ``ls_budget`` rounds kick every
+        thread per candidate move (:class:`TSPDescentBatch`), then ``rounds`` rounds kick every
         child's best tour (random segment reversals from its own stream) and descend again; a
         child keeps a kicked tour that is not longer. The tours stay on the device from the first
         descent to the last. Returns (tours, exact lengths, iterations: kicks and the moves of the
@@ -236,7 +241,7 @@ class TSPOperators(_Operators):
         best_len = descent.lengths(best)
         kicks = descent.descend(best, best_len, time_limit=left()).iterations.astype(np.int64)
         d_keys, counters = dev.asarray(np.asarray(keys, dtype=np.uint64)), dev.zeros(count, np.int64)
-        for _ in range(self.ls_budget):
+        for _ in range(rounds):
             if (time_limit is not None and left() <= 0) or live.stop_requested():
                 break
             live.beat()

@@ -11,7 +11,7 @@ from metaheur.search.tsp_ils import ILSParams
 
 QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
 TSP_CROSSOVERS = ("eax", "ox", "none")
-RESTARTS = ("best", "full")
+RESTARTS = ("best", "full", "ils")
 STARTS = ("auto", "random", "curve")
 REPLACEMENTS = ("steady", "bnp")
 
@@ -30,7 +30,9 @@ class GAParams:
     population before it restarts (0: never); ``restart``: ``best`` keeps the population's best
     and replaces the others by new improved random solutions, ``full`` replaces every member (a
     new, independent GA; the island's best is kept apart in its state and is still what it
-    reports and sends as a migrant); ``replacement``: ``steady`` (each child replaces a worse
+    reports and sends as a migrant), ``ils`` (EAX islands; others as ``best``) makes the
+    converged island go on as an iterated local search of its best, ``ils_kicks`` kicks a
+    generation (None: n / 10); ``replacement``: ``steady`` (each child replaces a worse
     member, :func:`~metaheur.islands.memetic.replace_members`) or ``bnp``, the
     best-non-penalised survivors of members and children together, whose distance threshold
     shrinks as the run goes on (:func:`~metaheur.islands.memetic.keep_non_penalised`; Lugo,
@@ -58,6 +60,7 @@ class GAParams:
     starts: str = "auto"
     init_share: float | None = None
     replacement: str = "steady"
+    ils_kicks: int | None = None
 
     def __post_init__(self) -> None:
         if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
@@ -80,6 +83,8 @@ class GAParams:
             raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
         if self.starts not in STARTS:
             raise MetaheurError(f"unknown starts {self.starts!r}: use one of {', '.join(STARTS)}")
+        if self.ils_kicks is not None and self.ils_kicks < 1:
+            raise MetaheurError(f"ils_kicks must be at least 1, got {self.ils_kicks}")
         if self.init_share is not None and not 0 < self.init_share <= 1:
             raise MetaheurError(f"init_share must be in (0, 1], got {self.init_share}")
 

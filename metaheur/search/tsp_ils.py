@@ -125,12 +125,14 @@ class TSPILSBatch:
     searches diverge through their own random streams ``(seed, k)``. The first :meth:`run` first
     brings every start to a local optimum. ``neigh``: the neighbour lists of ``params``, when the
     caller has them already (they are computed otherwise); ``data``: the instance already uploaded
-    by :func:`metaheur.device_data.tsp_data` for this device (``use_matrix`` is then not used).
+    by :func:`metaheur.device_data.tsp_data` for this device (``use_matrix`` is then not used);
+    ``descended``: the starts are local optima already (a search continued from its best), the
+    first run kicks at once.
     """
 
     def __init__(self, tsp: TSP, device: str | Device = "cpu", *, count: int | None = None, starts=None,
                  seed: int = 0, params: ILSParams | None = None, use_matrix: bool | None = None, neigh=None,
-                 data=None):
+                 data=None, descended: bool = False):
         self.tsp = tsp
         self.device = dev = parse_device(device)
         self.params = params or ILSParams()
@@ -162,6 +164,12 @@ class TSPILSBatch:
         self.initialised = False
         self.descent_moves = np.zeros(S, dtype=np.int64)  # improving moves of the initial descent, per search
         self.rate = 0.0  # kicks per second of the latest launch
+        if descended:
+            lengths = np.array([tsp.tour_length(t) for t in starts], dtype=np.int64)
+            stats = np.zeros((S, N_STATS), np.int64)
+            stats[:, COST] = stats[:, BEST] = lengths
+            self.stats = dev.asarray(stats)
+            self.initialised = True
 
     def adopt(self, index: int, tour, length: int | None = None) -> None:
         """Replace search ``index``'s current and best tour with ``tour`` (a local optimum, e.g.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -102,6 +103,33 @@ def test_a_stagnant_island_restarts_only_before_the_last_30_percent_of_the_run()
     late = replace(early, generation=80, stale=5, restarts=0)
     late, _ = run_epoch(restless, late, generations=4, generation_limit=100)
     assert late.restarts == 0
+
+
+def test_a_converged_island_continues_as_ils_of_its_best_once_and_late_too():
+    ils = spec(population=6, tries=1)
+    ils = replace(ils, params=IslandParams(ga=replace(ils.params.ga, restart_after=1, restart="ils", ils_kicks=40)))
+    late, _ = run_epoch(ils, IslandState(0), generations=1, generation_limit=100)
+    late = replace(late, generation=90, stale=5)  # in the greedy last 30 %: a rebuild would be refused
+    late, stats = run_epoch(ils, late, generations=6, generation_limit=100)
+    assert late.restarts == 1 and ils.algorithm(ils, None).continues_as_ils(late)
+    before = late.costs.copy()
+    kept = [t.copy() for t in late.population]
+    after, stats = run_epoch(ils, late, generations=3, generation_limit=100)
+    assert after.restarts == 1 and stats.ls_iterations >= 3 * 40  # kicks of the ILS of its best
+    b = int(np.argmin(before))
+    assert after.costs[b] <= before[b] and TSP.tour_length(after.population[b]) == after.costs[b]
+    others = [i for i in range(len(kept)) if i != b]
+    assert all(np.array_equal(after.population[i], kept[i]) for i in others)  # only the best is searched
+
+
+def test_the_default_continues_as_ils_from_its_size_threshold_with_coordinates():
+    from metaheur.problems import tsp_solving
+
+    assert uniform_tsp(200, seed=1).default_params().ga.restart == "best"
+    n = tsp_solving.ILS_CONTINUATION_N  # the rule reads the size and whether there are coordinates
+    assert tsp_solving.default_params(SimpleNamespace(n=n, coords=np.zeros((n, 2)))).ga.restart == "ils"
+    assert tsp_solving.default_params(SimpleNamespace(n=n, coords=None)).ga.restart == "best"
+    assert tsp_solving.default_params(SimpleNamespace(n=n - 1, coords=np.zeros((n - 1, 2)))).ga.restart == "best"
 
 
 def test_eax_generations_only_shorten_members_and_costs_are_exact():
