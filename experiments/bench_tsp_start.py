@@ -10,7 +10,9 @@ Two tables:
 2. ``bench_tsp_start``: ``metaheur.solve`` with the default strategy (cpu-islands) at equal wall
    time (``--seconds``) for each configuration of ``--configs``: ``random-0.3`` (random starts,
    30 % of the budget builds the population: the start before this decision), ``curve-0.3``,
-   ``curve-0.1`` and ``curve-0.05`` (curve starts, that share), ``auto`` (the defaults); the
+   ``curve-0.1`` and ``curve-0.05`` (curve starts, that share), ``auto`` (the defaults),
+   ``rebuild`` and ``ils`` (the defaults with a converged island rebuilding its population, or
+   going on as an ILS of its best: docs/decisions/tsp-ils-continuation.md); the
    time to the first GA generation (when the last island has built its population: its first
    trace point), the population, restarts, generations and the gap at half the budget and at the
    end (to the best-known value, else to the best cost of the instance's runs).
@@ -43,9 +45,10 @@ from metaheur.engine.rng import stream_key
 from metaheur.islands.eax import EAX_QUADRANT
 from metaheur.islands.params import IslandParams
 
-CONFIGS = {  # name: (GAParams.starts, GAParams.init_share)
-    "random-0.3": ("random", 0.3), "curve-0.3": ("curve", 0.3), "curve-0.1": ("curve", 0.1),
-    "curve-0.05": ("curve", 0.05), "auto": ("auto", None)}
+CONFIGS = {  # name: (GAParams.starts, GAParams.init_share, GAParams.restart; None: the default)
+    "random-0.3": ("random", 0.3, None), "curve-0.3": ("curve", 0.3, None), "curve-0.1": ("curve", 0.1, None),
+    "curve-0.05": ("curve", 0.05, None), "auto": ("auto", None, None), "rebuild": ("auto", None, "best"),
+    "ils": ("auto", None, "ils")}
 RUN_COLUMNS = ["instance", "n", "config", "seconds", "first_generation_s", "population", "restarts",
                "generations", "cost", "gap_half_%", "gap_end_%", "status"]
 MEMBER_COLUMNS = ["instance", "n", "starts", "members", "seconds_per_member", "mean_gap_%", "best_gap_%"]
@@ -91,8 +94,9 @@ def with_gaps(rows: list[dict], best_known: int | None) -> list[dict]:
 
 def run_row(name: str, config: str, seconds: float, seed: int, lock: str | None) -> dict:
     tsp = problem(name)
-    starts, share = CONFIGS[config]
-    ga = replace(tsp.default_params().ga, starts=starts, init_share=share)
+    starts, share, restart = CONFIGS[config]
+    ga = tsp.default_params().ga
+    ga = replace(ga, starts=starts, init_share=share, restart=restart or ga.restart)
     with held(lock):
         run = solve_run(name, config=config, seconds=seconds, seed=seed, ga=ga)
     row = {"instance": name, "n": tsp.n, "config": config, "seconds": seconds, "status": run.status}

@@ -136,7 +136,7 @@ def assert_one_line_error(write, text: str, message: str) -> None:
     ("[solve]\nb = 1\na = 2\n", r"unknown key\(s\) in \[solve\]: a, b"),
     ("[ga]\npopulaton = 3\n", r"unknown key\(s\) in \[ga\]: populaton \(did you mean population\?\); its keys are "
                               r"population, offspring, crossover, mutation, ls_budget, restart_after, tries, "
-                              r"restart, starts, init_share, replacement$"),
+                              r"restart, starts, init_share, replacement, ils_kicks$"),
     ("[tabu]\ntenures = 'cubic'\n", r"unknown key\(s\) in \[tabu\]: tenures"),
     ("[ils]\nkicks = 3\n", r"unknown key\(s\) in \[ils\]: kicks"),
     ("[migration]\ntopologie = 'ring'\n", r"unknown key\(s\) in \[migration\]: topologie"),
