@@ -114,23 +114,30 @@ class EAXIsland(Island):
         """The edge-frequency table of the entropy-preserving selection is built from the population."""
         self.ops.eax.begin(state.population)
 
+    @property
+    def goes_on_as_ils(self) -> bool:
+        """Whether a converged island goes on as an ILS of its best: ``restart = "ils"`` on the
+        CPU (a GPU island's local search is its descent with reversal kicks, a round a launch:
+        it rebuilds as ``best``)."""
+        return self.spec.params.ga.restart == "ils" and not self.ops.device.is_gpu
+
     def may_restart(self, progress: float | None) -> bool:
-        """``restart = "ils"``: at any time (the island goes on from its best); other restarts only
+        """Going on as an ILS: at any time (the island goes on from its best); other restarts only
         before the greedy last 30 % (:func:`may_restart`)."""
-        return self.spec.params.ga.restart == "ils" or may_restart(progress)
+        return self.goes_on_as_ils or may_restart(progress)
 
     def restart(self, state, deadline: float | None) -> None:
         """``restart = "ils"``: the converged island goes on as an iterated local search of its
         best (:meth:`generation`, one restart for the whole run); other restarts:
         :meth:`Island.restart`."""
-        if self.spec.params.ga.restart != "ils":
+        if not self.goes_on_as_ils:
             return super().restart(state, deadline)
         state.restarts += not self.continues_as_ils(state)
         state.stale = 0
 
     def continues_as_ils(self, state) -> bool:
         """Whether the island converged and now searches its best by ILS (``restart = "ils"``)."""
-        return self.spec.params.ga.restart == "ils" and state.restarts > 0
+        return self.goes_on_as_ils and state.restarts > 0
 
     def generation(self, state, deadline: float | None, progress: float | None) -> None:
         """Every member is parent A once, in a random order; once the island continues as an ILS

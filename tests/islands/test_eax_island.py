@@ -11,7 +11,7 @@ import pytest
 from metaheur.devices import parse_device
 from metaheur.errors import MetaheurError
 from metaheur.islands import eax
-from metaheur.islands.island import IslandSpec, IslandState, run_epoch
+from metaheur.islands.island import IslandSpec, IslandState, island_for, run_epoch
 from metaheur.islands.operators import CURVE_START_N, curve_starts
 from metaheur.islands.params import GAParams, IslandParams, with_crossover
 from metaheur.problems import asymmetric_tsp, clustered_tsp, uniform_tsp
@@ -111,7 +111,7 @@ def test_a_converged_island_continues_as_ils_of_its_best_once_and_late_too():
     late, _ = run_epoch(ils, IslandState(0), generations=1, generation_limit=100)
     late = replace(late, generation=90, stale=5)  # in the greedy last 30 %: a rebuild would be refused
     late, stats = run_epoch(ils, late, generations=6, generation_limit=100)
-    assert late.restarts == 1 and ils.algorithm(ils, None).continues_as_ils(late)
+    assert late.restarts == 1 and island_for(ils).continues_as_ils(late)
     before = late.costs.copy()
     kept = [t.copy() for t in late.population]
     after, stats = run_epoch(ils, late, generations=3, generation_limit=100)
@@ -120,6 +120,14 @@ def test_a_converged_island_continues_as_ils_of_its_best_once_and_late_too():
     assert after.costs[b] <= before[b] and TSP.tour_length(after.population[b]) == after.costs[b]
     others = [i for i in range(len(kept)) if i != b]
     assert all(np.array_equal(after.population[i], kept[i]) for i in others)  # only the best is searched
+
+
+def test_a_gpu_island_rebuilds_instead():
+    ils = replace(spec(), params=IslandParams(ga=replace(spec().params.ga, restart="ils")))
+    gpu = ils.algorithm(ils, SimpleNamespace(device=SimpleNamespace(is_gpu=True)))
+    cpu = ils.algorithm(ils, SimpleNamespace(device=SimpleNamespace(is_gpu=False)))
+    assert cpu.goes_on_as_ils and cpu.may_restart(0.95)
+    assert not gpu.goes_on_as_ils and not gpu.may_restart(0.95) and gpu.may_restart(0.5)
 
 
 def test_the_default_continues_as_ils_from_its_size_threshold_with_coordinates():
