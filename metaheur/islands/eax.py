@@ -149,6 +149,8 @@ class EAXIsland(Island):
         eax_generation(self.ops, state, keys, self.rng(state, 2).permutation(size), progress)
 
     def ils_generation(self, state, deadline: float | None) -> None:
+        """The ILS of the best member, from it (a local optimum: no first descent); the result
+        replaces it when not longer."""
         b = int(np.argmin(state.costs))
         tours, lengths, iters = self.ops.improve(self.ops.device.asarray(state.population[b:b + 1], np.int32),
                                                  self.keys(state, 1), time_limit=seconds_to(deadline),
