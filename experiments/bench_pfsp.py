@@ -16,13 +16,15 @@ tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 50
 (10 instances per n x m) over instances and seeds, and overall.
 
     python experiments/bench_pfsp.py [--quick] [--parts taillard30,taillard60,vrf30] [--seeds 3]
-        [--instances ta001,ta031] [--resume] [--yardsticks DIR] [--out experiments/results]
+        [--instances ta001,ta031] [--resume] [--lock FILE] [--yardsticks DIR] [--out experiments/results]
 
 ``--quick``: the first instance of each Taillard class (of ``--instances`` where given: its
 second instances are ``ta002,ta012,...``), one seed unless ``--seeds`` says, 30 ms (table
-``bench_pfsp_taillard30_quick``). ``--resume``: the runs already in the out folder's runs table
-are kept and not run again, so a long table is made in several calls (each run's load average
-is in the runs table). The yardstick is built with gcc into a temporary folder from
+``bench_pfsp_taillard30_quick``). A part is made in parts (experiments/lib/parts.py): the runs
+table is written after each run, with its load average and commit; ``--resume`` keeps the runs
+already in the out folder's runs table and runs the others, one seed of every instance before
+the next seed; ``--lock FILE`` holds a flock on FILE during each run; the summary says per class
+how many runs of the design it has (``missing``, ``partial``, ``ok``). The yardstick is built with gcc into a temporary folder from
 ``--yardsticks`` or ``$METAHEUR_YARDSTICKS`` (the folder with ig.c). Instances are read from
 ``$METAHEUR_INSTANCES/pfsp`` (and ``pfsp/vrf``).
 """
@@ -30,7 +32,7 @@ is in the runs table). The yardstick is built with gcc into a temporary folder f
 from __future__ import annotations
 
 import argparse
-import csv
+import functools
 import os
 import re
 import statistics
@@ -38,11 +40,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib.report import header, out_folder, write_table
+from lib.parts import cell_status, held, read_runs
+from lib.report import commit, header, log, out_folder, write_table
 
 import metaheur
 from metaheur.problems.pfsp import read_pfsp
@@ -103,52 +107,76 @@ def instances(part: str, names: list[str], root: Path, quick: bool) -> list[tupl
     return rows
 
 
-RUN_COLUMNS = ["instance", "class", "seed", "ms", "upper_bound", "metaheur", "ig", "metaheur_wall_s", "load"]
+RUN_COLUMNS = ["instance", "class", "seed", "ms", "upper_bound", "metaheur", "ig", "metaheur_wall_s", "load",
+               "commit"]
+TABLE_COLUMNS = ["class", "instances", "runs", "ms_each", "arpd_metaheur", "arpd_ig", "metaheur_at_ub", "ig_at_ub",
+                 "status"]
 
 
 def earlier_runs(path: Path) -> dict[tuple[str, int], dict]:
     """The runs of a runs table written before (``--resume``), by (instance, seed)."""
-    if not path.is_file():
-        return {}
-    with open(path, newline="") as handle:
-        lines = [line for line in handle if not line.startswith("#")]
     runs = {}
-    for row in csv.DictReader(lines):
+    for row in read_runs(path):
         run = {k: row[k] for k in ("instance", "class")} | {k: int(row[k]) for k in ("seed", "ms", "upper_bound",
                                                                                      "metaheur", "ig")}
-        run |= {"metaheur_wall_s": float(row["metaheur_wall_s"]), "load": float(row["load"])}
+        run |= {"metaheur_wall_s": float(row["metaheur_wall_s"]), "load": float(row["load"]),
+                "commit": row.get("commit", "")}
         runs[run["instance"], run["seed"]] = run
     return runs
 
 
-def run_part(part: str, rows, seeds: int, exe: Path, cores: int, done: dict) -> tuple[list[dict], list[dict]]:
-    ms_factor = int(part.removeprefix("taillard").removeprefix("vrf"))
+def run_part(rows, seeds: int, ms_factor: int, exe: Path, cores: int, done: dict, lock: str | None,
+             save: Callable[[], None]) -> list[dict]:
+    """Every (instance, seed) run of a part's instances ``rows``, seed by seed (one seed of every
+    instance first, so a part made in several calls has a whole seed early): those of ``done``
+    kept, each new one added to ``done`` and ``save`` called after it."""
     runs = []
-    for name, path, ub, cls in rows:
-        problem = read_pfsp(path, name=name)
-        ms = int(problem.n * problem.m / 2 * ms_factor)
-        for seed in range(seeds):
+    source = commit()
+    for seed in range(seeds):
+        for name, path, ub, cls in rows:
             run = done.get((name, seed))
             if run is None:
-                load = os.getloadavg()[0]
-                mh, wall = run_metaheur(problem, ms / 1000, seed)
-                ig = run_ig(exe, problem, path, ms, seed, cores)
+                problem = read_pfsp(path, name=name)
+                ms = int(problem.n * problem.m / 2 * ms_factor)
+                with held(lock):
+                    load = os.getloadavg()[0]
+                    mh, wall = run_metaheur(problem, ms / 1000, seed)
+                    ig = run_ig(exe, problem, path, ms, seed, cores)
                 run = {"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub, "metaheur": mh,
-                       "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1)}
-                print(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}", flush=True)
+                       "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1), "commit": source}
+                log(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}")
             runs.append(run | {"metaheur_rpd": 100 * (run["metaheur"] - ub) / ub,
                                "ig_rpd": 100 * (run["ig"] - ub) / ub})
-    classes = list(dict.fromkeys(r["class"] for r in runs))
+            if (name, seed) not in done:
+                done[name, seed] = run
+                save()
+    return runs
+
+
+def write_runs(done: dict, stem: str, head: list[str], out: Path, title: str) -> None:
+    """The runs table: every run of ``done`` (those of earlier calls with it)."""
+    write_table(list(done.values()), RUN_COLUMNS, stem, head, out, title, echo=False)
+
+
+def summary(runs: list[dict], rows, seeds: int) -> list[dict]:
+    """Per class of the part's instances ``rows`` and overall: the runs done of those planned
+    (instances x ``seeds``), the ARPD of each method over them and the runs at the upper bound; a
+    class without runs says ``missing``, one with some ``partial``."""
+    classes = list(dict.fromkeys(r[3] for r in rows))
     table = []
     for cls in [*classes, "overall"]:
+        planned = seeds * sum(cls in ("overall", r[3]) for r in rows)
         sel = [r for r in runs if cls in ("overall", r["class"])]
-        table.append({"class": cls, "instances": len({r["instance"] for r in sel}), "runs": len(sel),
-                      "ms_each": "" if cls == "overall" else sel[0]["ms"],
-                      "arpd_metaheur": round(statistics.mean(r["metaheur_rpd"] for r in sel), 3),
-                      "arpd_ig": round(statistics.mean(r["ig_rpd"] for r in sel), 3),
-                      "metaheur_at_ub": sum(r["metaheur"] <= r["upper_bound"] for r in sel),
-                      "ig_at_ub": sum(r["ig"] <= r["upper_bound"] for r in sel)})
-    return table, runs
+        row = {"class": cls, "instances": len({r[0] for r in rows if cls in ("overall", r[3])}),
+               "runs": f"{len(sel)}/{planned}", "status": cell_status(len(sel), planned)}
+        if sel:
+            row |= {"ms_each": "" if cls == "overall" else sel[0]["ms"],
+                    "arpd_metaheur": round(statistics.mean(r["metaheur_rpd"] for r in sel), 3),
+                    "arpd_ig": round(statistics.mean(r["ig_rpd"] for r in sel), 3),
+                    "metaheur_at_ub": sum(r["metaheur"] <= r["upper_bound"] for r in sel),
+                    "ig_at_ub": sum(r["ig"] <= r["upper_bound"] for r in sel)}
+        table.append(row)
+    return table
 
 
 def main() -> None:
@@ -161,6 +189,7 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true", help="keep the runs of the out folder's runs tables, run the "
                     "others")
     ap.add_argument("--yardsticks", default=None, help="folder with ig.c (default: $METAHEUR_YARDSTICKS)")
+    ap.add_argument("--lock", default=None, help="hold an exclusive flock on this file during each run")
     ap.add_argument("--cores", type=int, default=2, help="ig runs side by side (one per core)")
     ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
                     "folder)")
@@ -175,6 +204,7 @@ def main() -> None:
     seeds = args.seeds or (1 if args.quick else 3)
     names = [s for s in args.instances.split(",") if s]
     out = out_folder(args.out, args.quick)
+    kept = "; the runs of earlier calls kept (--resume)" if args.resume else ""
     with tempfile.TemporaryDirectory(prefix="metaheur-ig-") as work:
         exe = build_ig(args.yardsticks, Path(work))
         for part in parts:
@@ -182,20 +212,18 @@ def main() -> None:
             if not rows:
                 sys.exit(f"bench_pfsp: no instance of {part} among {args.instances}")
             stem = f"bench_pfsp_{part}" + ("_quick" if args.quick else "")
-            done = earlier_runs(out / f"{stem}_runs.csv") if args.resume else {}
-            table, runs = run_part(part, rows, seeds, exe, args.cores, done)
-            subset = (f"the QUICK SUBSET: the first instance of each class, {seeds} seed(s)" if args.quick
-                      else f"{len({r['instance'] for r in runs})} instances, {seeds} seed(s)")
-            head = header(f"settings: {subset}; n x (m / 2) x {part[-2:]} ms of wall time per instance; metaheur: "
-                          f"solve() with its defaults, setup included; ig.c: {args.cores} runs side by side, the "
-                          f"better counted; load average at each run's start (runs table) "
-                          f"{min(r['load'] for r in runs):.1f} to {max(r['load'] for r in runs):.1f} on "
-                          f"{os.cpu_count()} cores")
+            subset = ("the QUICK SUBSET: the first instance of each class" if args.quick
+                      else f"{len(rows)} instances")
+            head = header(f"settings: {subset}, {seeds} seed(s); n x (m / 2) x {part[-2:]} ms of wall time per "
+                          f"instance; metaheur: solve() with its defaults, setup included; ig.c: {args.cores} runs "
+                          f"side by side, the better counted; each run's load average at its start and commit in "
+                          f"the runs table{kept}")
             title = f"PFSP: metaheur vs ig.c at n x (m/2) x {part[-2:]} ms" + (" (quick subset)" if args.quick else "")
-            write_table(table, ["class", "instances", "runs", "ms_each", "arpd_metaheur", "arpd_ig", "metaheur_at_ub",
-                                "ig_at_ub"], stem, head, out, title)
-            write_table(runs, RUN_COLUMNS, f"{stem}_runs", head, out, title + ": every run")
-
+            done = earlier_runs(out / f"{stem}_runs.csv") if args.resume else {}
+            save = functools.partial(write_runs, done, f"{stem}_runs", head, out, title + ": every run")
+            runs = run_part(rows, seeds, int(part[-2:]), exe, args.cores, done, args.lock, save)
+            write_table(summary(runs, rows, seeds), TABLE_COLUMNS, stem, head, out, title)
+            save()
 
 if __name__ == "__main__":
     main()

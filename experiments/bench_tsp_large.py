@@ -40,7 +40,6 @@ FILE during each run. ``--quick``: pcb3038 at 8 s, one seed, metaheur and fast_t
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
@@ -53,9 +52,10 @@ from types import SimpleNamespace
 
 import numpy as np
 from bench_eax import run_lkh
-from bench_tsp_start import first_generation, held
+from bench_tsp_start import first_generation
 from lib.instances import names_arg, need_instances, present, problem, split_names
 from lib.memory import PeakMemory
+from lib.parts import held, read_runs
 from lib.report import commit, log, out_folder, run_header, write_table
 from peers import Peers
 
@@ -151,11 +151,7 @@ def run_elkai(path: Path, tsp, seconds: list[float], seed: int, python: str) -> 
 
 def earlier_runs(path: Path) -> dict[tuple, dict]:
     """The runs of a runs table written before (``--resume``), by (instance, method, seconds, seed)."""
-    if not path.is_file():
-        return {}
-    with open(path, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return {(r["instance"], r["method"], float(r["seconds"]), int(r["seed"])): r for r in rows}
+    return {(r["instance"], r["method"], float(r["seconds"]), int(r["seed"])): r for r in read_runs(path)}
 
 
 def with_gaps(runs: list[dict]) -> list[dict]:

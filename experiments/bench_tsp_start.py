@@ -29,13 +29,12 @@ lock. ``--quick``: gen:tsp:2000 at 6 s, ``random-0.3`` and ``auto``, members of 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import time
 from dataclasses import replace
 
 import numpy as np
 from lib.instances import names_arg, need_instances, present, problem, split_names
+from lib.parts import held
 from lib.report import log, out_folder, run_header, write_table
 from lib.runs import solve_run
 
@@ -52,20 +51,6 @@ CONFIGS = {  # name: (GAParams.starts, GAParams.init_share, GAParams.restart; No
 RUN_COLUMNS = ["instance", "n", "config", "seconds", "first_generation_s", "population", "restarts",
                "generations", "cost", "gap_half_%", "gap_end_%", "status"]
 MEMBER_COLUMNS = ["instance", "n", "starts", "members", "seconds_per_member", "mean_gap_%", "best_gap_%"]
-
-
-@contextlib.contextmanager
-def held(path: str | None):
-    """An exclusive flock on ``path`` for the block (nothing without a path)."""
-    if path is None:
-        yield
-        return
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def first_generation(result) -> float | None:

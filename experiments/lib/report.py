@@ -94,16 +94,18 @@ def write_csv(path: Path, rows: list[dict], columns: list[str], comment: str = "
 
 
 def write_table(rows: list[dict], columns: list[str], stem: str, head: list[str], out: Path | None = None,
-                title: str = "") -> tuple[Path, Path]:
-    """Write ``stem.csv`` and ``stem.md`` (header lines, then the table) and print the table."""
+                title: str = "", echo: bool = True) -> tuple[Path, Path]:
+    """Write ``stem.csv`` and ``stem.md`` (header lines, then the table) and print the table
+    (unless ``echo`` is false)."""
     folder = Path(out) if out else RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
     write_csv(csv_path, rows, columns)
     table = markdown(rows, columns)
     md_path.write_text((f"# {title}\n\n" if title else "") + "\n".join(f"- {h}" for h in head) + "\n\n" + table + "\n")
-    print("\n".join(head))
-    print(table)
+    if echo:
+        print("\n".join(head))
+        print(table)
     return csv_path, md_path
 
 
