@@ -24,8 +24,9 @@ second instances are ``ta002,ta012,...``), one seed unless ``--seeds`` says, 30 
 table is written after each run, with its load average and commit; ``--resume`` keeps the runs
 already in the out folder's runs table and runs the others, one seed of every instance before
 the next seed; ``--lock FILE`` holds a flock on FILE during each run; the summary says per class
-how many runs of the design it has (``missing``, ``partial``, ``ok``). The yardstick is built with gcc into a temporary folder from
-``--yardsticks`` or ``$METAHEUR_YARDSTICKS`` (the folder with ig.c). Instances are read from
+how many runs of the design it has (``missing``, ``partial``, ``ok``). The yardstick is built
+with gcc into a temporary folder from ``--yardsticks`` or ``$METAHEUR_YARDSTICKS`` (the folder
+with ig.c). Instances are read from
 ``$METAHEUR_INSTANCES/pfsp`` (and ``pfsp/vrf``).
 """
 

@@ -9,6 +9,8 @@
  * perm_prepare: caches[b] = prepare(perms[b]).
  * perm_update: caches[b] after move moves[b] (perms[b] is the permutation after the move).
  * perm_partial: out[b, k] = partial_insert_row(seqs[b][0..lens[b]), elems[b])[k], k <= lens[b].
+ * perm_insert_best: pos[b] = the best insertion position of elems[b] into seqs[b][0..lens[b])
+ *   (mh_best_partial_insert: the least value, then partial_insert_tie where `ties`, then the first).
  * Caches: cs entries per item (user::cache_t); work: ws int64 per item; `base`: the value of each perms[b].
  */
 #include "mh_common.cuh"
@@ -63,5 +65,17 @@ extern "C" __global__ void perm_partial(const int *seqs, const int *lens, const 
   if (b >= k) return;
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
   user::partial_insert_row(D, seqs + b * n, lens[b], elems[b], out + b * (n + 1), work + b * ws);
+#endif
+}
+
+extern "C" __global__ void perm_insert_best(const int *seqs, const int *lens, const int *elems, int k, int n, int ties,
+                                            long long *work, int ws, long long *rows, long long *pos /*@DATA_PARAMS@*/) {
+  user::Data D; D.n = n; /*@DATA_INIT@*/
+  const ll b = mh_block();
+  if (b >= k) return;
+#ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
+  ll value, at;
+  mh_best_partial_insert(D, seqs + b * n, lens[b], elems[b], ties, rows + b * (n + 1), work + b * ws, &value, &at);
+  if (mh_tid() == 0) pos[b] = at;
 #endif
 }

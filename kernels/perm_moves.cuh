@@ -134,4 +134,31 @@ __device__ __forceinline__ void mh_perm_prepare(const user::Data &D, const int *
   __syncthreads();
 }
 
+#ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
+/* The best insertion of `elem` into seq[0..len): rows[0..len] = partial_insert_row, then the
+ * position of the least engine value; among equal values the least partial_insert_tie key where
+ * `ties` and the problem defines one (Fernandez-Viagas and Framinan 2014 for the flow shop), the
+ * first position after that. Every thread of the block calls it; every thread gets (value, pos). */
+__device__ __forceinline__ void mh_best_partial_insert(const user::Data &D, const int *seq, int len, int elem, int ties,
+                                                       ll *rows, ll *work, ll *value, ll *pos) {
+  __syncthreads();
+  user::partial_insert_row(D, seq, len, elem, rows, work);
+  __syncthreads();
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  for (int q = mh_tid(); q <= len; q += mh_nthreads()) mh_argmin_step(&key, &idx, MH_SENSE * rows[q], q);
+  mh_block_argmin(&key, &idx);
+#ifdef MH_USER_HAS_PARTIAL_INSERT_TIE
+  if (ties) {
+    ll tie = MH_LL_MAX, at = MH_LL_MAX;
+    for (int q = mh_tid(); q <= len; q += mh_nthreads())
+      if (MH_SENSE * rows[q] == key) mh_argmin_step(&tie, &at, user::partial_insert_tie(D, seq, len, elem, q, work), q);
+    mh_block_argmin(&tie, &at);
+    idx = at;
+  }
+#endif
+  (void)ties;
+  *value = key; *pos = idx;
+}
+#endif
+
 #endif /* MH_PERM_MOVES_CUH */

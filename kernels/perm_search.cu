@@ -15,7 +15,8 @@
  *   random moves of type `kick_move` each followed by a descent; a kicked local optimum that is
  *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003).
  * perm_ig: iterated greedy (Ruiz and Stuetzle 2007): `destruct` random elements removed, each
- *   reinserted at its best position by partial_insert_row (ties: the first), an insertion
+ *   reinserted at its best position by partial_insert_row (ties: the problem's partial_insert_tie
+ *   where `ties`, then the first; mh_best_partial_insert), an insertion
  *   descent to a local optimum, acceptance of a better result, or of a worse one with
  *   probability exp(-(new - current) / temperature).
  *
@@ -321,7 +322,7 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
 
 /* Defined for every problem (the loader reads every signature); empty without partial_insert_row. */
 extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
-                                   int n, int first, int destruct, double temperature, int iters, int init,
+                                   int n, int first, int destruct, double temperature, int ties, int iters, int init,
                                    long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
@@ -349,13 +350,9 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
       S.st[MH_PS_ITER] += 1;
     }
     __syncthreads();
-    for (int m = 0, len = n - d; m < d; ++m, ++len) { /* construction: best insertion, first on ties */
-      __syncthreads();
-      user::partial_insert_row(S.D, S.p, len, removed[m], S.rows, S.work);
-      __syncthreads();
-      ll key = MH_LL_MAX, idx = MH_LL_MAX;
-      for (int q = S.tid; q <= len; q += S.nt) mh_argmin_step(&key, &idx, MH_SENSE * S.rows[q], q);
-      mh_block_argmin(&key, &idx);
+    for (int m = 0, len = n - d; m < d; ++m, ++len) { /* construction: best insertion */
+      ll key, idx;
+      mh_best_partial_insert(S.D, S.p, len, removed[m], ties, S.rows, S.work, &key, &idx);
       if (S.tid == 0) {
         for (int q = len; q > (int)idx; --q) S.p[q] = S.p[q - 1];
         S.p[idx] = removed[m];

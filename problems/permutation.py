@@ -88,6 +88,13 @@ class PermutationProblem(Problem):
         """NEH's key per element (inserted in decreasing key order), or None for no NEH start."""
         return None
 
+    def insertion_tie(self, seq: np.ndarray, elem: int, pos: int) -> int:
+        """The numpy reference of the device code's ``partial_insert_tie``: the tie key (smaller is
+        taken) of inserting ``elem`` at ``pos`` of the partial sequence ``seq``; needed by
+        ``check_problem`` where the device code defines ``partial_insert_tie``."""
+        raise MetaheurError(f"{self.kind} problem: its device code defines partial_insert_tie but the class no "
+                            f"insertion_tie(seq, elem, pos), its numpy reference")
+
     # ------------------------------------------------------------ the Problem interface
     def values(self, perms) -> np.ndarray:
         """:meth:`evaluate` checked: an int64 array of one value per row."""

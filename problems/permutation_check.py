@@ -3,7 +3,8 @@
 On random permutations, on the CPU build and on each (simulated) GPU, through kernels/perm_eval.cu:
 the kernel cost, every pair delta and row function the snippet defines, every cache after each
 ``update_*`` hook (against ``prepare`` of the new permutation, and through the deltas read from
-it), and ``partial_insert_row`` on full sequences. The first mismatch is raised as one
+it), ``partial_insert_row`` on full sequences and the position its ``partial_insert_tie`` takes
+among equal values (against ``insertion_tie``). The first mismatch is raised as one
 MetaheurError that names the device, the function, the move in words and both values.
 """
 
@@ -175,6 +176,28 @@ class _Checker:
                 self.fail("partial_insert_row", full[q], f"element {elems[b]} inserted at position {q} of the other "
                           f"{n - 1}: out[{q}] = {got[b, q]}, evaluate says {ref[q]}")
         self.lines.append(f"{self.dev.name}: partial_insert_row ({k} sequences)")
+        if self.code.has("partial_insert_tie"):
+            self.check_ties(seqs, elems, got)
+
+    def check_ties(self, seqs, elems, rows) -> None:
+        """The position perm_insert_best takes with ties: the least value, then the least
+        ``insertion_tie`` of the numpy reference, then the first."""
+        dev, k, n = self.dev, len(seqs), self.n
+        pos = dev.zeros(k, np.int64)
+        self._run("perm_insert_best", k, (dev.asarray(seqs), dev.asarray(np.full(k, n - 1, np.int32)),
+                                          dev.asarray(elems), k, n, 1, dev.zeros((k, self.ws), np.int64), self.ws,
+                                          dev.zeros((k, n + 1), np.int64), pos))
+        got = to_host(pos)
+        for b in range(k):
+            values = self.pb.engine_sign * rows[b, :n]
+            ties = [(int(self.pb.insertion_tie(seqs[b][:n - 1], int(elems[b]), q)), q)
+                    for q in np.flatnonzero(values == values.min()).tolist()]
+            want = min(ties)[1]
+            if got[b] != want:
+                self.fail("partial_insert_tie", np.insert(seqs[b][:n - 1], want, elems[b]),
+                          f"element {elems[b]} inserted into the other {n - 1}: position {got[b]} taken, the "
+                          f"least value and then the least insertion_tie {dict((q, t) for t, q in ties)} give {want}")
+        self.lines.append(f"{self.dev.name}: partial_insert_tie ({k} sequences)")
 
     def run(self) -> list[str]:
         perms = self.perms()

@@ -137,6 +137,20 @@ class PFSP(PermutationProblem):
         return replace(params, ga=replace(ls_island(params.ga), ls_budget=50 * self.n),
                        perm=replace(params.perm, method="ig"))
 
+    def insertion_tie(self, seq, elem: int, pos: int) -> int:
+        """The device code's tie key between insertion positions of equal makespan (Fernandez-Viagas
+        and Framinan 2014), from whole schedules: on machines 2..m, the idle time before ``elem`` at
+        ``pos`` plus the change of the idle time before the job it puts back (none at the last
+        position)."""
+        seq = [int(j) for j in seq]
+        after = completion_times(self.times, [*seq[:pos], elem, *seq[pos:]])
+        p = self.times[1:, elem]
+        if pos == len(seq):
+            left = after[1:, pos - 1] if pos else 0
+            return int((after[1:, pos] - left - p).sum())
+        before = completion_times(self.times, seq)
+        return int((after[1:, pos + 1] - before[1:, pos] - p).sum())
+
     def evaluate(self, perms) -> np.ndarray:
         """Exact makespans of a k x n batch of job orders (or one order, as a batch of one)."""
         p = np.asarray(perms, dtype=np.int64)

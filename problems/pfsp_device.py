@@ -11,6 +11,11 @@ Data: ``p`` the job-major n x m times (``p[j * m + h]``), ``m`` the number of ma
   ``f_h = max(f_{h-1}, e[pos-1][h]) + p[job][h]`` and the makespan ``max_h f_h + q[pos][h]``; all
   positions in O(nm). One thread computes the heads, another the tails, then the positions are
   shared block-stride; one thread alone does the same work in the same order.
+* ``partial_insert_tie``: Fernandez-Viagas and Framinan's tie-breaking (Comput. Oper. Res. 45,
+  2014): of the positions of equal makespan, the one whose insertion makes the least idle time
+  on machines 2..m, counted as ``f_h - e[pos-1][h] - p[elem][h]`` (the inserted job) at the last
+  position and as ``f'_h - e[pos][h] - p[elem][h]`` elsewhere, ``f'`` the new completion times of
+  the job put back, O(m) a position from the heads of ``partial_insert_row``.
 * ``swap_delta`` and ``insert_delta``: the makespan of the moved sequence (read through the move,
   without a copy) minus the makespan, O(nm).
 
@@ -112,5 +117,26 @@ __device__ void insert_row(const Data &d, const int *perm, const ll *cache, int 
 
 __device__ void partial_insert_row(const Data &d, const int *seq, int len, int elem, ll *out, ll *work) {
   pfsp_insertions(d, seq, -1, len, elem, out, work);
+}
+
+/* Between insertion positions of equal makespan: on machines 2..m, the idle time before `elem`
+ * plus the change of the idle time before the job it puts back (none at the last position), from
+ * the heads `e` that partial_insert_row left in `work`; the least is taken. */
+__device__ ll partial_insert_tie(const Data &d, const int *seq, int len, int elem, int pos, const ll *work) {
+  const int m = (int)d.m;
+  const ll *e = work;
+  const int *pe = d.p + (ll)elem * m, *pn = pos < len ? d.p + (ll)seq[pos] * m : pe;
+  ll f = 0, g = 0, idle = 0;
+  for (int h = 0; h < m; ++h) {
+    const ll up = pos ? e[(ll)(pos - 1) * m + h] : 0;
+    f = (f > up ? f : up) + pe[h];
+    if (pos < len) {
+      g = (g > f ? g : f) + pn[h];
+      if (h) idle += g - e[(ll)pos * m + h] - pe[h];
+    } else if (h) {
+      idle += f - up - pe[h];
+    }
+  }
+  return idle;
 }
 """.replace("@MAX_MACHINES@", str(MAX_MACHINES))

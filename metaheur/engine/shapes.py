@@ -36,7 +36,7 @@ GPU_LAUNCHES: dict[tuple[str, str], tuple[tuple[int, ...], ...]] = {
     **{("perm_search.cu", name): (PERM,) for name in ("perm_tabu", "perm_ils", "perm_ig")},
     ("perm_search.cu", "perm_best_values"): (SERIAL,),
     **{("perm_eval.cu", name): (PERM,) for name in ("perm_cost", "perm_pair", "perm_row", "perm_prepare",
-                                                     "perm_update", "perm_partial")},
+                                                     "perm_update", "perm_partial", "perm_insert_best")},
 }
 
 #: Kernels the package itself does not launch (standalone components, the benchmarks and tests).

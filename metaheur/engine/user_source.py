@@ -42,6 +42,7 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "swap_row": ("void", _ROW),
     "insert_row": ("void", _ROW),
     "partial_insert_row": ("void", ("const Data&", "const int*", "int", "int", "ll*", "ll*")),
+    "partial_insert_tie": ("ll", ("const Data&", "const int*", "int", "int", "int", "const ll*")),
     "prepare": ("void", ("const Data&", "const int*", "cache_t*", "ll*")),
     "update_swap": ("void", _UPDATE),
     "update_insert": ("void", _UPDATE),

@@ -24,10 +24,11 @@ def default_perm_budget(method: str, n: int) -> int:
     return 10 * n if method == "tabu" else max(20, n // 2)
 
 
-def neh(problem, device: str | Device = "cpu") -> np.ndarray:
+def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray:
     """NEH (Nawaz, Enscore and Ham 1983) with the problem's ``construction_key``: elements in
     decreasing key order (stable), each inserted at its best position of the partial sequence
-    (``partial_insert_row``; ties: the first)."""
+    (``partial_insert_row``; ties: the least ``partial_insert_tie`` where ``ties`` and the problem
+    has one, then the first)."""
     dev, n = parse_device(device), problem.n
     code = problem.user_code()
     mod = code.module("perm_eval.cu", dev)
@@ -36,14 +37,14 @@ def neh(problem, device: str | Device = "cpu") -> np.ndarray:
     order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
     seq = [int(order[0])]
     ws = problem.work_entries()
-    kernel, out, work = mod.kernel("perm_partial"), dev.zeros((1, n + 1), np.int64), dev.zeros((1, ws), np.int64)
+    kernel, rows, work = mod.kernel("perm_insert_best"), dev.zeros((1, n + 1), np.int64), dev.zeros((1, ws), np.int64)
+    pos = dev.zeros(1, np.int64)
     buf = np.zeros((1, n), np.int32)
     for elem in order[1:]:
         buf[0, :len(seq)] = seq
         kernel(1, 1, (dev.asarray(buf), dev.asarray(np.array([len(seq)], np.int32)),
-                      dev.asarray(np.array([elem], np.int32)), 1, n, work, ws, out, *data))
-        vals = problem.engine_sign * to_host(out)[0, :len(seq) + 1]
-        seq.insert(int(np.argmin(vals)), int(elem))
+                      dev.asarray(np.array([elem], np.int32)), 1, n, int(ties), work, ws, rows, pos, *data))
+        seq.insert(int(to_host(pos)[0]), int(elem))
     return np.array(seq, dtype=np.int64)
 
 
@@ -90,7 +91,7 @@ class PermOperators:
         code = self.problem.user_code()
         if count and code.has("partial_insert_row") and self.problem.construction_key() is not None:
             if self._neh is None:
-                self._neh = neh(self.problem, self.device)
+                self._neh = neh(self.problem, self.device, self.params.perm.ties)
             out[0] = self._neh
         return out
 

@@ -36,7 +36,10 @@ class PermSearchParams:
     rule (else best-improvement); ``tenure_scale``: tabu tenures floor(u^3 * scale * n);
     ``kick_move``/``kick_moves``: an ILS kick's random moves; ``destruct``: elements an iterated
     greedy removes; ``temperature``: its acceptance temperature, times the problem's
-    ``temperature_scale()`` (Ruiz and Stuetzle: 0.4)."""
+    ``temperature_scale()`` (Ruiz and Stuetzle: 0.4); ``ties``: the greedy insertions (of the
+    iterated greedy and of NEH) break ties between positions of equal value by the problem's
+    ``partial_insert_tie`` where it has one (else, and by default, they take the first;
+    docs/decisions/pfsp-method.md)."""
 
     method: str = "auto"
     move: str | None = None
@@ -46,6 +49,7 @@ class PermSearchParams:
     kick_moves: int = 3
     destruct: int = 4
     temperature: float = 0.4
+    ties: bool = False
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -114,7 +118,7 @@ class PermSearchBatch:
                     target, *tail)
         else:
             temp = float(p.temperature * self.problem.temperature_scale())
-            args = (*head, first, p.destruct, temp, iters, init, target, *tail)
+            args = (*head, first, p.destruct, temp, int(p.ties), iters, init, target, *tail)
         self.module.kernel(f"perm_{self.method}")(count, self.block, args + self.data)
 
     def run(self, starts: np.ndarray, keys: np.ndarray, budget: int, time_limit: float | None = None,

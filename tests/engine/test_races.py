@@ -35,7 +35,8 @@ RACE_CHECKED = {
     "tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                      "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
-    "perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial"},
+    "perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial",
+                     "perm_insert_best"},
     "perm_search.cu": {"perm_tabu", "perm_ils", "perm_ig", "perm_best_values"},
 }
 _BARRIER_USE = re.compile(r"__syncthreads|__shared__|mh_block_argmin|mh_block_sum")

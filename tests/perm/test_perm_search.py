@@ -138,11 +138,12 @@ BLOCKS = [(31,), (33,), (7, 3)]
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize(("method", "make"), [("tabu", lambda: CachedQAP(*random_qap_arrays(34, 2))),
                                               ("ils", lambda: Tardiness(*_wt_arrays(33))),
-                                              ("ig", lambda: Tardiness(*_wt_arrays(33)))])
+                                              ("ig", lambda: Tardiness(*_wt_arrays(33))),
+                                              ("ig", lambda: _tied_flow_shop(33))])
 def test_every_block_shape_and_thread_order_gives_the_cpu_trajectory(method, make, order, monkeypatch):
     """Sizes past a warp (33, 34), blocks not multiples of 32, thread orders of the simulation."""
     pb = make()
-    params = PermSearchParams(method=method, kick_moves=2, destruct=3)
+    params = PermSearchParams(method=method, kick_moves=2, destruct=3, ties=True)
     base = _run(pb, params, count=2, iters=2)[2]
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     for block in BLOCKS:
@@ -153,3 +154,10 @@ def test_every_block_shape_and_thread_order_gives_the_cpu_trajectory(method, mak
 def _wt_arrays(n):
     pb = random_tardiness(n, 11)
     return pb.p, pb.w, pb.due
+
+
+def _tied_flow_shop(n):
+    """A flow shop of small times: many insertions tie, so partial_insert_tie decides."""
+    from metaheur.problems.pfsp import PFSP
+
+    return PFSP(np.random.default_rng(n).integers(1, 5, size=(5, n)))

@@ -37,7 +37,8 @@ def test_check_problem_on_random_shapes(n, m, high, simulated_gpu):
     times = np.random.default_rng(n * 1000 + m).integers(0, high, size=(m, n))
     report = check_problem(PFSP(times, name=f"r{n}x{m}"), devices=["cpu", "cuda:0"], trials=6, seed=n)
     for device in ("cpu", "cuda:0"):
-        for function in ("cost", "swap_delta", "insert_delta", "insert_row", "partial_insert_row"):
+        for function in ("cost", "swap_delta", "insert_delta", "insert_row", "partial_insert_row",
+                         "partial_insert_tie"):
             assert any(line.startswith(f"{device}: {function} (") for line in report.checks), (device, function)
 
 
@@ -105,3 +106,46 @@ def test_iterated_greedy_reaches_ta001_optimum():
     result = batch.run(starts, np.array([1, 2], dtype=np.uint64), budget=4000, target=1278)
     assert result.best_costs.min() == 1278
     assert [problem.value(p) for p in result.best] == result.best_costs.tolist()
+
+
+def _neh_reference(problem: PFSP) -> list[int]:
+    """NEH with ties broken by the least idle time (Fernandez-Viagas and Framinan 2014), then the
+    first position, every candidate scored from scratch."""
+    order = np.argsort(-problem.times.sum(axis=0), kind="stable")
+    seq = [int(order[0])]
+    for elem in order[1:].tolist():
+        cands = [[*seq[:k], elem, *seq[k:]] for k in range(len(seq) + 1)]
+        values = makespans(problem.times, np.array(cands))
+        best = values.min()
+        ties = [(problem.insertion_tie(seq, elem, k), k) for k in range(len(seq) + 1) if values[k] == best]
+        seq = cands[min(ties)[1]]
+    return seq
+
+
+@pytest.mark.parametrize("n, m, high", [(2, 1, 9), (7, 3, 4), (12, 5, 9), (15, 20, 99), (30, 4, 3)])
+@pytest.mark.parametrize("device", ["cpu", "cuda:0"])
+def test_neh_with_idle_time_ties_matches_the_reference(n, m, high, device, simulated_gpu):
+    """NEH's insertions with partial_insert_tie equal the reference on instances with many ties
+    (small times), on the CPU build and on a simulated GPU's block of threads."""
+    from metaheur.islands.perm_operators import neh
+
+    problem = PFSP(np.random.default_rng(n + m).integers(1, high + 1, size=(m, n)))
+    assert neh(problem, device, ties=True).tolist() == _neh_reference(problem)
+
+
+def test_idle_time_ties_change_neh_where_positions_tie():
+    """ta011's NEH with the tie-breaking is not the first-position NEH (1651 against 1680)."""
+    from metaheur.islands.perm_operators import neh
+
+    problem = taillard("ta011")
+    assert problem.value(neh(problem)) == 1680
+    assert problem.value(neh(problem, ties=True)) == 1651 == problem.value(_neh_reference(problem))
+
+
+def test_insertion_tie_by_hand():
+    """Two machines, job 0 (3, 1) scheduled, job 1 (1, 4) inserted. Last: job 1 starts on machine 2
+    at 4, when job 0 leaves it: no idle time, key 0. First: job 1 waits 1 on machine 2, and job 0,
+    which waited 3 there, now waits 0: key 1 - 3 = -2."""
+    problem = PFSP(np.array([[3, 1], [1, 4]]))
+    assert problem.insertion_tie([0], 1, 1) == 0
+    assert problem.insertion_tie([0], 1, 0) == -2
