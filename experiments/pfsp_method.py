@@ -17,7 +17,10 @@ Configurations (every island alike, one per core):
   islands of ``ga`` (children improved by n / 2 iterations of the iterated greedy);
 * ``mix-ls``: ``mix`` whose GA children are improved by an insertion local search instead
   (first-improvement insertion descent and n / 2 kicks of 3 random insertions, each followed by
-  the descent).
+  the descent);
+* ``default``: the flow shop's default (``PFSP.default_params``); ``ties``: the default whose
+  greedy insertions break ties by the idle time (``PermSearchParams(ties=True)``, Fernandez-Viagas
+  and Framinan 2014); ``t07`` and ``ties-t07``: the same two at the temperature T = 0.7.
 
     python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
         [--configs ga,ig,ig-long] [--stem pfsp_method] [--out experiments/results]
@@ -46,11 +49,15 @@ from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
-CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig", "mix", "mix-ls")
+CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig", "mix", "mix-ls", "default", "ties", "t07", "ties-t07")
 INSERTION_LS = metaheur.PermSearchParams(method="ils", move="insert", kick_move="insert")
 
 
 def params_for(config: str, problem) -> metaheur.SolveParams:
+    if config in ("default", "ties", "t07", "ties-t07"):
+        own = problem.default_params()
+        perm = replace(own.perm, ties=config.startswith("ties"), temperature=0.7 if config.endswith("t07") else 0.4)
+        return metaheur.SolveParams(ga=own.ga, perm=perm)
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
     if config.startswith("mix"):
         cores = cpu_count()

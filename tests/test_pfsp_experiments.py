@@ -50,3 +50,19 @@ def test_pfsp_method_quick(tmp_path):
     assert [r["instance"] for r in table] == ["ta001", "ta031", "ARPD"]
     assert all(float(r[c]) >= 0 for r in table for c in ("ga", "ig", "mix-ls"))
     assert "load average at start" in (tmp_path / "pfsp_method_quick.md").read_text()
+
+
+def test_pfsp_method_tie_and_temperature_configs_change_only_those_settings():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    from pfsp_method import params_for
+
+    from metaheur.problems.pfsp import taillard
+
+    problem = taillard("ta001")
+    own = problem.default_params()
+    for config, ties, temperature in (("default", False, 0.4), ("ties", True, 0.4), ("t07", False, 0.7),
+                                      ("ties-t07", True, 0.7)):
+        params = params_for(config, problem)
+        assert params.ga == own.ga
+        assert (params.perm.ties, params.perm.temperature) == (ties, temperature), config
+        assert params.perm.destruct == own.perm.destruct and params.perm.method == own.perm.method
