@@ -6,11 +6,12 @@ Configurations (every island alike, one per core):
 * ``ga``: the engine's default for a problem whose first move is an insertion: GA islands
   (population 20, 10 children a generation, order crossover) whose children are improved by the
   iterated greedy (n / 2 iterations each);
-* ``ig``: iterated-greedy chains (crossover ``none``: each island's member goes on for n / 2
-  iterations a generation from its best, the best migrates);
+* ``ig``: iterated-greedy chains (crossover ``none``: each island's chain goes on for n / 2
+  iterations a generation, from where it stood while its member is the best it left, else from the
+  member, a migrant; the best migrates);
 * ``ig-long``: the same chains going on for 5 n iterations a generation;
-* ``ig-50n``: ``ig-long`` going on for 50 n iterations a generation (each generation starts from
-  the island's best, which migrates at the end of the epoch);
+* ``ig-50n``: ``ig-long`` going on for 50 n iterations a generation (the island's best migrates at
+  the end of the epoch);
 * ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted);
 * ``mix``: islands of two kinds (``SolveParams.tabu_islands``, the flow shop's
   ``local_search_island``): half the cores, rounded up, run ``ig-50n`` chains, the others GA
@@ -20,7 +21,10 @@ Configurations (every island alike, one per core):
   the descent);
 * ``default``: the flow shop's default (``PFSP.default_params``); ``ties``: the default whose
   greedy insertions break ties by the idle time (``PermSearchParams(ties=True)``, Fernandez-Viagas
-  and Framinan 2014); ``t07`` and ``ties-t07``: the same two at the temperature T = 0.7.
+  and Framinan 2014); ``t07`` and ``ties-t07``: the same two at the temperature T = 0.7;
+* ``nomig``: the default without migration (independent chains, the best of them counted);
+  ``500n``: the default going on for 500 n iterations a generation (longer epochs, so fewer
+  exchanges).
 
     python experiments/pfsp_method.py [--quick] [--instances ta001,ta011,...] [--seeds 2]
         [--configs ga,ig,ig-long] [--stem pfsp_method] [--out experiments/results]
@@ -49,7 +53,8 @@ from metaheur.problems.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"
-CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig", "mix", "mix-ls", "default", "ties", "t07", "ties-t07")
+CONFIGS = ("ga", "ig", "ig-long", "ig-50n", "ig-nomig", "mix", "mix-ls", "default", "ties", "t07", "ties-t07", "nomig",
+           "500n")
 INSERTION_LS = metaheur.PermSearchParams(method="ils", move="insert", kick_move="insert")
 
 
@@ -58,6 +63,11 @@ def params_for(config: str, problem) -> metaheur.SolveParams:
         own = problem.default_params()
         perm = replace(own.perm, ties=config.startswith("ties"), temperature=0.7 if config.endswith("t07") else 0.4)
         return metaheur.SolveParams(ga=own.ga, perm=perm)
+    if config in ("nomig", "500n"):
+        own = problem.default_params()
+        if config == "nomig":
+            return metaheur.SolveParams(ga=own.ga, perm=own.perm, migration=metaheur.MigrationParams(interval=0))
+        return metaheur.SolveParams(ga=replace(own.ga, ls_budget=500 * problem.n), perm=own.perm)
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
     if config.startswith("mix"):
         cores = cpu_count()

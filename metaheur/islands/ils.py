@@ -1,7 +1,10 @@
 """The island of continued local searches without crossover (the TSP's ILS, a user problem's
 generic local search): each generation continues ``offspring`` members' searches in turn, and a
-continued search replaces its member when its result is not worse. Its label names the search
-the problem runs (:meth:`Problem.chain_search`)."""
+continued search replaces its member when its result is not worse. A search continues from its
+member, or, where the operators say so (``continues_chains``: the iterated greedy), from where it
+stood at the end of its last generation while its member is still the best it left
+(``IslandState.searches``). Its label names the search the problem runs
+(:meth:`Problem.chain_search`)."""
 
 from __future__ import annotations
 
@@ -28,9 +31,35 @@ class ILSIsland(Island):
         ops, count = self.ops, self.spec.params.ga.offspring
         keys = self.keys(state, count)
         source = (state.generation * count + np.arange(count)) % state.population.shape[0]
-        sols, costs, iters = ops.improve(ops.device.asarray(state.population[source], np.int32), keys,
-                                         time_limit=seconds_to(deadline))
+        continued = getattr(ops, "continues_chains", False)
+        starts = self._chain_starts(state, source) if continued else state.population[source]
+        sols, costs, iters, *current = (ops.improve_chains if continued else ops.improve)(
+            ops.device.asarray(starts, np.int32), keys, time_limit=seconds_to(deadline))
         state.ls_iterations += int(np.sum(iters))
         better = costs <= state.costs[source]
         state.population[source[better]] = sols[better]
         state.costs[source[better]] = costs[better]
+        if continued:
+            self._keep_chains(state, source, current[0])
+
+    @staticmethod
+    def _chain_starts(state, source: np.ndarray) -> np.ndarray:
+        """Where the chains of ``source`` go on from: the current solution a chain left
+        (``state.searches``) while its member is still the best that chain left; the member itself
+        where it is not (a migrant, a new member of the load balancer) or no chain ran yet."""
+        starts = state.population[source].copy()
+        saved = state.searches
+        if saved is not None and saved["best"].shape == state.population.shape:
+            same = (saved["best"][source] == starts).all(axis=1)
+            starts[same] = saved["current"][source[same]]
+        return starts
+
+    @staticmethod
+    def _keep_chains(state, source: np.ndarray, current: np.ndarray) -> None:
+        """Record where the chains of ``source`` stand and the member each left."""
+        saved = state.searches
+        if saved is None or saved["best"].shape != state.population.shape:
+            saved = {"best": state.population.copy(), "current": state.population.copy()}
+        saved["best"][source] = state.population[source]
+        saved["current"][source] = current
+        state.searches = saved

@@ -66,7 +66,8 @@ class IslandState:
     best_cost: int | None = None
     ls_iterations: int = 0  # tabu iterations (QAP), ILS kicks (TSP), EAX children built (EAX islands)
     restarts: int = 0
-    searches: dict | None = None  # tabu islands: the saved tabu searches (QAPTabuBatch.snapshot)
+    searches: dict | None = None  # tabu islands: the saved tabu searches (QAPTabuBatch.snapshot); ILS islands of
+    # chains that go on from where they stood: each slot's current solution and the member it left
     cycle_best: int | None = None  # after a full restart: the population's best cost since (else None)
     spread: float | None = None  # bnp replacement: the members' mean distance when the population was built
 

@@ -101,17 +101,30 @@ class PermOperators:
     def mutate(self, children, keys: np.ndarray) -> None:
         self.ga.mutate(children, keys)
 
+    @property
+    def continues_chains(self) -> bool:
+        """Whether a chain island's searches go on from where they stood rather than from their
+        best (:class:`~metaheur.islands.ils.ILSIsland`): the iterated greedy's, whose temperature
+        acceptance lets the current solution wander above the best, as in Ruiz and Stuetzle's
+        uninterrupted runs (docs/decisions/pfsp-method.md)."""
+        return self.method == "ig"
+
     def improve(self, children, keys: np.ndarray, time_limit: float | None = None):
         """The generic local search from every child (``ls_budget``, cut short by ``time_limit``);
         returns (best solutions, exact engine costs, iterations)."""
-        return split_on_oom(self._improve, to_host(children).astype(np.int64), np.asarray(keys), time_limit)
+        return self.improve_chains(children, keys, time_limit)[:3]
+
+    def improve_chains(self, starts, keys: np.ndarray, time_limit: float | None = None):
+        """:meth:`improve`, with where each search stands at the end: (best solutions, exact engine
+        costs, iterations, current solutions)."""
+        return split_on_oom(self._improve, to_host(starts).astype(np.int64), np.asarray(keys), time_limit)
 
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
         if self._batch is None or self._batch.capacity < len(keys):
             self._batch = None
             self._batch = PermSearchBatch(self.problem, self.device, len(keys), self.params.perm)
         result = self._batch.run(starts, keys, self.ls_budget, time_limit=time_limit)
-        return result.best, result.best_costs, result.iterations
+        return result.best, result.best_costs, result.iterations, result.current
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
         """The problem's distances (:meth:`~metaheur.problems.permutation.PermutationProblem.distances`)."""

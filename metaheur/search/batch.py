@@ -25,6 +25,7 @@ class BatchResult:
     launches: int
     stop_reason: str
     extra: dict = field(default_factory=dict)
+    current: np.ndarray | None = None  # S x n: where each search stands at the end (searches that keep one)
 
     @property
     def best_index(self) -> int:

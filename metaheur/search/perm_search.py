@@ -126,7 +126,8 @@ class PermSearchBatch:
         """Searches from ``starts`` (one random stream key each) for ``budget`` iterations (tabu
         iterations, kicks or greedy iterations; cut short by ``time_limit`` seconds or once a best
         is at or below ``target``, engine sense); returns the best permutations, their values
-        (engine sense, recomputed) and the iterations (and descent moves) of each search."""
+        (engine sense, recomputed), the iterations (and descent moves) of each search and where
+        each search stands at the end (``current``)."""
         count, n, dev = len(starts), self.problem.n, self.device
         if count > self.capacity:
             raise MetaheurError(f"{count} searches do not fit a batch of {self.capacity}")
@@ -151,4 +152,5 @@ class PermSearchBatch:
         stats = to_host(self.stats[:count])
         return BatchResult(best=to_host(self.best[:count]).astype(np.int64), best_costs=to_host(values),
                            iterations=stats[:, _ITER] + stats[:, _MOVES], seconds=pacer.elapsed(),
-                           launches=pacer.launches, stop_reason=pacer.reason(done))
+                           launches=pacer.launches, stop_reason=pacer.reason(done),
+                           current=to_host(self.perm[:count]).astype(np.int64))

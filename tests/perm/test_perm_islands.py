@@ -167,3 +167,30 @@ def test_dask_runs_a_user_problem_as_loky_does():
     dask = solve_with(pb, **options, dask_local=2)
     assert dask.value == pb.value(dask.permutation)
     assert dask.permutation == loky.permutation
+
+
+def test_iterated_greedy_chains_go_on_from_where_they_stood(monkeypatch):
+    """An iterated-greedy chain's next generation starts from the solution its search stood at, not
+    from its best, while its member is the best that chain left; a migrant restarts it."""
+    from metaheur.islands.perm_operators import PermOperators
+
+    pb = random_tardiness(15, 3)
+    params = pb.default_params()
+    params = replace(params, ga=replace(with_crossover(params.ga, "none"), ls_budget=8),
+                     perm=PermSearchParams(method="ig", temperature=50.0))
+    spec = IslandSpec(0, pb, pb.fingerprint(), "cpu", params, 123)
+    starts = []
+    improve_chains = PermOperators.improve_chains
+    monkeypatch.setattr(PermOperators, "improve_chains",
+                        lambda ops, s, *a, **k: starts.append(np.array(s)) or improve_chains(ops, s, *a, **k))
+    state, _ = run_epoch(spec, IslandState(0), generations=1)
+    kept = {k: v.copy() for k, v in state.searches.items()}
+    assert np.array_equal(kept["best"], state.population)
+    assert sorted(kept["current"][0]) == list(range(pb.n))
+    assert not np.array_equal(kept["current"], kept["best"])  # the warm acceptance left its best
+    state, _ = run_epoch(spec, state, generations=1)
+    assert np.array_equal(starts[-1], kept["current"])
+    migrant = np.arange(pb.n)[::-1]
+    state.population[0], state.costs[0] = migrant, pb.engine_sign * pb.value(migrant)
+    run_epoch(spec, state, generations=1)
+    assert np.array_equal(starts[-1][0], migrant)

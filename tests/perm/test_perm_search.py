@@ -61,6 +61,7 @@ def _same(result, refs, pb):
         assert result.best_costs[k] == r.best, k
         assert np.array_equal(result.best[k], r.bp), k
         assert result.iterations[k] == r.iters + r.moves, k
+        assert np.array_equal(result.current[k], r.p), k
     assert np.array_equal(pb.engine_sign * pb.values(result.best), result.best_costs)
 
 
