@@ -21,7 +21,7 @@ tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 50
 ``--quick``: the first instance of each Taillard class (of ``--instances`` where given: its
 second instances are ``ta002,ta012,...``), one seed unless ``--seeds`` says, 30 ms (table
 ``bench_pfsp_taillard30_quick``). A part is made in parts (experiments/lib/parts.py): the runs
-table is written after each run, with its load average and commit; ``--resume`` keeps the runs
+table (with each run's load average and commit) and the summary are written after each run; ``--resume`` keeps the runs
 already in the out folder's runs table and runs the others, one seed of every instance before
 the next seed; ``--lock FILE`` holds a flock on FILE during each run; the summary says per class
 how many runs of the design it has (``missing``, ``partial``, ``ok``). The yardstick is built
@@ -127,10 +127,10 @@ def earlier_runs(path: Path) -> dict[tuple[str, int], dict]:
 
 
 def run_part(rows, seeds: int, ms_factor: int, exe: Path, cores: int, done: dict, lock: str | None,
-             save: Callable[[], None]) -> list[dict]:
+             save: Callable[[list[dict]], None]) -> list[dict]:
     """Every (instance, seed) run of a part's instances ``rows``, seed by seed (one seed of every
     instance first, so a part made in several calls has a whole seed early): those of ``done``
-    kept, each new one added to ``done`` and ``save`` called after it."""
+    kept, each new one added to ``done`` and ``save`` called after it with the runs so far."""
     runs = []
     source = commit()
     for seed in range(seeds):
@@ -150,13 +150,21 @@ def run_part(rows, seeds: int, ms_factor: int, exe: Path, cores: int, done: dict
                                "ig_rpd": 100 * (run["ig"] - ub) / ub})
             if (name, seed) not in done:
                 done[name, seed] = run
-                save()
+                save(runs)
     return runs
 
 
 def write_runs(done: dict, stem: str, head: list[str], out: Path, title: str) -> None:
     """The runs table: every run of ``done`` (those of earlier calls with it)."""
     write_table(list(done.values()), RUN_COLUMNS, stem, head, out, title, echo=False)
+
+
+def save_part(done: dict, rows, seeds: int, stem: str, head: list[str], out: Path, title: str, runs: list[dict],
+              echo: bool = False) -> None:
+    """The runs table (every run of ``done``) and the summary of ``runs`` (this call's runs so far:
+    a call stopped before its end leaves its classes ``partial``)."""
+    write_runs(done, f"{stem}_runs", head, out, title + ": every run")
+    write_table(summary(runs, rows, seeds), TABLE_COLUMNS, stem, head, out, title, echo=echo)
 
 
 def summary(runs: list[dict], rows, seeds: int) -> list[dict]:
@@ -221,10 +229,9 @@ def main() -> None:
                           f"the runs table{kept}")
             title = f"PFSP: metaheur vs ig.c at n x (m/2) x {part[-2:]} ms" + (" (quick subset)" if args.quick else "")
             done = earlier_runs(out / f"{stem}_runs.csv") if args.resume else {}
-            save = functools.partial(write_runs, done, f"{stem}_runs", head, out, title + ": every run")
+            save = functools.partial(save_part, done, rows, seeds, stem, head, out, title)
             runs = run_part(rows, seeds, int(part[-2:]), exe, args.cores, done, args.lock, save)
-            write_table(summary(runs, rows, seeds), TABLE_COLUMNS, stem, head, out, title)
-            save()
+            save(runs, echo=True)
 
 if __name__ == "__main__":
     main()

@@ -124,9 +124,9 @@ class PFSP(PermutationProblem):
         return self.times.sum(axis=0)
 
     def default_params(self):
-        """Iterated-greedy chains: every island's one member goes on by the iterated greedy for 50 n
-        iterations a generation from its best, the islands exchanging their bests (no crossover;
-        docs/decisions/pfsp-method.md)."""
+        """Iterated-greedy chains: every island's chain goes on by the iterated greedy for 50 n
+        iterations a generation from where it stood, the islands exchanging their bests (no
+        crossover; docs/decisions/pfsp-method.md)."""
         return self.local_search_island(super().default_params())
 
     def local_search_island(self, params: IslandParams) -> IslandParams:

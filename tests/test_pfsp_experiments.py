@@ -7,6 +7,7 @@ import csv
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,34 @@ def test_pfsp_method_tie_and_temperature_configs_change_only_those_settings():
         assert params.ga == own.ga
         assert (params.perm.ties, params.perm.temperature) == (ties, temperature), config
         assert params.perm.destruct == own.perm.destruct and params.perm.method == own.perm.method
+
+
+def test_pfsp_method_migration_and_generation_configs_change_only_those_settings():
+    sys.path.insert(0, str(EXPERIMENTS))
+    from pfsp_method import params_for
+
+    from metaheur.problems.pfsp import taillard
+
+    problem = taillard("ta001")
+    own = problem.default_params()
+    nomig, longer = params_for("nomig", problem), params_for("500n", problem)
+    assert (nomig.ga, nomig.perm, nomig.migration.interval) == (own.ga, own.perm, 0)
+    assert (longer.ga.ls_budget, longer.perm, longer.migration) == (500 * problem.n, own.perm, None)
+    assert longer.ga == replace(own.ga, ls_budget=500 * problem.n)
+
+
+def test_a_bench_pfsp_call_stopped_early_leaves_a_partial_summary(tmp_path):
+    sys.path.insert(0, str(EXPERIMENTS))
+    from bench_pfsp import save_part
+
+    plan = [("ta001", None, 1278, "20x5"), ("ta002", None, 1359, "20x5"), ("ta011", None, 1582, "20x10")]
+    run = {"instance": "ta001", "class": "20x5", "seed": 0, "ms": 1500, "upper_bound": 1278, "metaheur": 1278,
+           "ig": 1291, "metaheur_wall_s": 0.1, "load": 1.0, "commit": "abc"}
+    done = {("ta001", 0): run}
+    save_part(done, plan, 1, "bench", ["settings: test"], tmp_path, "PFSP", [run | {"metaheur_rpd": 0.0,
+                                                                                     "ig_rpd": 100 * 13 / 1278}])
+    table = {r["class"]: r for r in rows(tmp_path / "bench.csv")}
+    assert (table["20x5"]["runs"], table["20x5"]["status"]) == ("1/2", "partial")
+    assert table["20x10"]["status"] == "missing" and table["overall"]["runs"] == "1/3"
+    assert float(table["20x5"]["arpd_ig"]) == round(100 * 13 / 1278, 3)
+    assert [r["instance"] for r in rows(tmp_path / "bench_runs.csv")] == ["ta001"]
