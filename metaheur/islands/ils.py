@@ -32,15 +32,18 @@ class ILSIsland(Island):
         keys = self.keys(state, count)
         source = (state.generation * count + np.arange(count)) % state.population.shape[0]
         continued = getattr(ops, "continues_chains", False)
-        starts = self._chain_starts(state, source) if continued else state.population[source]
-        sols, costs, iters, *current = (ops.improve_chains if continued else ops.improve)(
-            ops.device.asarray(starts, np.int32), keys, time_limit=seconds_to(deadline))
+        if continued:
+            starts = ops.device.asarray(self._chain_starts(state, source), np.int32)
+            sols, costs, iters, current = ops.improve_chains(starts, keys, time_limit=seconds_to(deadline))
+        else:
+            starts = ops.device.asarray(state.population[source], np.int32)
+            sols, costs, iters = ops.improve(starts, keys, time_limit=seconds_to(deadline))
         state.ls_iterations += int(np.sum(iters))
         better = costs <= state.costs[source]
         state.population[source[better]] = sols[better]
         state.costs[source[better]] = costs[better]
         if continued:
-            self._keep_chains(state, source, current[0])
+            self._keep_chains(state, source, current)
 
     @staticmethod
     def _chain_starts(state, source: np.ndarray) -> np.ndarray:
