@@ -10,15 +10,23 @@ Two tables:
   below the best-known value (``100 (bks - value) / bks``) of each, their ratio, and how many runs
   reached the best-known value. ``bench_lop_runs`` has every run.
 * ``bench_lop_solved``: every IO and SGB instance (proven optima), ``metaheur.solve`` with
-  ``--solved-seconds`` and the optimum as its target, one seed: the value, whether it is the
-  optimum, the time to reach it.
+  ``--solved-seconds`` and the optimum as its target, ``--seeds`` seeds (``--quick``: one): the
+  value, whether it is the optimum, the time to reach it.
+
+Both are made in parts (experiments/lib/parts.py; docs/development.md): each run is written out
+as soon as it ends, with the load average at its start and its commit; ``--resume`` keeps the
+runs of the out folder's tables and runs the others (the solved runs first, then one seed of
+every set and time before the next seed); ``--lock FILE`` holds a flock on FILE during each run;
+the summary says per set and time how many runs of the design it has (``missing``, ``partial``,
+``ok``).
 
 lop_ils.c (after Schiavinotto and Stuetzle 2004) is built with ``gcc -O3 -march=native`` into a
 temporary folder from ``--yardsticks DIR`` or ``$METAHEUR_YARDSTICKS`` (default: shared/yardsticks
 next to the repository).
 
     python experiments/bench_lop.py [--quick] [--seeds 3] [--times 10 60] [--solved-seconds 5]
-        [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--yardsticks DIR] [--out experiments/results]
+        [--sets xLOLIB150,xLOLIB250,xLOLIB2,solved] [--resume] [--lock FILE] [--yardsticks DIR]
+        [--out experiments/results]
     python experiments/bench_lop.py --settings be75eec_250,t75d11xx_250 --times 10 --seeds 2
     python experiments/bench_lop.py --instances stabu3_150,stabu1_250,stabu70_300 --times 10 --seeds 1
 
@@ -28,7 +36,7 @@ checked on instances it was not chosen on). ``--settings NAMES`` writes ``bench_
 migration's, the distance's; ``--only "LABEL;LABEL"`` for some of them) changed alone from the
 defaults, mean and worst gap over the instances and seeds, and the generations an island ran (mean).
 
-The full tables take about 13 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
+The full tables take about 14 hours on 2 cores; ``--quick`` runs two instances of each xLOLIB set
 at 10 s with one seed, and four IO/SGB instances.
 """
 
@@ -49,7 +57,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib.report import header, out_folder, write_table
+from lib.parts import cell_status, held, read_runs
+from lib.report import commit, header, log, out_folder, write_table
 
 import metaheur
 from metaheur.devices import cpu_count
@@ -95,41 +104,90 @@ def set_members(bks: dict, label: str, chosen: list[str] | None) -> list[str]:
     return sorted(k for k, r in bks.items() if r["set"] == folder and r["n"] == n and (chosen is None or k in chosen))
 
 
-def versus_rows(root: Path, bks: dict, sets: list[str], times: list[float], seeds: int, exe: Path,
-                chosen: list[str] | None):
-    cores = cpu_count()
-    runs, summary = [], []
-    for label in sets:
-        folder, n = SETS[label]
-        names = set_members(bks, label, chosen)
-        if not names:
+RUN_COLUMNS = ["set", "instance", "n", "seconds", "seed", "best_known", "metaheur", "metaheur_gap_%",
+               "metaheur_wall_s", "lop_ils", "lop_ils_gap_%", "lop_ils_iterations", "load", "commit"]
+SUMMARY_COLUMNS = ["instance", "n", "seconds", "instances", "runs", "metaheur_mean_gap_%", "lop_ils_mean_gap_%",
+                   "ratio", "metaheur_at_bks", "lop_ils_at_bks", "status"]
+SOLVED_COLUMNS = ["instance", "set", "n", "seed", "optimum", "value", "at_optimum", "time_s", "load", "commit"]
+
+
+def versus_plan(bks: dict, sets: list[str], times: list[float], seeds: int,
+                chosen: list[str] | None) -> list[tuple[int, float, str, str]]:
+    """Every (seed, seconds, set, instance) run of the versus table, seed by seed (one seed of every
+    set and time first, so a table made in several calls has a whole seed early)."""
+    return [(seed, seconds, label, name) for seed in range(seeds) for seconds in times for label in sets
+            for name in set_members(bks, label, chosen)]
+
+
+def versus_run(root: Path, bks: dict, label: str, name: str, seconds: float, seed: int, exe: Path) -> dict:
+    """One run of the versus table: metaheur.solve, then lop_ils.c once per core, at ``seconds`` each."""
+    folder, _ = SETS[label]
+    lop = read_lolib(root / folder / name)
+    best = bks[name]["value"]
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    r = metaheur.solve(lop, time_limit=seconds, seed=seed)
+    wall = time.perf_counter() - start
+    ils = lop_ils_best_of_cores(exe, root / folder / name, seconds, seed, cpu_count())
+    return {"set": label, "instance": name, "n": lop.n, "seconds": seconds, "seed": seed, "best_known": best,
+            "metaheur": r.value, "metaheur_gap_%": round(gap(r.value, best), 4), "metaheur_wall_s": round(wall, 1),
+            "lop_ils": ils["best"], "lop_ils_gap_%": round(gap(ils["best"], best), 4),
+            "lop_ils_iterations": ils["iterations"], "load": round(load, 1), "commit": commit()}
+
+
+def versus_summary(done: dict, plan: list[tuple[int, float, str, str]]) -> list[dict]:
+    """Per set and time of ``plan``: the runs done of those planned, the mean gap of each method over
+    them, their ratio and the runs at the best-known value (``missing``/``partial``/``ok``)."""
+    cells = list(dict.fromkeys((label, seconds) for _, seconds, label, _ in plan))
+    table = []
+    for label, seconds in cells:
+        keys = [(name, seconds, seed) for seed, t, lab, name in plan if (lab, t) == (label, seconds)]
+        block = [done[k] for k in keys if k in done]
+        row = {"instance": label, "n": SETS[label][1], "seconds": seconds,
+               "instances": len({k[0] for k in keys}), "runs": f"{len(block)}/{len(keys)}",
+               "status": cell_status(len(block), len(keys))}
+        if block:
+            ours = statistics.mean(float(r["metaheur_gap_%"]) for r in block)
+            theirs = statistics.mean(float(r["lop_ils_gap_%"]) for r in block)
+            row |= {"metaheur_mean_gap_%": round(ours, 4), "lop_ils_mean_gap_%": round(theirs, 4),
+                    "ratio": round(ours / theirs, 3) if theirs else None,
+                    "metaheur_at_bks": f"{sum(float(r['metaheur_gap_%']) <= 0 for r in block)}/{len(block)}",
+                    "lop_ils_at_bks": f"{sum(float(r['lop_ils_gap_%']) <= 0 for r in block)}/{len(block)}"}
+        table.append(row)
+    return table
+
+
+def solved_run(root: Path, bks: dict, name: str, seconds: float, seed: int) -> dict:
+    """One run of the solved table: metaheur.solve with the optimum as its target; time_s: when it
+    was reached (else the run's time)."""
+    lop = read_lolib(root / bks[name]["set"] / name)
+    optimum = bks[name]["value"]
+    load = os.getloadavg()[0]
+    r = metaheur.solve(lop, time_limit=seconds, target=optimum, seed=seed)
+    reached = [t.time_s for t in r.trace if t.cost == optimum] if r.value == optimum else []
+    return {"instance": name, "set": bks[name]["set"], "n": lop.n, "seed": seed, "optimum": optimum,
+            "value": r.value, "at_optimum": r.value == optimum, "time_s": round(min(reached, default=r.time_s), 2),
+            "load": round(load, 1), "commit": commit()}
+
+
+def run_in_parts(plan: list, key, run, done: dict, lock: str | None, save) -> None:
+    """Every run of ``plan`` whose ``key`` is not in ``done``: ``run(item)`` under the lock, added to
+    ``done``, then ``save()`` (experiments/lib/parts.py)."""
+    for item in plan:
+        if key(item) in done:
             continue
-        for seconds in times:
-            block = []
-            for name in names:
-                lop = read_lolib(root / folder / name)
-                best = bks[name]["value"]
-                for seed in range(seeds):
-                    start = time.perf_counter()
-                    r = metaheur.solve(lop, time_limit=seconds, seed=seed)
-                    wall = time.perf_counter() - start
-                    ils = lop_ils_best_of_cores(exe, root / folder / name, seconds, seed, cores)
-                    row = {"set": label, "instance": name, "n": lop.n, "seconds": seconds, "seed": seed,
-                           "best_known": best, "metaheur": r.value, "metaheur_gap_%": round(gap(r.value, best), 4),
-                           "metaheur_wall_s": round(wall, 1), "lop_ils": ils["best"],
-                           "lop_ils_gap_%": round(gap(ils["best"], best), 4), "lop_ils_iterations": ils["iterations"]}
-                    print(f"  {label} {name} {seconds:g}s seed {seed}: metaheur {row['metaheur_gap_%']} %, "
-                          f"lop_ils {row['lop_ils_gap_%']} %", flush=True)
-                    block.append(row)
-            runs += block
-            ours = statistics.mean(r["metaheur_gap_%"] for r in block)
-            theirs = statistics.mean(r["lop_ils_gap_%"] for r in block)
-            summary.append({"instance": label, "n": n, "seconds": seconds, "instances": len(names), "seeds": seeds,
-                            "metaheur_mean_gap_%": round(ours, 4), "lop_ils_mean_gap_%": round(theirs, 4),
-                            "ratio": round(ours / theirs, 3) if theirs else None,
-                            "metaheur_at_bks": f"{sum(r['metaheur_gap_%'] <= 0 for r in block)}/{len(block)}",
-                            "lop_ils_at_bks": f"{sum(r['lop_ils_gap_%'] <= 0 for r in block)}/{len(block)}"})
-    return summary, runs
+        with held(lock):
+            done[key(item)] = row = run(item)
+        log("  " + ", ".join(f"{k} {row[k]}" for k in ("instance", "seconds", "seed", "metaheur_gap_%",
+                                                           "lop_ils_gap_%", "value", "time_s") if k in row))
+        save()
+
+
+def earlier(path: Path, key_columns: tuple[str, ...]) -> dict:
+    """The runs of a runs table written before (``--resume``), by ``key_columns`` (seconds as float,
+    seed as int)."""
+    types = {"seconds": float, "seed": int}
+    return {tuple(types.get(c, str)(row[c]) for c in key_columns): row for row in read_runs(path)}
 
 
 #: The settings compared by the ``settings`` table: changes to LOP.default_params().ga, to its local
@@ -182,20 +240,6 @@ def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds
     return rows
 
 
-def solved_rows(root: Path, bks: dict, seconds: float, quick: bool) -> list[dict]:
-    names = QUICK["solved"] if quick else sorted(k for k, r in bks.items() if r["set"] in ("IO", "SGB"))
-    rows = []
-    for name in names:
-        lop = read_lolib(root / bks[name]["set"] / name)
-        optimum = bks[name]["value"]
-        r = metaheur.solve(lop, time_limit=seconds, target=optimum, seed=0)
-        reached = [t.time_s for t in r.trace if t.cost == optimum] if r.value == optimum else []
-        rows.append({"instance": name, "set": bks[name]["set"], "n": lop.n, "optimum": optimum, "value": r.value,
-                     "at_optimum": r.value == optimum, "time_s": round(min(reached, default=r.time_s), 2)})
-        print(f"  {name}: {r.value} (optimum {optimum}) in {rows[-1]['time_s']} s", flush=True)
-    return rows
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="two instances per xLOLIB set, 1 seed, 10 s; 4 IO/SGB")
@@ -208,6 +252,9 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="with --settings: only these SETTINGS labels, separated by ;")
     ap.add_argument("--settings", default=None, help="instead: the GA settings table on these comma-separated "
                     "xLOLIB/xLOLIB2 instances (at the first of --times, --seeds seeds)")
+    ap.add_argument("--resume", action="store_true", help="keep the runs of the out folder's runs tables, run the "
+                    "others")
+    ap.add_argument("--lock", default=None, help="hold an exclusive flock on this file during each run")
     ap.add_argument("--yardsticks", default=None, help="folder with lop_ils.c (default $METAHEUR_YARDSTICKS)")
     ap.add_argument("--out", default=None, help="folder for the tables (default: results/; --quick: a new temporary "
                     "folder)")
@@ -248,26 +295,44 @@ def main() -> None:
                                                            "LOP.default_params() changed at a time"],
                     out, "LOP: GA settings")
         return
+    note = ("metaheur.solve (default strategy, every core) with time_limit T; lop_ils.c (gcc -O3 -march=native) "
+            f"once per core ({cpu_count()}) at the same time, T each, the best; gap below the best-known value; each "
+            "run's load average at its start and commit in the runs table" + ("; the runs of earlier calls kept "
+                                                                              "(--resume)" if args.resume else ""))
+    if "solved" in wanted and not args.instances:
+        names = QUICK["solved"] if args.quick else sorted(k for k, r in bks.items() if r["set"] in ("IO", "SGB"))
+        stem = f"bench_lop_solved{suffix}"
+        done = earlier(out / f"{stem}.csv", ("instance", "seed")) if args.resume else {}
+        solved_head = [*head, f"IO and SGB (proven optima): metaheur.solve with {args.solved_seconds:g} s and the "
+                              "optimum as target; time_s: when the optimum was reached"]
+
+        def save_solved() -> None:
+            write_table(list(done.values()), SOLVED_COLUMNS, stem, solved_head, out, "LOP: the solved sets",
+                        echo=False)
+
+        run_in_parts([(name, seed) for seed in range(seeds) for name in names], lambda item: item,
+                     lambda item: solved_run(root, bks, item[0], args.solved_seconds, item[1]), done, args.lock,
+                     save_solved)
+        save_solved()
+        at = sum(str(r["at_optimum"]) == "True" for r in done.values())
+        log(f"bench_lop: {at} of {len(done)} solved runs at the optimum")
     versus = [s for s in wanted if s in SETS]
     if versus:
+        plan = versus_plan(bks, versus, times, seeds, chosen)
+        done = earlier(out / f"bench_lop_runs{suffix}.csv", ("instance", "seconds", "seed")) if args.resume else {}
+
+        def save_versus(echo: bool = False) -> None:
+            write_table(list(done.values()), RUN_COLUMNS, f"bench_lop_runs{suffix}", [*head, note], out,
+                        "LOP: every run", echo=False)
+            write_table(versus_summary(done, plan), SUMMARY_COLUMNS, f"bench_lop{suffix}", [*head, note], out,
+                        "LOP: metaheur vs lop_ils.c at equal wall time", echo=echo)
+
         with tempfile.TemporaryDirectory() as tmp:
             exe = build_lop_ils(args.yardsticks, Path(tmp))
-            summary, runs = versus_rows(root, bks, versus, times, seeds, exe, chosen)
-        note = ("metaheur.solve (default strategy, every core) with time_limit T; lop_ils.c (gcc -O3 -march=native) "
-                f"once per core ({cpu_count()}) at the same time, T each, the best; gap below the best-known value")
-        write_table(summary, ["instance", "n", "seconds", "instances", "seeds", "metaheur_mean_gap_%",
-                              "lop_ils_mean_gap_%", "ratio", "metaheur_at_bks", "lop_ils_at_bks"],
-                    f"bench_lop{suffix}", [*head, note], out, "LOP: metaheur vs lop_ils.c at equal wall time")
-        write_table(runs, ["instance", "set", "n", "seconds", "seed", "best_known", "metaheur", "metaheur_gap_%",
-                           "metaheur_wall_s", "lop_ils", "lop_ils_gap_%", "lop_ils_iterations"],
-                    f"bench_lop_runs{suffix}", [*head, note], out, "LOP: every run")
-    if "solved" in wanted and not args.instances:
-        rows = solved_rows(root, bks, args.solved_seconds, args.quick)
-        write_table(rows, ["instance", "set", "n", "optimum", "value", "at_optimum", "time_s"],
-                    f"bench_lop_solved{suffix}",
-                    [*head, f"IO and SGB (proven optima): metaheur.solve with {args.solved_seconds:g} s and the "
-                            "optimum as target, seed 0; time_s: when the optimum was reached"],
-                    out, "LOP: the solved sets")
+            run_in_parts(plan, lambda item: (item[3], item[1], item[0]),
+                         lambda item: versus_run(root, bks, item[2], item[3], item[1], item[0], exe), done,
+                         args.lock, save_versus)
+        save_versus(echo=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 50
 ``--quick``: the first instance of each Taillard class (of ``--instances`` where given: its
 second instances are ``ta002,ta012,...``), one seed unless ``--seeds`` says, 30 ms (table
 ``bench_pfsp_taillard30_quick``). A part is made in parts (experiments/lib/parts.py): the runs
-table (with each run's load average and commit) and the summary are written after each run; ``--resume`` keeps the runs
+table (with each run's load average and commit) and the summary (of every run of the design done
+so far, this call's and earlier ones') are written after each run; ``--resume`` keeps the runs
 already in the out folder's runs table and runs the others, one seed of every instance before
 the next seed; ``--lock FILE`` holds a flock on FILE during each run; the summary says per class
 how many runs of the design it has (``missing``, ``partial``, ``ok``). The yardstick is built
@@ -127,31 +128,34 @@ def earlier_runs(path: Path) -> dict[tuple[str, int], dict]:
 
 
 def run_part(rows, seeds: int, ms_factor: int, exe: Path, cores: int, done: dict, lock: str | None,
-             save: Callable[[list[dict]], None]) -> list[dict]:
-    """Every (instance, seed) run of a part's instances ``rows``, seed by seed (one seed of every
-    instance first, so a part made in several calls has a whole seed early): those of ``done``
-    kept, each new one added to ``done`` and ``save`` called after it with the runs so far."""
-    runs = []
+             save: Callable[[], None]) -> None:
+    """Every (instance, seed) run of a part's instances ``rows`` not in ``done``, seed by seed (one
+    seed of every instance first, so a part made in several calls has a whole seed early), each
+    added to ``done`` and ``save`` called after it."""
     source = commit()
     for seed in range(seeds):
         for name, path, ub, cls in rows:
-            run = done.get((name, seed))
-            if run is None:
-                problem = read_pfsp(path, name=name)
-                ms = int(problem.n * problem.m / 2 * ms_factor)
-                with held(lock):
-                    load = os.getloadavg()[0]
-                    mh, wall = run_metaheur(problem, ms / 1000, seed)
-                    ig = run_ig(exe, problem, path, ms, seed, cores)
-                run = {"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub, "metaheur": mh,
-                       "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1), "commit": source}
-                log(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}")
-            runs.append(run | {"metaheur_rpd": 100 * (run["metaheur"] - ub) / ub,
-                               "ig_rpd": 100 * (run["ig"] - ub) / ub})
-            if (name, seed) not in done:
-                done[name, seed] = run
-                save(runs)
-    return runs
+            if (name, seed) in done:
+                continue
+            problem = read_pfsp(path, name=name)
+            ms = int(problem.n * problem.m / 2 * ms_factor)
+            with held(lock):
+                load = os.getloadavg()[0]
+                mh, wall = run_metaheur(problem, ms / 1000, seed)
+                ig = run_ig(exe, problem, path, ms, seed, cores)
+            done[name, seed] = {"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub,
+                                "metaheur": mh, "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1),
+                                "commit": source}
+            log(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}")
+            save()
+
+
+def planned_runs(done: dict, rows, seeds: int) -> list[dict]:
+    """The runs of ``done`` among the part's instances ``rows`` and seeds 0..``seeds``-1, seed by
+    seed, with their RPDs above the upper bound."""
+    runs = [done[name, seed] for seed in range(seeds) for name, *_ in rows if (name, seed) in done]
+    return [run | {"metaheur_rpd": 100 * (run["metaheur"] - run["upper_bound"]) / run["upper_bound"],
+                   "ig_rpd": 100 * (run["ig"] - run["upper_bound"]) / run["upper_bound"]} for run in runs]
 
 
 def write_runs(done: dict, stem: str, head: list[str], out: Path, title: str) -> None:
@@ -159,12 +163,13 @@ def write_runs(done: dict, stem: str, head: list[str], out: Path, title: str) ->
     write_table(list(done.values()), RUN_COLUMNS, stem, head, out, title, echo=False)
 
 
-def save_part(done: dict, rows, seeds: int, stem: str, head: list[str], out: Path, title: str, runs: list[dict],
+def save_part(done: dict, rows, seeds: int, stem: str, head: list[str], out: Path, title: str,
               echo: bool = False) -> None:
-    """The runs table (every run of ``done``) and the summary of ``runs`` (this call's runs so far:
-    a call stopped before its end leaves its classes ``partial``)."""
+    """The runs table (every run of ``done``) and the summary of the planned runs done so far (a
+    part not finished leaves its classes ``partial``)."""
     write_runs(done, f"{stem}_runs", head, out, title + ": every run")
-    write_table(summary(runs, rows, seeds), TABLE_COLUMNS, stem, head, out, title, echo=echo)
+    write_table(summary(planned_runs(done, rows, seeds), rows, seeds), TABLE_COLUMNS, stem, head, out, title,
+                echo=echo)
 
 
 def summary(runs: list[dict], rows, seeds: int) -> list[dict]:
@@ -230,8 +235,8 @@ def main() -> None:
             title = f"PFSP: metaheur vs ig.c at n x (m/2) x {part[-2:]} ms" + (" (quick subset)" if args.quick else "")
             done = earlier_runs(out / f"{stem}_runs.csv") if args.resume else {}
             save = functools.partial(save_part, done, rows, seeds, stem, head, out, title)
-            runs = run_part(rows, seeds, int(part[-2:]), exe, args.cores, done, args.lock, save)
-            save(runs, echo=True)
+            run_part(rows, seeds, int(part[-2:]), exe, args.cores, done, args.lock, save)
+            save(echo=True)
 
 if __name__ == "__main__":
     main()

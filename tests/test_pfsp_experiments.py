@@ -83,18 +83,21 @@ def test_pfsp_method_migration_and_generation_configs_change_only_those_settings
     assert longer.ga == replace(own.ga, ls_budget=500 * problem.n)
 
 
-def test_a_bench_pfsp_call_stopped_early_leaves_a_partial_summary(tmp_path):
+def test_a_bench_pfsp_part_not_finished_leaves_a_partial_summary_of_every_planned_run(tmp_path):
     sys.path.insert(0, str(EXPERIMENTS))
     from bench_pfsp import save_part
 
     plan = [("ta001", None, 1278, "20x5"), ("ta002", None, 1359, "20x5"), ("ta011", None, 1582, "20x10")]
     run = {"instance": "ta001", "class": "20x5", "seed": 0, "ms": 1500, "upper_bound": 1278, "metaheur": 1278,
            "ig": 1291, "metaheur_wall_s": 0.1, "load": 1.0, "commit": "abc"}
-    done = {("ta001", 0): run}
-    save_part(done, plan, 1, "bench", ["settings: test"], tmp_path, "PFSP", [run | {"metaheur_rpd": 0.0,
-                                                                                     "ig_rpd": 100 * 13 / 1278}])
+    # a later seed done by an earlier call, and a run of an instance outside the plan: in the runs table only
+    later = run | {"seed": 1, "ig": 1278}
+    other = run | {"instance": "ta003", "metaheur": 1300}
+    done = {("ta001", 0): run, ("ta001", 1): later, ("ta003", 0): other}
+    save_part(done, plan, 2, "bench", ["settings: test"], tmp_path, "PFSP")
     table = {r["class"]: r for r in rows(tmp_path / "bench.csv")}
-    assert (table["20x5"]["runs"], table["20x5"]["status"]) == ("1/2", "partial")
-    assert table["20x10"]["status"] == "missing" and table["overall"]["runs"] == "1/3"
-    assert float(table["20x5"]["arpd_ig"]) == round(100 * 13 / 1278, 3)
-    assert [r["instance"] for r in rows(tmp_path / "bench_runs.csv")] == ["ta001"]
+    assert (table["20x5"]["runs"], table["20x5"]["status"]) == ("2/4", "partial")
+    assert table["20x10"]["status"] == "missing" and table["overall"]["runs"] == "2/6"
+    assert float(table["20x5"]["arpd_ig"]) == round(100 * 13 / 1278 / 2, 3)
+    assert float(table["20x5"]["arpd_metaheur"]) == 0.0
+    assert [r["instance"] for r in rows(tmp_path / "bench_runs.csv")] == ["ta001", "ta001", "ta003"]
