@@ -281,7 +281,8 @@ def main() -> None:
         chosen = [name for label in SETS for name in QUICK[label]]
     suffix = "_quick" if args.quick else "_check" if args.instances else ""
     wanted = [s for s in args.sets.split(",") if s]
-    head = header(f"settings: {seeds} seed(s), {', '.join(f'{t:g}' for t in times)} s per run"
+    per_run = f", {', '.join(f'{t:g}' for t in times)} s per run" if args.settings or set(wanted) & set(SETS) else ""
+    head = header(f"settings: {seeds} seed(s){per_run}"
                   f"{'; the --quick subset: ' + ', '.join(n for s in wanted for n in QUICK[s]) if args.quick else ''}"
                   f"{'; instances: ' + args.instances if args.instances else ''}"
                   f"; load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

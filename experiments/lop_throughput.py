@@ -10,8 +10,9 @@ search at a time:
   ``--kicks`` kicks timed;
 * ``lop_ils_k3_per_s`` and ``lop_ils_k7_per_s``: lop_ils.c's iterations (a kick of k random
   insertions and its local search) a second over ``--seconds`` seconds, k = 3 and its default 7;
-* ``children_per_s``: the island's operators (CX, then 20 kicks a child) on 5 children of
-  improved random members, three generations timed;
+* ``children_per_s``: the memetic island's operators with the LOP's defaults (its crossover, each
+  child brought to a local optimum: docs/decisions/lop-method.md) on 5 children of improved
+  random members, three generations timed;
 * ``population_s``: 10 random members improved (the island's start).
 
     python experiments/lop_throughput.py [--quick] [--names be75eec_150,be75eec_250,be75np_300] [--out DIR]
