@@ -19,8 +19,9 @@
 # CPU build, bit for bit); (3) kernel throughput: QAP delta entries/s for 1,024 solutions of
 # n = 100 and 2-opt moves/s at n = 10,000 (experiments/bench_kernels.py --gpu-check); (4) tabu
 # search rows: 1, 64 and 1,024 searches at n = 100 against the CPU build on 2 cores
-# (experiments/bench_search.py --gpu-only); (5) short gpu and hybrid solves of a QAP, a TSP and a
-# linear ordering problem (the generic engine's kernels on the LOP's device code).
+# (experiments/bench_search.py --gpu-only); (5) short gpu and hybrid solves of a QAP, a TSP, a
+# linear ordering problem and a flow shop (the generic engine's kernels on the LOP's and the flow
+# shop's device code).
 # About 6-7 minutes on one H200, compilation included.
 #
 # --simulated runs the same steps on METAHEUR_SIMULATED_GPUS (default 1) simulated devices: it
@@ -73,10 +74,10 @@ trap finish EXIT
 
 if [ "$TINY" -eq 1 ]; then
     QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,4; ITERATIONS=60; SECONDS_SOLVE=1
-    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; LOP_SOLVE=gen:lop:30; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
+    QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; LOP_SOLVE=gen:lop:30; PFSP_SOLVE=gen:pfsp:20:5; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024; ITERATIONS=2000; SECONDS_SOLVE=15
-    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; LOP_SOLVE=gen:lop:300; TESTS=(tests/engine tests/gpu)
+    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; LOP_SOLVE=gen:lop:300; PFSP_SOLVE=gen:pfsp:100:20; TESTS=(tests/engine tests/gpu)
 fi
 if [ "$SIMULATED" -eq 1 ]; then
     export METAHEUR_SIMULATED_GPUS=${METAHEUR_SIMULATED_GPUS:-1}
@@ -295,7 +296,7 @@ step "compile kernel variants" precompile
 step "tests marked gpu" gpu_tests
 step "kernel throughput" bench_kernels
 step "tabu search batches" bench_search
-for instance in "$QAP_SOLVE" "$TSP_SOLVE" "$LOP_SOLVE"; do
+for instance in "$QAP_SOLVE" "$TSP_SOLVE" "$LOP_SOLVE" "$PFSP_SOLVE"; do
     for strategy in gpu hybrid; do
         step "solve $instance --strategy $strategy" solve "$instance" "$strategy"
     done

@@ -60,10 +60,10 @@ def test_the_simulated_acceptance_run_passes_every_step(tmp_path):
     summary = (out / "summary.md").read_text()
     table = summary.split("## Steps")[1].split("## Targets")[0]
     steps = [line for line in table.splitlines() if line.startswith("| ")][1:]
-    assert len(steps) == 11 and all("| ok |" in line for line in steps), summary
+    assert len(steps) == 13 and all("| ok |" in line for line in steps), summary
     assert "not measured" not in summary and "Simulated GPUs" in summary
     solves = [line for line in (out / "solves.md").read_text().splitlines() if line.startswith("| gen-")]
-    assert len(solves) == 6 and all("cuda:0" in line for line in solves)
+    assert len(solves) == 8 and all("cuda:0" in line for line in solves)
     assert "[simulated]" in (out / "system.txt").read_text()
     assert "2 passed" in (out / "gpu_tests.log").read_text()  # the gpu tests ran, on the simulated device
 

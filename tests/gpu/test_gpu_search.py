@@ -11,6 +11,9 @@ import pytest
 
 from metaheur.devices import gpu_devices
 from metaheur.problems import clustered_tsp, random_qap
+from metaheur.problems.lop import random_lop
+from metaheur.problems.pfsp import taillard
+from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
 from metaheur.search.qap_tabu import QAPTabuBatch
 from metaheur.search.tsp_descent import TSPDescentBatch
 from metaheur.search.tsp_ils import TSPILSBatch
@@ -58,6 +61,25 @@ def test_ils_batch_gpu_equals_cpu(gpu):
     assert np.array_equal(out[0].best_costs, out[1].best_costs)
     assert np.array_equal(out[0].best, out[1].best)
     assert all(tsp.tour_length(t) == c for t, c in zip(out[1].best, out[1].best_costs, strict=True))
+
+
+@pytest.mark.parametrize(("make", "method", "budget"), [(lambda: taillard("ta031"), "ig", 40),
+                                                       (lambda: taillard("ta031"), "ils", 40),
+                                                       (lambda: random_lop(130, 2), "ils", 40),
+                                                       (lambda: random_lop(130, 2), "ig", 20)])
+def test_problem_interface_searches_gpu_equal_cpu(gpu, make, method, budget):
+    """The generic engine on the flow shop's and the LOP's device code (a block of threads a
+    search on the GPU, one thread on the CPU): the same bests, values and iterations."""
+    problem = make()
+    starts = np.array([np.random.default_rng(s).permutation(problem.n) for s in range(24)])
+    keys = np.arange(1, 25, dtype=np.uint64)
+    params = PermSearchParams(method=method)
+    out = [PermSearchBatch(problem, dev, len(starts), params).run(starts, keys, budget) for dev in ("cpu", gpu)]
+    assert np.array_equal(out[0].best, out[1].best)
+    assert np.array_equal(out[0].best_costs, out[1].best_costs)
+    assert np.array_equal(out[0].iterations, out[1].iterations)
+    assert np.array_equal(out[0].current, out[1].current)
+    assert out[1].best_costs.tolist() == [problem.engine_sign * problem.value(p) for p in out[1].best]
 
 
 @pytest.mark.parametrize("strategy", ["gpu", "hybrid"])
