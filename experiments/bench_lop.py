@@ -132,7 +132,7 @@ def versus_run(root: Path, bks: dict, label: str, name: str, seconds: float, see
     return {"set": label, "instance": name, "n": lop.n, "seconds": seconds, "seed": seed, "best_known": best,
             "metaheur": r.value, "metaheur_gap_%": round(gap(r.value, best), 4), "metaheur_wall_s": round(wall, 1),
             "lop_ils": ils["best"], "lop_ils_gap_%": round(gap(ils["best"], best), 4),
-            "lop_ils_iterations": ils["iterations"], "load": round(load, 1), "commit": commit()}
+            "lop_ils_iterations": ils["iterations"], "load": round(load, 1)}
 
 
 def versus_summary(done: dict, plan: list[tuple[int, float, str, str]]) -> list[dict]:
@@ -167,17 +167,18 @@ def solved_run(root: Path, bks: dict, name: str, seconds: float, seed: int) -> d
     reached = [t.time_s for t in r.trace if t.cost == optimum] if r.value == optimum else []
     return {"instance": name, "set": bks[name]["set"], "n": lop.n, "seed": seed, "optimum": optimum,
             "value": r.value, "at_optimum": r.value == optimum, "time_s": round(min(reached, default=r.time_s), 2),
-            "load": round(load, 1), "commit": commit()}
+            "load": round(load, 1)}
 
 
 def run_in_parts(plan: list, key, run, done: dict, lock: str | None, save) -> None:
     """Every run of ``plan`` whose ``key`` is not in ``done``: ``run(item)`` under the lock, added to
-    ``done``, then ``save()`` (experiments/lib/parts.py)."""
+    ``done`` with the checkout's commit, then ``save()`` (experiments/lib/parts.py)."""
+    source = commit()
     for item in plan:
         if key(item) in done:
             continue
         with held(lock):
-            done[key(item)] = row = run(item)
+            done[key(item)] = row = run(item) | {"commit": source}
         log("  " + ", ".join(f"{k} {row[k]}" for k in ("instance", "seconds", "seed", "metaheur_gap_%",
                                                            "lop_ils_gap_%", "value", "time_s") if k in row))
         save()
