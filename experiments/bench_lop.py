@@ -14,7 +14,7 @@ Two tables:
   value, whether it is the optimum, the time to reach it.
 
 Both are made in parts (experiments/lib/parts.py; docs/development.md): each run is written out
-as soon as it ends, with the load average at its start and its commit; ``--resume`` keeps the
+as soon as it ends, with the load average at its start, its commit and its CPU; ``--resume`` keeps the
 runs of the out folder's tables and runs the others (the solved runs first, then one seed of
 every set and time before the next seed); ``--lock FILE`` holds a flock on FILE during each run;
 the summary says per set and time how many runs of the design it has (``missing``, ``partial``,
@@ -57,8 +57,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib.parts import cell_status, held, read_runs
-from lib.report import commit, header, log, out_folder, write_table
+from lib.parts import cell_status, held, read_runs, run_stamp
+from lib.report import header, log, out_folder, write_table
 
 import metaheur
 from metaheur.devices import cpu_count
@@ -105,10 +105,11 @@ def set_members(bks: dict, label: str, chosen: list[str] | None) -> list[str]:
 
 
 RUN_COLUMNS = ["set", "instance", "n", "seconds", "seed", "best_known", "metaheur", "metaheur_gap_%",
-               "metaheur_wall_s", "lop_ils", "lop_ils_gap_%", "lop_ils_iterations", "load", "commit"]
+               "metaheur_wall_s", "lop_ils", "lop_ils_gap_%", "lop_ils_iterations", "load", "commit", "cpu"]
 SUMMARY_COLUMNS = ["instance", "n", "seconds", "instances", "runs", "metaheur_mean_gap_%", "lop_ils_mean_gap_%",
                    "ratio", "metaheur_at_bks", "lop_ils_at_bks", "status"]
-SOLVED_COLUMNS = ["instance", "set", "n", "seed", "optimum", "value", "at_optimum", "time_s", "load", "commit"]
+SOLVED_COLUMNS = ["instance", "set", "n", "seed", "optimum", "value", "at_optimum", "time_s", "load",
+                  "commit", "cpu"]
 
 
 def versus_plan(bks: dict, sets: list[str], times: list[float], seeds: int,
@@ -172,13 +173,13 @@ def solved_run(root: Path, bks: dict, name: str, seconds: float, seed: int) -> d
 
 def run_in_parts(plan: list, key, run, done: dict, lock: str | None, save) -> None:
     """Every run of ``plan`` whose ``key`` is not in ``done``: ``run(item)`` under the lock, added to
-    ``done`` with the checkout's commit, then ``save()`` (experiments/lib/parts.py)."""
-    source = commit()
+    ``done`` with the checkout's commit and the CPU, then ``save()`` (experiments/lib/parts.py)."""
+    stamp = run_stamp()
     for item in plan:
         if key(item) in done:
             continue
         with held(lock):
-            done[key(item)] = row = run(item) | {"commit": source}
+            done[key(item)] = row = run(item) | stamp
         log("  " + ", ".join(f"{k} {row[k]}" for k in ("instance", "seconds", "seed", "metaheur_gap_%",
                                                            "lop_ils_gap_%", "value", "time_s") if k in row))
         save()
@@ -299,7 +300,7 @@ def main() -> None:
         return
     note = ("metaheur.solve (default strategy, every core) with time_limit T; lop_ils.c (gcc -O3 -march=native) "
             f"once per core ({cpu_count()}) at the same time, T each, the best; gap below the best-known value; each "
-            "run's load average at its start and commit in the runs table" + ("; the runs of earlier calls kept "
+            "run's load average at its start, commit and CPU in the runs table" + ("; the runs of earlier calls kept "
                                                                               "(--resume)" if args.resume else ""))
     if "solved" in wanted and not args.instances:
         names = QUICK["solved"] if args.quick else sorted(k for k, r in bks.items() if r["set"] in ("IO", "SGB"))

@@ -21,7 +21,7 @@ tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 50
 ``--quick``: the first instance of each Taillard class (of ``--instances`` where given: its
 second instances are ``ta002,ta012,...``), one seed unless ``--seeds`` says, 30 ms (table
 ``bench_pfsp_taillard30_quick``). A part is made in parts (experiments/lib/parts.py): the runs
-table (with each run's load average and commit) and the summary (of every run of the design done
+table (with each run's load average, commit and CPU) and the summary (of every run of the design done
 so far, this call's and earlier ones') are written after each run; ``--resume`` keeps the runs
 already in the out folder's runs table and runs the others, one seed of every instance before
 the next seed; ``--lock FILE`` holds a flock on FILE during each run; the summary says per class
@@ -47,8 +47,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib.parts import cell_status, held, read_runs
-from lib.report import commit, header, log, out_folder, write_table
+from lib.parts import cell_status, held, read_runs, run_stamp
+from lib.report import header, log, out_folder, write_table
 
 import metaheur
 from metaheur.problems.pfsp import read_pfsp
@@ -110,7 +110,7 @@ def instances(part: str, names: list[str], root: Path, quick: bool) -> list[tupl
 
 
 RUN_COLUMNS = ["instance", "class", "seed", "ms", "upper_bound", "metaheur", "ig", "metaheur_wall_s", "load",
-               "commit"]
+               "commit", "cpu"]
 TABLE_COLUMNS = ["class", "instances", "runs", "ms_each", "arpd_metaheur", "arpd_ig", "metaheur_at_ub", "ig_at_ub",
                  "status"]
 
@@ -122,7 +122,7 @@ def earlier_runs(path: Path) -> dict[tuple[str, int], dict]:
         run = {k: row[k] for k in ("instance", "class")} | {k: int(row[k]) for k in ("seed", "ms", "upper_bound",
                                                                                      "metaheur", "ig")}
         run |= {"metaheur_wall_s": float(row["metaheur_wall_s"]), "load": float(row["load"]),
-                "commit": row.get("commit", "")}
+                "commit": row.get("commit", ""), "cpu": row.get("cpu", "")}
         runs[run["instance"], run["seed"]] = run
     return runs
 
@@ -132,7 +132,7 @@ def run_part(rows, seeds: int, ms_factor: int, exe: Path, cores: int, done: dict
     """Every (instance, seed) run of a part's instances ``rows`` not in ``done``, seed by seed (one
     seed of every instance first, so a part made in several calls has a whole seed early), each
     added to ``done`` and ``save`` called after it."""
-    source = commit()
+    stamp = run_stamp()
     for seed in range(seeds):
         for name, path, ub, cls in rows:
             if (name, seed) in done:
@@ -144,8 +144,8 @@ def run_part(rows, seeds: int, ms_factor: int, exe: Path, cores: int, done: dict
                 mh, wall = run_metaheur(problem, ms / 1000, seed)
                 ig = run_ig(exe, problem, path, ms, seed, cores)
             done[name, seed] = {"instance": name, "class": cls, "seed": seed, "ms": ms, "upper_bound": ub,
-                                "metaheur": mh, "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1),
-                                "commit": source}
+                                "metaheur": mh, "ig": ig, "metaheur_wall_s": round(wall, 2), "load": round(load, 1)
+                                } | stamp
             log(f"  {name} seed {seed}: metaheur {mh} ({wall:.1f} s), ig {ig}, UB {ub}")
             save()
 
@@ -230,8 +230,8 @@ def main() -> None:
                       else f"{len(rows)} instances")
             head = header(f"settings: {subset}, {seeds} seed(s); n x (m / 2) x {part[-2:]} ms of wall time per "
                           f"instance; metaheur: solve() with its defaults, setup included; ig.c: {args.cores} runs "
-                          f"side by side, the better counted; each run's load average at its start and commit in "
-                          f"the runs table{kept}")
+                          f"side by side, the better counted; each run's load average at its start, commit and CPU "
+                          f"in the runs table{kept}")
             title = f"PFSP: metaheur vs ig.c at n x (m/2) x {part[-2:]} ms" + (" (quick subset)" if args.quick else "")
             done = earlier_runs(out / f"{stem}_runs.csv") if args.resume else {}
             save = functools.partial(save_part, done, rows, seeds, stem, head, out, title)

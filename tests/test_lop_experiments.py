@@ -10,7 +10,7 @@ EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
 
 from bench_lop import RUN_COLUMNS, earlier, run_in_parts, versus_plan, versus_summary  # noqa: E402
-from lib.report import write_table  # noqa: E402
+from lib.report import commit, cpu_model, write_table  # noqa: E402
 
 BKS = {"a_150": {"set": "xLOLIB", "n": 150, "value": 1000}, "b_150": {"set": "xLOLIB", "n": 150, "value": 2000},
        "c_300": {"set": "xLOLIB2", "n": 300, "value": 4000}, "io": {"set": "IO", "n": 50, "value": 10}}
@@ -44,6 +44,7 @@ def test_a_resumed_table_runs_only_the_missing_runs_and_summarises_every_run_don
     saves = []
     run_in_parts(plan[:4], _key, _run, done, None, lambda: saves.append(len(done)))
     assert saves == [1, 2, 3, 4]
+    assert {(r["commit"], r["cpu"]) for r in done.values()} == {(commit(), cpu_model())}
     write_table(list(done.values()), RUN_COLUMNS, "runs", ["settings: test"], tmp_path, "LOP", echo=False)
 
     again = earlier(tmp_path / "runs.csv", ("instance", "seconds", "seed"))

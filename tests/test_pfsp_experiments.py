@@ -101,3 +101,16 @@ def test_a_bench_pfsp_part_not_finished_leaves_a_partial_summary_of_every_planne
     assert float(table["20x5"]["arpd_ig"]) == round(100 * 13 / 1278 / 2, 3)
     assert float(table["20x5"]["arpd_metaheur"]) == 0.0
     assert [r["instance"] for r in rows(tmp_path / "bench_runs.csv")] == ["ta001", "ta001", "ta003"]
+
+
+def test_a_bench_pfsp_runs_table_keeps_its_rows_and_reads_rows_written_before_the_cpu_column(tmp_path):
+    sys.path.insert(0, str(EXPERIMENTS))
+    from bench_pfsp import RUN_COLUMNS, earlier_runs
+    from lib.report import write_csv
+
+    run = {"instance": "ta001", "class": "20x5", "seed": 0, "ms": 1500, "upper_bound": 1278, "metaheur": 1278,
+           "ig": 1291, "metaheur_wall_s": 0.1, "load": 1.0, "commit": "abc", "cpu": "Some CPU"}
+    write_csv(tmp_path / "runs.csv", [run], RUN_COLUMNS, comment="settings: test")
+    assert earlier_runs(tmp_path / "runs.csv") == {("ta001", 0): run}
+    write_csv(tmp_path / "old.csv", [run], [c for c in RUN_COLUMNS if c != "cpu"])
+    assert earlier_runs(tmp_path / "old.csv")["ta001", 0]["cpu"] == ""

@@ -29,14 +29,19 @@ def out_folder(out: str | Path | None, quick: bool) -> Path:
     return RESULTS
 
 
-def machine() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo; the platform's processor or machine type elsewhere)."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as handle:
             cpu = next((ln.split(":", 1)[1].strip() for ln in handle if ln.startswith("model name")), cpu)
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+    return cpu
+
+
+def machine() -> str:
+    return f"{cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def commit() -> str:
