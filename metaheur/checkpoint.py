@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -30,10 +31,13 @@ from metaheur.outputs import write_atomically
 from metaheur.result import EpochRow
 from metaheur.run_settings import RunSettings
 from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import SAVED_SEARCH, TabuParams
+from metaheur.search.qap_tabu import TabuParams
 from metaheur.search.tsp_ils import ILSParams
 
 CHECKPOINT_FORMAT = 1
+# An island's saved searches (IslandState.searches: a tabu island's QAPTabuBatch.snapshot, a chain
+# island's best and current solutions), one array per name: searches_<name>_<island>.
+_SEARCH_ARRAY = re.compile(r"searches_(?P<name>.+)_(?P<island>\d+)")
 _STATE_SCALARS = ("generation", "streams", "stale", "best_cost", "ls_iterations", "restarts", "cycle_best")
 
 
@@ -140,8 +144,8 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             st.population = arrays.get(f"population_{i}")
             st.costs = arrays.get(f"costs_{i}")
             st.best = arrays.get(f"best_{i}")
-            searches = {name: arrays[f"searches_{name}_{i}"] for name in SAVED_SEARCH
-                        if f"searches_{name}_{i}" in arrays}
+            searches = {m["name"]: value for key, value in arrays.items()
+                        if (m := _SEARCH_ARRAY.fullmatch(key)) and int(m["island"]) == i}
             st.searches = searches or None
             if (st.population is None) != (st.costs is None) or (st.best is None) != (st.best_cost is None):
                 raise ValueError(f"island {i} is incomplete")

@@ -173,7 +173,8 @@ def _table(results) -> str:
 @click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
 @click.option("--tabu-islands", type=int, help="CPU islands running the problem's local-search island instead of "
               "the GA: QAP one continued robust tabu search (default: half of them, rounded down), a flow shop's "
-              "or user problem's chain (default: as the problem declares); 0: GA islands only.")
+              "or user problem's chain (default: as the problem declares); 0: none, every island runs the problem's "
+              "default method (a GA; the flow shop's default is its chain).")
 @click.option("--walk-islands", type=int, hidden=True, help="Deprecated name of --tabu-islands.")
 @click.option("--population", type=int, help="Individuals per island.")
 @click.option("--offspring", type=int, help="Children per generation and island.")

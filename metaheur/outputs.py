@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,14 +101,24 @@ def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dic
     return plans
 
 
+def _new_file_mode() -> int:
+    """The permissions of a file created now: read and write for all, less the umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """``write(temporary path)`` in the target's folder, then rename it over ``path``; on any
-    failure the temporary file is removed and the error raised."""
+    failure the temporary file is removed and the error raised. The file gets the permissions a
+    new file gets under the umask (the temporary file's are the owner's only), or keeps those of
+    the file it replaces."""
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -136,15 +136,22 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
         return generated_instance
     spec, pick = split_pick(spec)
     path = resolve_instance(spec, cls)
-    cls = cls or _library_class(path) or class_for_file(path)  # a registered extension still decides first
+    told = cls or _library_class(path)  # a registered extension still decides first
+    cls = told or class_for_file(path)
     if cls.formats is None or cls.formats.read is None:
         raise MetaheurError(f"{path}: the {cls.kind or cls.__name__} problem reads no files")
-    if pick is None:
-        return cls.formats.read(path)
-    if not cls.formats.picks:
+    if pick is not None and not cls.formats.picks:
         raise MetaheurError(f"{path}#{pick}: a {cls.kind.upper()} file holds one instance (FILE#NAME picks one "
                             "instance of a file of several)")
-    return cls.formats.read(f"{path}#{pick}")
+    try:
+        return cls.formats.read(path if pick is None else f"{path}#{pick}")
+    except InputFormatError as exc:
+        if told is not None or path.suffix.lower() in cls.formats.extensions:
+            raise
+        # the content chose the problem: a malformed file of another problem may look like this one's
+        raise InputFormatError(exc.path, f"{exc.reason} (read as a {cls.kind.upper()} file, which its content "
+                                         "suggests; give --problem NAME for another problem's file)",
+                               exc.line) from None
 
 
 def _library_class(path: Path) -> type[Problem] | None:

@@ -22,6 +22,7 @@ from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
 from metaheur.problems import asymmetric_tsp, random_qap, uniform_tsp
+from metaheur.problems.pfsp import random_pfsp
 from metaheur.result import Result
 from metaheur.run_settings import InstanceInfo, RunSettings
 from metaheur.solver import resume
@@ -108,6 +109,23 @@ def test_a_run_stopped_at_a_shorter_limit_continues_like_a_longer_run(tmp_path):
     sync_run(problem, strategy="cpu-islands", islands=2, tabu_islands=1, generations=4, checkpoint=str(path))
     rest = resume(str(path), problem=problem, generations=8)
     assert rest.permutation == whole.permutation and history(rest) == history(whole)
+
+
+def test_a_flow_shop_run_resumed_goes_on_with_its_chains_where_they_stood(tmp_path):
+    """The iterated-greedy chains' islands (metaheur/islands/ils.py) keep each chain's current
+    solution beside its best (``IslandState.searches``): the checkpoint holds both, and a run of 2
+    generations resumed to 4 is the run of 4."""
+    shop = random_pfsp(20, 5, seed=4)
+    options = {"strategy": "cpu-islands", "islands": 2, "sync": True, "epoch_generations": 1, "seed": 7}
+    whole = solve_with(shop, generations=4, **options)
+    path = tmp_path / "run.npz"
+    solve_with(shop, generations=2, checkpoint=str(path), **options)
+    saved = load_checkpoint(path).states[0].searches
+    assert set(saved) == {"best", "current"} and saved["current"].shape == (1, 20)
+    rest = resume(str(path), problem=shop, generations=4)
+    assert [row.algorithm for row in rest.islands] == ["iterated greedy chains"] * 2
+    assert rest.permutation == whole.permutation and history(rest) == history(whole)
+    assert rest.search_iterations == whole.search_iterations
 
 
 def test_the_checkpoint_holds_every_island(tmp_path):

@@ -42,6 +42,18 @@ def test_generations_per_island_and_search_steps_apart(runner, tmp_path):
     assert "  gen 3  search steps 3  " in result.stderr.splitlines()[-1]
 
 
+@pytest.mark.parametrize("instance", ["gen:qap:12", "gen:lop:40", "gen:pfsp:20:5"])
+def test_generations_stop_every_island_at_that_count_in_epochs_of_seconds(runner, tmp_path, instance):
+    """Without --sync an epoch runs for seconds; -g N still ends every island's generations (or
+    its steps, the flow shop's chains) at N, not at the end of the epoch that passes N."""
+    result = runner.invoke(cli, ["solve", instance, "-g", "3", "--strategy", "cpu-islands", "--islands", "2",
+                                 "--json", "r.json", "-q"])
+    ok(result)
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["stop_reason"] == "generations"
+    assert [max(i["generations"], i["search_steps"]) for i in data["islands"]] == [3, 3]
+
+
 def test_status_line_reports_while_a_population_is_built(runner, monkeypatch):
     """A slow first population (a stand-in for 85,900 cities): the status line keeps reporting,
     every PROGRESS_SECONDS, before the first best is known."""

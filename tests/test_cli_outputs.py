@@ -80,6 +80,24 @@ def test_one_failed_output_loses_nothing_else(runner, tmp_path, monkeypatch):
     assert leftovers(tmp_path) == []
 
 
+def test_outputs_get_the_permissions_of_new_files_and_keep_those_of_files_they_replace(runner, tmp_path):
+    """The outputs are written through temporary files (owner-only permissions) and renamed: a new
+    one gets what the umask gives a new file, a replaced one keeps its own."""
+    import os
+    import stat
+
+    (tmp_path / "r.sln").write_text("old")
+    os.chmod(tmp_path / "r.sln", 0o640)
+    mask = os.umask(0o022)
+    try:
+        ok(runner.invoke(cli, ["solve", "gen:qap:10", *QUICK, "-q", "--json", "r.json", "--solution", "r.sln",
+                               "--stats", "r.csv"]))
+    finally:
+        os.umask(mask)
+    modes = {name: stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("r.json", "r.csv", "r.sln")}
+    assert modes == {"r.json": 0o644, "r.csv": 0o644, "r.sln": 0o640}
+
+
 # ------------------------------------------------------------------------------- standard output
 
 

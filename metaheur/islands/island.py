@@ -253,7 +253,7 @@ def _epoch(spec: IslandSpec, island: Island, state: IslandState, t0: float, gene
     island.begin(state)
     progress = lambda: _progress(state, t0, elapsed, limit, generation_limit)  # noqa: E731
     done = 0
-    while _may_go_on(spec, state, done, built, t0, generations, seconds, deadline):
+    while _may_go_on(spec, state, done, built, t0, generations, seconds, deadline, generation_limit):
         island.generation(state, deadline, progress())
         state.generation += 1
         done += 1
@@ -294,12 +294,16 @@ def _resize(island: Island, state: IslandState, deadline: float | None) -> bool:
 
 
 def _may_go_on(spec: IslandSpec, state: IslandState, done: int, built: bool, t0: float,
-               generations: int | None, seconds: float | None, deadline: float | None) -> bool:
+               generations: int | None, seconds: float | None, deadline: float | None,
+               generation_limit: int | None) -> bool:
     """Whether the epoch runs another generation: not at the target, within its generations, its
-    seconds (at least one generation unless this epoch built the population), the run's deadline
-    and its stop request."""
+    seconds (at least one generation unless this epoch built the population), the run's
+    generation limit (``--generations``: no island goes past it, whatever its epochs), the run's
+    deadline and its stop request."""
     now = time.perf_counter()
     if live.stop_requested():
+        return False
+    if generation_limit is not None and state.generation >= generation_limit:
         return False
     if spec.target is not None and state.best_cost is not None and state.best_cost <= spec.target:
         return False

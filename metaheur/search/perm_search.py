@@ -22,6 +22,7 @@ METHODS = ("auto", "tabu", "ils", "ig")
 METHOD_NAMES = {"tabu": "tabu search", "ils": "ILS", "ig": "iterated greedy"}  # in results and reports
 _NSTATS = kernel_constant("perm_search.cu", "MH_PS_NSTATS")
 _ITER, _MOVES = kernel_constant("perm_search.cu", "MH_PS_ITER"), kernel_constant("perm_search.cu", "MH_PS_MOVES")
+_BEST = kernel_constant("perm_search.cu", "MH_PS_BEST")
 GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
 
 
@@ -141,10 +142,14 @@ class PermSearchBatch:
             started[0] = True
 
         def reached() -> bool:
-            return bool((to_host(self.stats[:count, 1]) <= goal).all())
+            return bool((to_host(self.stats[:count, _BEST]) <= goal).all())
+
+        def progress() -> tuple[int, int]:  # for the island's live report while the batch runs
+            stats = to_host(self.stats[:count])
+            return int(stats[:, _BEST].min()), int((stats[:, _ITER] + stats[:, _MOVES]).sum())
 
         pacer = LaunchPacer(budget, time_limit, max(1, budget if time_limit is None else 1))
-        done = pacer.run(launch, dev.synchronize, reached)
+        done = pacer.run(launch, dev.synchronize, reached, progress=progress)
         if not started[0]:
             launch(0)
         values = dev.zeros(count, np.int64)

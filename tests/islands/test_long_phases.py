@@ -101,6 +101,32 @@ def test_a_stop_request_reaches_an_island_and_its_launches(tmp_path):
         live.beat()
 
 
+def test_a_batch_of_generic_searches_reports_its_best_and_iterations_while_it_runs(monkeypatch):
+    """The generic engine's searches (the flow shop's iterated-greedy chains build their first
+    members with them for 50 n iterations) report the batch's best and iterations between launches,
+    so the status line shows a best before the island's first epoch ends."""
+    import numpy as np
+
+    from metaheur.problems.pfsp import random_pfsp
+    from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
+
+    monkeypatch.setattr(live, "REPORT_SECONDS", 0.0)  # report at every launch
+    shop = random_pfsp(40, 8, seed=2)
+    rng = np.random.default_rng(0)
+    starts = np.array([rng.permutation(shop.n) for _ in range(2)])
+    board = live.Board()
+    try:
+        state = type("S", (), {"best_cost": None, "generation": 0, "ls_iterations": 0})()
+        with live.island_epoch(board.folder, 0, state):
+            result = PermSearchBatch(shop, "cpu", 2, PermSearchParams(method="ig")).run(
+                starts, np.array([1, 2], dtype=np.uint64), budget=10**9, time_limit=0.3)
+        assert result.launches >= 2
+        assert board.reports()[0] == live.Report(best_cost=int(result.best_costs.min()), generation=0,
+                                                 ls_iterations=int(result.iterations.sum()))
+    finally:
+        board.close()
+
+
 @pytest.mark.slow
 def test_the_time_limit_ends_a_build_on_time():
     result = solve(uniform_tsp(20000, seed=2), time_limit=2, seed=1,

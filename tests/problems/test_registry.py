@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from metaheur import Problem
 from metaheur.cli import cli
-from metaheur.errors import MetaheurError
+from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems import ATSP, QAP, TSP, load_instance, load_solution, problem_class, registered
 from metaheur.problems.lop import LOP
 from metaheur.problems.pfsp import PFSP
@@ -117,6 +117,21 @@ def test_unknown_names_and_bad_module_paths_are_one_line_errors(spec, message):
     with pytest.raises(MetaheurError) as info:
         problem_class(spec)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_malformed_file_whose_problem_its_content_chose_says_so(tmp_path):
+    """A LOLIB matrix short of entries is no LOP file by count, and the QAP's sniffer takes any
+    numbers: the QAP reader's error says the file was read as a QAP file and how to say otherwise;
+    with --problem the LOP reader's own error stands alone."""
+    path = tmp_path / "ranking"
+    path.write_text("3\n0 1 2\n3 0 4\n5 6\n")
+    with pytest.raises(InputFormatError) as info:
+        load_instance(path)
+    assert str(info.value).startswith(f"{path}:")
+    assert "(read as a QAP file, which its content suggests; give --problem NAME" in str(info.value)
+    with pytest.raises(InputFormatError) as info:
+        load_instance(path, problem="lop")
+    assert "read as" not in str(info.value) and "\n" not in str(info.value)
 
 
 def test_a_users_class_by_module_path(user_module, tmp_path):
