@@ -351,6 +351,7 @@ class IslandModel:
                         reason = "interrupted"
                         break
                     self._after_epoch(record, out, t0)
+                    stop = self._without_beaten_optimum(stop, record)
                     generations = min(s.generation for s in record.states)
                     best = None if record.best is None else self.problem.engine_sign * record.best
                     reason = stop.fired(Progress(elapsed=record.seconds, best_cost=best,
@@ -394,6 +395,19 @@ class IslandModel:
         self.start_time = time.perf_counter() - record.seconds
         self.record = record
         self.callbacks.on_start(self)
+
+    def _without_beaten_optimum(self, stop: StopRules, record: RunRecord) -> StopRules:
+        """``stop``, or, once the run's best beats the proven optimum of the best-known table (whose
+        entry is then of another instance of that name and size), ``stop`` without that rule and
+        the islands without that target, with a warning."""
+        fewer = stop.without_beaten_optimum(record.best)
+        if fewer is None:
+            return stop
+        warnings.warn("metaheur: a solution better than the proven optimum of the best-known table was found: "
+                      "the table's entry is of another instance of this name; the run goes on without it",
+                      RuntimeWarning, stacklevel=2)
+        self.specs = [replace(spec, target=fewer.target) for spec in self.specs]
+        return fewer
 
     def _after_epoch(self, record: RunRecord, out: list[tuple[IslandState, EpochStats]], t0: float) -> None:
         """What follows an epoch that began at ``t0``: migration, the run's best, the statistics
