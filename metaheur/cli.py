@@ -36,10 +36,15 @@ class _Group(click.Group):
             raise UserError(f"{target}{exc.strerror or exc}") from None
 
 
+_python_warning = warnings.formatwarning
+
+
 def _warning_line(message, category, filename, lineno, line=None) -> str:
-    """A warning as the CLI prints it: its message on one line (metaheur's start with ``metaheur:``),
-    without Python's source location."""
-    return f"{message}\n"
+    """A warning as the CLI prints it: metaheur's (``metaheur: ...``) as their one-line message,
+    without Python's source location; the others as Python formats them."""
+    if str(message).startswith("metaheur:"):
+        return f"{message}\n"
+    return _python_warning(message, category, filename, lineno, line)
 
 
 def _print_json(data: dict) -> None:

@@ -34,7 +34,7 @@ def heavy_lop() -> LOP:
 def test_a_maximisation_beyond_the_tables_optimum_runs_on_without_that_entry():
     lop = heavy_lop()
     assert lop.best_known().optimal and lop.best_known().value == 236464
-    with pytest.warns(RuntimeWarning, match="better than the proven optimum of the best-known table"):
+    with pytest.warns(RuntimeWarning, match="be75eec: a solution better than 236464, the proven optimum"):
         result = solve_with(lop, strategy="cpu-islands", islands=2, generations=3, sync=True, epoch_generations=1,
                             seed=1)
     assert result.stop_reason == "generations" and result.cost == 1000 * 50 * 49 // 2
@@ -47,9 +47,24 @@ def test_a_minimisation_below_the_tables_optimum_runs_on_without_that_entry():
     small = random_qap(12, seed=2)
     qap = QAP("tai12a", small.flow % 3, small.distance % 3)
     assert qap.best_known().value == 224416
-    with pytest.warns(RuntimeWarning, match="the table's entry is of another instance of this name"):
+    with pytest.warns(RuntimeWarning, match="tai12a: a solution better than 224416, the proven optimum"):
         result = solve_with(qap, strategy="cpu-serial", generations=2, sync=True, epoch_generations=1, seed=1)
     assert result.stop_reason == "generations" and result.best_known is None
+
+
+def test_a_resumed_run_beyond_that_optimum_goes_on_like_the_whole_run(tmp_path):
+    """The resumed run drops the entry's rule before its first epoch (its islands are beyond it
+    already): no idle epoch, the same epochs as the run that was not interrupted."""
+    from metaheur.solver import resume
+
+    options = {"strategy": "cpu-islands", "islands": 2, "sync": True, "epoch_generations": 1, "seed": 1}
+    with pytest.warns(RuntimeWarning):
+        whole = solve_with(heavy_lop(), generations=4, **options)
+        solve_with(heavy_lop(), generations=2, checkpoint=str(tmp_path / "run.npz"), **options)
+        rest = resume(str(tmp_path / "run.npz"), problem=heavy_lop(), generations=4)
+    assert rest.stop_reason == "generations" and rest.best_known is None
+    assert [(r.epoch, r.island, r.generations) for r in rest.history] == \
+           [(r.epoch, r.island, r.generations) for r in whole.history]
 
 
 def test_evaluate_says_the_entry_is_of_another_instance():
@@ -82,6 +97,8 @@ def test_the_cli_warns_in_one_line_and_shows_no_gap_to_that_entry(tmp_path, monk
                                           "--strategy", "cpu-serial"])
     assert result.exit_code == 0, result.output
     assert warnings.formatwarning(seen[0].message, RuntimeWarning, "model.py", 1) == (
-        "metaheur: a solution better than the proven optimum of the best-known table was found: the table's entry "
-        "is of another instance of this name; the run goes on without it\n")
+        "metaheur: be75eec: a solution better than 236464, the proven optimum of the best-known table's be75eec, was "
+        "found: that entry is of another instance of this name; the run goes on without it\n")
+    other = warnings.formatwarning(UserWarning("numpy: something"), UserWarning, "x.py", 3)
+    assert other.startswith("x.py:3: UserWarning: numpy: something")  # the others as Python formats them
     assert "gap" not in result.stderr and "best known  unknown" in result.stdout

@@ -47,7 +47,7 @@ from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
 from metaheur.problems import QAP, TSP
 from metaheur.result import EpochRow
-from metaheur.stopping import Progress, StopRules
+from metaheur.stopping import Progress, ProvenOptimum, StopRules
 
 MAX_RETRIES = 3
 PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an epoch runs
@@ -326,6 +326,7 @@ class IslandModel:
                       for spec in self.specs]
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
+        stop = self._without_beaten_optimum(stop, record)  # a resumed run may be beyond it already
         previous = self._install_sigint()
         reason = None
         try:
@@ -403,9 +404,10 @@ class IslandModel:
         fewer = stop.without_beaten_optimum(record.best)
         if fewer is None:
             return stop
-        warnings.warn("metaheur: a solution better than the proven optimum of the best-known table was found: "
-                      "the table's entry is of another instance of this name; the run goes on without it",
-                      RuntimeWarning, stacklevel=2)
+        name, optimum = self.problem.name, stop.find(ProvenOptimum).value
+        warnings.warn(f"metaheur: {name}: a solution better than {optimum}, the proven optimum of the best-known "
+                      f"table's {name}, was found: that entry is of another instance of this name; the run goes on "
+                      "without it", RuntimeWarning, stacklevel=2)
         self.specs = [replace(spec, target=fewer.target) for spec in self.specs]
         return fewer
 
