@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 
 import click
 
@@ -35,6 +36,17 @@ class _Group(click.Group):
             raise UserError(f"{target}{exc.strerror or exc}") from None
 
 
+_python_warning = warnings.formatwarning
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    """A warning as the CLI prints it: metaheur's (``metaheur: ...``) as their one-line message,
+    without Python's source location; the others as Python formats them."""
+    if str(message).startswith("metaheur:"):
+        return f"{message}\n"
+    return _python_warning(message, category, filename, lineno, line)
+
+
 def _print_json(data: dict) -> None:
     click.echo(json.dumps(data, indent=2))
 
@@ -50,6 +62,7 @@ def cli() -> None:
     gen:atsp:1000, with an optional :SEED). --problem NAME or module:Class says which problem
     reads the file (by default its extension or content does; `metaheur info` lists the problems).
     """
+    warnings.formatwarning = _warning_line
 
 
 _PROBLEM_HELP = ("The problem that reads INSTANCE: a registered name (qap, tsp, atsp, ...; see metaheur info) or "
@@ -346,7 +359,8 @@ def _reporter(entry, time_limit: float | None, label: str | None):
     """The progress reporter of a run (``entry``: the instance's best-known value or None)."""
     from metaheur.progress import ProgressReporter
 
-    return ProgressReporter(best_known=entry.value if entry else None, time_limit=time_limit, label=label)
+    return ProgressReporter(best_known=entry.value if entry else None, optimal=bool(entry and entry.optimal),
+                            time_limit=time_limit, label=label)
 
 
 def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,

@@ -4,7 +4,7 @@ What a problem shows of itself comes from the problem (:meth:`Problem.properties
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import gap_percent
+from metaheur.problems.best_known import beaten_optimum, gap_percent
 from metaheur.problems.interface import Problem
 
 
@@ -29,6 +29,10 @@ def evaluation(inst: Problem, perm, stated_cost: int | None = None, note: str | 
     """Exact value of ``perm`` with the best-known value and the gap, as a JSON-ready dict."""
     value = inst.value(perm)
     entry = inst.best_known()
+    if beaten_optimum(entry, value, inst.sense):
+        beaten = (f"better than the proven optimum {entry.value} of the best-known table's {entry.name}: the table's "
+                  "entry is of another instance of this name")
+        note, entry = beaten if note is None else f"{note}; {beaten}", None
     bks = entry.value if entry else None
     out = {
         "instance": inst.name,

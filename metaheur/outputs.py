@@ -102,9 +102,14 @@ def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dic
 
 
 def _new_file_mode() -> int:
-    """The permissions of a file created now: read and write for all, less the umask."""
-    mask = os.umask(0o022)
-    os.umask(mask)
+    """The permissions of a file created now: read and write for all, less the umask (read from
+    /proc/self/status on Linux; elsewhere set and restored, which briefly changes it)."""
+    try:
+        with open("/proc/self/status") as status:
+            mask = next(int(ln.split()[1], 8) for ln in status if ln.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        mask = os.umask(0o022)
+        os.umask(mask)
     return 0o666 & ~mask
 
 

@@ -20,13 +20,15 @@ class ProgressReporter(Callbacks):
     model calls ``on_progress``) and at every new best;
     ``label`` (the instance, in a batch) starts every line. A resumed run starts from its saved
     best, counters and elapsed time. The best is shown in the problem's sense (the model's
-    engine costs turned by its problem's ``engine_sign``)."""
+    engine costs turned by its problem's ``engine_sign``). The gap to ``best_known`` is left out
+    where ``optimal`` (a proven optimum) and the best is beyond it: the table's entry is then of
+    another instance of that name."""
 
     def __init__(self, *, best_known: int | None, time_limit: float | None, interval: float | None = None,
-                 stream=None, live: bool | None = None, label: str | None = None):
+                 stream=None, live: bool | None = None, label: str | None = None, optimal: bool = False):
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
-        self.best_known = best_known
+        self.best_known, self.optimal = best_known, optimal
         self.time_limit = time_limit
         self.interval = model_module.PROGRESS_SECONDS if interval is None else interval
         self.label = label
@@ -88,7 +90,7 @@ class ProgressReporter(Callbacks):
         parts += [f"{elapsed:7.1f}{limit}", f"best {self.best if self.best is not None else '-'}"]
         sense = "min" if self.sign > 0 else "max"
         gap = gap_percent(self.best, self.best_known, sense) if self.best is not None else None
-        if gap is not None:
+        if gap is not None and not (self.optimal and gap < 0):  # beyond a proven optimum: another instance's
             parts.append(f"gap {gap:.3f}%")
         if self.best is None:
             parts.append("building populations")

@@ -30,7 +30,7 @@ from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import load_instance, problem_class
-from metaheur.problems.best_known import gap_percent
+from metaheur.problems.best_known import beaten_optimum, gap_percent
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
@@ -379,7 +379,7 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
     if sign * value != tracked:
         raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact value {value}")
     entry = problem.best_known()
-    bks = entry.value if entry else None
+    bks = entry.value if entry and not beaten_optimum(entry, value, problem.sense) else None
 
     def shown(cost):
         return None if cost is None else sign * cost

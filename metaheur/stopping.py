@@ -87,7 +87,9 @@ class Target:
 
 @dataclass(frozen=True)
 class ProvenOptimum(Target):
-    """Fires at the proven optimum ``value`` of the best-known table: nothing better exists."""
+    """Fires at the proven optimum ``value`` of the best-known table: nothing better exists. A
+    better value proves that the entry is of another instance of that name and size (a renamed or
+    changed file): :meth:`StopRules.without_beaten_optimum` then drops the rule."""
 
     reason: ClassVar[str] = "optimal"
 
@@ -140,6 +142,14 @@ class StopRules:
 
     def find(self, cls):
         return next((r for r in self.rules if isinstance(r, cls)), None)
+
+    def without_beaten_optimum(self, best: int | None) -> StopRules | None:
+        """These rules less the proven optimum that ``best`` (an engine cost) beats; None when no
+        proven optimum is beaten."""
+        rule = self.find(ProvenOptimum)
+        if rule is None or best is None or best >= rule.engine_value:
+            return None
+        return StopRules(tuple(r for r in self.rules if r is not rule))
 
     @property
     def target(self) -> int | None:

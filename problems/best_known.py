@@ -302,6 +302,14 @@ def best_known(name: str, n: int | None = None, kind: str | None = None) -> Best
     return entry
 
 
+def beaten_optimum(entry: BestKnown | None, value: int, sense: str = "min") -> bool:
+    """Whether ``value`` is better than ``entry``'s proven optimum: then the entry is of another
+    instance of that name and size (a renamed or changed file) and does not apply."""
+    if entry is None or not entry.optimal:
+        return False
+    return value < entry.value if sense == "min" else value > entry.value
+
+
 def gap_percent(value: int, reference: int | None, sense: str = "min") -> float | None:
     """The gap to the best known in the problem's sense: above it for a minimisation,
     ``100 * (value - reference) / |reference|``; below it for a maximisation, ``100 * (reference -

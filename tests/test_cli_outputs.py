@@ -87,15 +87,15 @@ def test_outputs_get_the_permissions_of_new_files_and_keep_those_of_files_they_r
     import stat
 
     (tmp_path / "r.sln").write_text("old")
-    os.chmod(tmp_path / "r.sln", 0o640)
-    mask = os.umask(0o022)
+    os.chmod(tmp_path / "r.sln", 0o604)
+    mask = os.umask(0o027)
     try:
         ok(runner.invoke(cli, ["solve", "gen:qap:10", *QUICK, "-q", "--json", "r.json", "--solution", "r.sln",
                                "--stats", "r.csv"]))
     finally:
         os.umask(mask)
     modes = {name: stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("r.json", "r.csv", "r.sln")}
-    assert modes == {"r.json": 0o644, "r.csv": 0o644, "r.sln": 0o640}
+    assert modes == {"r.json": 0o640, "r.csv": 0o640, "r.sln": 0o604}
 
 
 # ------------------------------------------------------------------------------- standard output

@@ -54,3 +54,18 @@ def test_a_seeded_mixed_solve_repeats_and_reports_its_makespan():
     assert first.permutation == again.permutation and first.cost == again.cost
     assert [(r.island, r.best_cost, r.ls_iterations) for r in first.history] == \
            [(r.island, r.best_cost, r.ls_iterations) for r in again.history]
+
+
+def test_the_chains_start_from_the_neh_sequence_and_the_trace_with_it():
+    """A chain island's first member is its start, NEH's sequence, not yet searched: the run's
+    trace begins at NEH's makespan, and the chains' first generation is their first search."""
+    from metaheur.islands.perm_operators import neh
+
+    shop = random_pfsp(30, 6, seed=5)
+    result = solve_with(shop, strategy="cpu-islands", islands=2, generations=2, sync=True, epoch_generations=1,
+                        seed=3)
+    start = makespan(shop, neh(shop, ties=shop.default_params().perm.ties))
+    first = [min((t for t in result.trace if t.island == i), key=lambda t: t.time_s) for i in (0, 1)]
+    assert [t.cost for t in first] == [start, start]
+    assert result.cost < start and [row.search_steps for row in result.islands] == [2, 2]
+    assert [(r.epoch, r.search_steps) for r in result.history if r.island == 0] == [(0, 1), (1, 1)]

@@ -107,10 +107,7 @@ class Island:
         places), brought to local optima (one random stream each); returns (solutions, exact
         costs). A seeded member is never worse than its seed: should the search return worse, the
         seed itself is kept."""
-        starts = self.starts(count, self.rng(state, 1))
-        seeded = 0 if seeds is None else min(count, len(seeds))
-        if seeded:
-            starts[:seeded] = seeds[:seeded]
+        starts, seeded = self.member_starts(state, count, seeds)
         keys = self.keys(state, count)
         sols, costs, iters = self.ops.improve(self.ops.device.asarray(starts, np.int32), keys,
                                               time_limit=seconds_to(deadline))
@@ -120,6 +117,15 @@ class Island:
             if costs[j] > seed_cost:
                 sols[j], costs[j] = seeds[j], seed_cost
         return sols, costs
+
+    def member_starts(self, state: IslandState, count: int, seeds: np.ndarray | None) -> tuple[np.ndarray, int]:
+        """The starting solutions of ``count`` new members (:meth:`starts`), the warm starts
+        ``seeds`` in the first places; returns them and how many are warm starts."""
+        starts = self.starts(count, self.rng(state, 1))
+        seeded = 0 if seeds is None else min(count, len(seeds))
+        if seeded:
+            starts[:seeded] = seeds[:seeded]
+        return starts, seeded
 
     def keys(self, state: IslandState, count: int) -> np.ndarray:
         """The next ``count`` random-stream keys of the island (one per child or search)."""

@@ -27,6 +27,17 @@ class ILSIsland(Island):
     def label(cls, spec: IslandSpec) -> str:
         return f"{spec.problem.chain_search(spec.params)} chains"
 
+    def first_population(self, state, deadline: float | None, time_left: float | None):
+        """Where the chains go on from where they stood (``continues_chains``: the iterated greedy),
+        the first members are the starting solutions themselves (the flow shop's first is NEH's
+        sequence; the warm starts first), searched from the first generation on: each chain runs
+        uninterrupted from its start, and the run's trace begins at the construction. Other chains
+        start from members brought to local optima (:meth:`Island.first_population`)."""
+        if not getattr(self.ops, "continues_chains", False):
+            return super().first_population(state, deadline, time_left)
+        starts, _ = self.member_starts(state, self.spec.params.ga.population, self.spec.initial)
+        return starts, np.array([self.ops.cost(s) for s in starts], dtype=np.int64)
+
     def generation(self, state, deadline: float | None, progress: float | None) -> None:
         ops, count = self.ops, self.spec.params.ga.offspring
         keys = self.keys(state, count)

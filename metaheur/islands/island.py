@@ -220,10 +220,11 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     ``time_left``: the run's remaining time, a hard cap that also bounds the local searches (a
     generation cut short by it keeps what its searches found). ``elapsed``, ``limit`` (seconds)
     and ``generation_limit`` say how far the whole run is, for algorithms that change with it
-    (EAX's selection). ``in_worker``: running in a worker process, which leaves Ctrl-C to the
-    parent. CPU kernels run on ``spec.cpu_threads`` OpenMP threads (one: an island is one core's
-    work). The run's stop request ends the epoch within a kernel launch, keeping what was found,
-    and the island reports its progress while it runs (:mod:`metaheur.live`)."""
+    (EAX's selection); no island goes past ``generation_limit``. ``in_worker``: running in a
+    worker process, which leaves Ctrl-C to the parent. CPU kernels run on ``spec.cpu_threads``
+    OpenMP threads (one: an island is one core's work). The run's stop request ends the epoch
+    within a kernel launch, keeping what was found, and the island reports its progress while it
+    runs (:mod:`metaheur.live`)."""
     if in_worker:
         leave_ctrl_c_to_owner(spec)
     set_cpu_threads(spec.cpu_threads)

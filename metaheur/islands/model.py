@@ -47,7 +47,7 @@ from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
 from metaheur.problems import QAP, TSP
 from metaheur.result import EpochRow
-from metaheur.stopping import Progress, StopRules
+from metaheur.stopping import Progress, ProvenOptimum, StopRules
 
 MAX_RETRIES = 3
 PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an epoch runs
@@ -326,6 +326,7 @@ class IslandModel:
                       for spec in self.specs]
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
+        stop = self._without_beaten_optimum(stop, record)  # a resumed run may be beyond it already
         previous = self._install_sigint()
         reason = None
         try:
@@ -351,6 +352,7 @@ class IslandModel:
                         reason = "interrupted"
                         break
                     self._after_epoch(record, out, t0)
+                    stop = self._without_beaten_optimum(stop, record)
                     generations = min(s.generation for s in record.states)
                     best = None if record.best is None else self.problem.engine_sign * record.best
                     reason = stop.fired(Progress(elapsed=record.seconds, best_cost=best,
@@ -394,6 +396,20 @@ class IslandModel:
         self.start_time = time.perf_counter() - record.seconds
         self.record = record
         self.callbacks.on_start(self)
+
+    def _without_beaten_optimum(self, stop: StopRules, record: RunRecord) -> StopRules:
+        """``stop``, or, once the run's best beats the proven optimum of the best-known table (whose
+        entry is then of another instance of that name and size), ``stop`` without that rule and
+        the islands without that target, with a warning."""
+        fewer = stop.without_beaten_optimum(record.best)
+        if fewer is None:
+            return stop
+        name, optimum = self.problem.name, stop.find(ProvenOptimum).value
+        warnings.warn(f"metaheur: {name}: a solution better than {optimum}, the proven optimum of the best-known "
+                      f"table's {name}, was found: that entry is of another instance of this name; the run goes on "
+                      "without it", RuntimeWarning, stacklevel=2)
+        self.specs = [replace(spec, target=fewer.target) for spec in self.specs]
+        return fewer
 
     def _after_epoch(self, record: RunRecord, out: list[tuple[IslandState, EpochStats]], t0: float) -> None:
         """What follows an epoch that began at ``t0``: migration, the run's best, the statistics

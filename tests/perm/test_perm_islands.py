@@ -183,7 +183,7 @@ def test_iterated_greedy_chains_go_on_from_where_they_stood(monkeypatch):
     improve_chains = PermOperators.improve_chains
     monkeypatch.setattr(PermOperators, "improve_chains",
                         lambda ops, s, *a, **k: starts.append(np.array(s)) or improve_chains(ops, s, *a, **k))
-    state, _ = run_epoch(spec, IslandState(0), generations=1)
+    state, _ = run_epoch(spec, IslandState(0), generations=2)
     kept = {k: v.copy() for k, v in state.searches.items()}
     assert np.array_equal(kept["best"], state.population)
     assert sorted(kept["current"][0]) == list(range(pb.n))
