@@ -16,7 +16,15 @@ from pathlib import Path
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.interface import LoadedSolution, Problem
-from metaheur.problems.registry import class_for_file, extensions, folders, generated, problem_class, registered
+from metaheur.problems.registry import (
+    class_for_extension,
+    class_for_file,
+    extensions,
+    folders,
+    generated,
+    problem_class,
+    registered,
+)
 from metaheur.problems.textio import read_text, split_pick
 from metaheur.suggest import did_you_mean
 
@@ -136,7 +144,7 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
         return generated_instance
     spec, pick = split_pick(spec)
     path = resolve_instance(spec, cls)
-    told = cls or _library_class(path)  # a registered extension still decides first
+    told = cls or _library_class(path) or class_for_extension(path)  # a registered extension decides first
     cls = told or class_for_file(path)
     if cls.formats is None or cls.formats.read is None:
         raise MetaheurError(f"{path}: the {cls.kind or cls.__name__} problem reads no files")
@@ -146,7 +154,7 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
     try:
         return cls.formats.read(path if pick is None else f"{path}#{pick}")
     except InputFormatError as exc:
-        if told is not None or path.suffix.lower() in cls.formats.extensions:
+        if told is not None:
             raise
         # the content chose the problem: a malformed file of another problem may look like this one's
         raise InputFormatError(exc.path, f"{exc.reason} (read as a {cls.kind.upper()} file, which its content "

@@ -100,14 +100,20 @@ def extensions() -> list[str]:
     return list(dict.fromkeys(e for c in registered().values() if c.formats for e in c.formats.extensions))
 
 
+def class_for_extension(path: Path) -> type[Problem] | None:
+    """The problem registering the file's extension, or None."""
+    suffix = path.suffix.lower()
+    return next((c for c in registered().values() if c.formats and c.formats.read and suffix in c.formats.extensions),
+                None)
+
+
 def class_for_file(path: Path) -> type[Problem]:
     """The problem of a file: the one registering its extension, else the first whose sniffer
     accepts its content."""
+    by_extension = class_for_extension(path)
+    if by_extension is not None:
+        return by_extension
     classes = [c for c in registered().values() if c.formats and c.formats.read]
-    suffix = path.suffix.lower()
-    for cls in classes:
-        if suffix in cls.formats.extensions:
-            return cls
     for cls in classes:
         if cls.formats.sniff is not None and cls.formats.sniff(path):
             return cls
