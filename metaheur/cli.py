@@ -296,11 +296,15 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
 
 def _ga_params(problem, config: dict, crossover, population, offspring, ls_budget):
     """The GA parameters of ``problem``: the config file's ``[ga]`` or the instance's defaults,
-    with ``--crossover`` (and the sizes it needs) and the size options on top."""
+    with ``--crossover`` (and the sizes it needs) and the size options on top; None (the solver's
+    defaults, sized for each device) when none of them is given."""
     from dataclasses import replace
 
     from metaheur.islands.params import with_crossover
 
+    if config.get("ga") is None and crossover is None and population is None and offspring is None \
+            and ls_budget is None:
+        return None
     ga = config.get("ga") or problem.default_params().ga
     if crossover is not None:
         ga = with_crossover(ga, crossover)

@@ -66,9 +66,9 @@ class ProgressReporter(Callbacks):
 
     def on_progress(self, model, elapsed: float) -> None:
         live = getattr(model, "live", None)
-        if live is not None:  # the islands' reports from the middle of the epoch
-            if live.best is not None and (self.best is None or live.best < self.best):
-                self.best, self.new_best = live.best, True
+        if live is not None:  # the islands' reports from the middle of the epoch, in engine costs
+            if live.best is not None and (self.best is None or live.best < self.sign * self.best):
+                self.best, self.new_best = self.sign * live.best, True
             self.counters = {k: max(v, self.counters.get(k, 0)) for k, v in live.counters.items()}
         now = time.perf_counter()
         if now - self.last < self.interval:

@@ -83,14 +83,22 @@ def _precompile(problem: Problem, devices: list[Device]) -> None:
 
 
 def _island_params(problem: Problem, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
-                   gpu_sized: bool, perm: PermSearchParams) -> IslandParams:
+                   gpu_sized: bool, perm: PermSearchParams, default_ga: bool) -> IslandParams:
     """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
     generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
-    sized from the time its first members took, which on a GPU is that of a whole batch)."""
-    if dev.is_gpu and gpu_sized and island_class(problem, ga).sized_by_gpu_wave:
+    sized from the time its first members took, which on a GPU is that of a whole batch). A GPU
+    island of the problem's default chains (``default_ga``: no GA parameters given; crossover
+    ``none``) runs :meth:`Problem.gpu_chains` of them side by side."""
+    params = IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
+    if not (dev.is_gpu and gpu_sized):
+        return params
+    if island_class(problem, ga).sized_by_gpu_wave:
         size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
-    return IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
+    elif default_ga and ga.crossover == "none":
+        chains = problem.gpu_chains(params, dev)
+        ga = replace(ga, offspring=chains, population=chains) if chains > 1 else ga
+    return replace(params, ga=ga)
 
 
 def _with_ls_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
@@ -245,7 +253,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
     migration = params.migration or problem.default_migration()
     perm = params.perm or defaults.perm
-    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm)
+    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm, params.ga is None)
                      for d in island_devices]
     island_params = _with_ls_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)

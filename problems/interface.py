@@ -206,6 +206,11 @@ class Problem(ABC):
         (``"NAME chains"``); default: the ILS."""
         return "ILS"
 
+    def gpu_chains(self, params: IslandParams, device: Device) -> int:
+        """Continued searches that a GPU island of this problem's default chains (crossover
+        ``none``, no GA parameters given) runs side by side, a kernel block each; default: one."""
+        return 1
+
     def wave_blocks_per_sm(self, device: Device) -> int:
         """Blocks of the kernel that sizes a GPU island's wave that one multiprocessor of
         ``device`` runs at once (:func:`~metaheur.islands.balance.gpu_wave`; default: one)."""

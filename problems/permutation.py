@@ -180,6 +180,16 @@ class PermutationProblem(Problem):
 
         return "sampled descent" if self.device_code is None else METHOD_NAMES[params.perm.resolved(self)[0]]
 
+    def gpu_chains(self, params, device) -> int:
+        """Iterated-greedy chains fill a GPU: one wave of them (:func:`~metaheur.islands.balance.gpu_wave`,
+        a block a chain on every multiprocessor), each going on from where it stood; the other
+        searches run one chain (docs/decisions/pfsp-method.md)."""
+        from metaheur.islands.balance import gpu_wave
+
+        if self.device_code is None or params.perm.resolved(self)[0] != "ig":
+            return 1
+        return gpu_wave(self, device)
+
     def precompile(self, device) -> None:
         """Build the generic kernels for ``device`` (compile errors come before the run's clock);
         without device code, the numpy-only route's one warning."""

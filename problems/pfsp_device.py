@@ -9,8 +9,9 @@ Data: ``p`` the job-major n x m times (``p[j * m + h]``), ``m`` the number of ma
   the first k jobs on each machine) and tails ``q`` (the time from each job's start on each machine
   to the end) of the sequence without the inserted job, then every insertion position in O(m):
   ``f_h = max(f_{h-1}, e[pos-1][h]) + p[job][h]`` and the makespan ``max_h f_h + q[pos][h]``; all
-  positions in O(nm). One thread computes the heads, another the tails, then the positions are
-  shared block-stride; one thread alone does the same work in the same order.
+  positions in O(nm). One thread alone computes the heads row by row, then the tails; a block
+  computes them by anti-diagonal wavefronts (heads and tails at once, len + m - 1 barriers), then
+  shares the positions block-stride: the same integers either way.
 * ``partial_insert_tie``: Fernandez-Viagas and Framinan's tie-breaking (Comput. Oper. Res. 45,
   2014): of the positions of equal makespan, the one whose insertion makes the least idle time
   on machines 2..m, counted as ``f_h - e[pos-1][h] - p[elem][h]`` (the inserted job) at the last
@@ -65,32 +66,53 @@ __device__ ll insert_delta(const Data &d, const int *perm, const ll *cache, int 
   return pfsp_makespan(d, perm, 2, i, j) - pfsp_makespan(d, perm, 0, 0, 0);
 }
 
+/* The job at position k of seq[0..len+1) without position `skip` (none when skip < 0). */
+__device__ __forceinline__ const int *pfsp_times_at(const Data &d, const int *seq, int skip, int k) {
+  return d.p + (ll)seq[skip >= 0 && k >= skip ? k + 1 : k] * (int)d.m;
+}
+
 /* out[pos], pos = 0..len: the makespan of seq[0..len+1) without position `skip` (none when skip < 0),
  * len jobs, with `elem` inserted at pos. Every thread of the block calls it. */
 __device__ void pfsp_insertions(const Data &d, const int *seq, int skip, int len, int elem, ll *out, ll *work) {
   const int m = (int)d.m, t = mh_tid(), nt = mh_nthreads();
   ll *e = work, *q = work + (ll)len * m;
-  for (int part = t; part < 2; part += nt) {
-    if (part == 0) {
-      for (int k = 0; k < len; ++k) {
-        const int *pj = d.p + (ll)seq[skip >= 0 && k >= skip ? k + 1 : k] * m;
-        ll left = 0;
-        for (int h = 0; h < m; ++h) {
-          const ll up = k ? e[(ll)(k - 1) * m + h] : 0;
-          left = (left > up ? left : up) + pj[h];
-          e[(ll)k * m + h] = left;
+  if (nt == 1) { /* one thread: the heads row by row, then the tails */
+    for (int k = 0; k < len; ++k) {
+      const int *pj = pfsp_times_at(d, seq, skip, k);
+      ll left = 0;
+      for (int h = 0; h < m; ++h) {
+        const ll up = k ? e[(ll)(k - 1) * m + h] : 0;
+        left = (left > up ? left : up) + pj[h];
+        e[(ll)k * m + h] = left;
+      }
+    }
+    for (int k = len - 1; k >= 0; --k) {
+      const int *pj = pfsp_times_at(d, seq, skip, k);
+      ll right = 0;
+      for (int h = m - 1; h >= 0; --h) {
+        const ll down = k + 1 < len ? q[(ll)(k + 1) * m + h] : 0;
+        right = (right > down ? right : down) + pj[h];
+        q[(ll)k * m + h] = right;
+      }
+    }
+  } else { /* a block: anti-diagonal wavefronts (cell (k, h) needs (k -/+ 1, h) and (k, h -/+ 1)),
+            * the heads on the first half of the threads, the tails on the second, one barrier a
+            * diagonal: len + m - 1 steps instead of len * m; the same values */
+    const int half = nt / 2, heads = t < half, u = heads ? t : t - half, width = heads ? half : nt - half;
+    for (int diag = 0; diag < len + m - 1; ++diag) {
+      for (int hh = u; hh < m; hh += width) {
+        const int kk = diag - hh;
+        if (kk < 0 || kk >= len) continue;
+        if (heads) {
+          const ll up = kk ? e[(ll)(kk - 1) * m + hh] : 0, left = hh ? e[(ll)kk * m + hh - 1] : 0;
+          e[(ll)kk * m + hh] = (left > up ? left : up) + pfsp_times_at(d, seq, skip, kk)[hh];
+        } else {
+          const int k = len - 1 - kk, h = m - 1 - hh;
+          const ll down = k + 1 < len ? q[(ll)(k + 1) * m + h] : 0, right = h + 1 < m ? q[(ll)k * m + h + 1] : 0;
+          q[(ll)k * m + h] = (right > down ? right : down) + pfsp_times_at(d, seq, skip, k)[h];
         }
       }
-    } else {
-      for (int k = len - 1; k >= 0; --k) {
-        const int *pj = d.p + (ll)seq[skip >= 0 && k >= skip ? k + 1 : k] * m;
-        ll right = 0;
-        for (int h = m - 1; h >= 0; --h) {
-          const ll down = k + 1 < len ? q[(ll)(k + 1) * m + h] : 0;
-          right = (right > down ? right : down) + pj[h];
-          q[(ll)k * m + h] = right;
-        }
-      }
+      __syncthreads();
     }
   }
   __syncthreads();

@@ -69,3 +69,28 @@ def test_the_chains_start_from_the_neh_sequence_and_the_trace_with_it():
     assert [t.cost for t in first] == [start, start]
     assert result.cost < start and [row.search_steps for row in result.islands] == [2, 2]
     assert [(r.epoch, r.search_steps) for r in result.history if r.island == 0] == [(0, 1), (1, 1)]
+
+
+def test_a_gpu_island_of_the_default_chains_runs_a_wave_of_them(monkeypatch):
+    """On a GPU the default iterated-greedy island runs one chain a multiprocessor (one kernel
+    launch, a block each); explicit GA parameters are kept as given, and a CPU island runs one."""
+    from metaheur.devices import gpu_devices
+    from metaheur.engine import simcuda
+
+    monkeypatch.undo()  # the simulated GPU as well as the CPU
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPU_SMS", "3")
+    monkeypatch.delenv("METAHEUR_NO_GPU", raising=False)
+    gpu_devices.cache_clear()
+    simcuda.reset()
+    try:
+        shop = random_pfsp(12, 3, seed=2)
+        hybrid = solve_with(shop, strategy="hybrid", islands=2, generations=1, sync=True, epoch_generations=1, seed=1)
+        assert [(r.device, r.population, r.offspring) for r in hybrid.islands] == [("cuda:0", 3, 3), ("cpu", 1, 1)]
+        assert hybrid.islands[0].ls_iterations >= 3 * 50 * 12  # every chain went on for 50 n iterations
+        given = solve_with(shop, strategy="gpu", generations=1, seed=1, ga=shop.default_params().ga)
+        assert [(r.population, r.offspring) for r in given.islands] == [(1, 1)]
+    finally:
+        monkeypatch.undo()
+        gpu_devices.cache_clear()
+        simcuda.reset()

@@ -218,3 +218,21 @@ def test_a_maximisation_target_means_at_least(negated):
     start = problem.value(np.arange(7))  # some value below the optimum
     r = solve_with(problem, generations=30, target=start, stop_at_optimum=False, **RUN)
     assert r.stop_reason == "target" and r.cost >= start
+
+
+def test_live_reports_of_a_maximisation_show_values_and_keep_the_largest():
+    """The islands' mid-epoch reports are engine costs (negated values): the progress line turns
+    them into values and takes a report as a new best only when its value is larger."""
+    from types import SimpleNamespace
+
+    from metaheur.islands.model import LiveProgress
+
+    out = io.StringIO()
+    reporter = ProgressReporter(best_known=None, time_limit=10, stream=out, live=False, interval=0.0)
+    reporter.sign, reporter.devices, reporter.kinds = -1, "cuda:0 x1", {"ga"}
+    counters = {"generations": 1, "search_steps": 0, "search_iterations": 10}
+    for engine_best in (-100, -90, -110):
+        reporter.on_progress(SimpleNamespace(live=LiveProgress(best=engine_best, counters=counters)), 1.0)
+    bests = [line.split("best ")[1].split()[0] for line in out.getvalue().splitlines()]
+    assert bests == ["100", "100", "110"]
+    assert [line.endswith("*") for line in out.getvalue().splitlines()] == [True, False, True]

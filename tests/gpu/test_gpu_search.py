@@ -12,7 +12,7 @@ import pytest
 from metaheur.devices import gpu_devices
 from metaheur.problems import clustered_tsp, random_qap
 from metaheur.problems.lop import random_lop
-from metaheur.problems.pfsp import taillard
+from metaheur.problems.pfsp import random_pfsp, taillard
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
 from metaheur.search.qap_tabu import QAPTabuBatch
 from metaheur.search.tsp_descent import TSPDescentBatch
@@ -65,11 +65,13 @@ def test_ils_batch_gpu_equals_cpu(gpu):
 
 @pytest.mark.parametrize(("make", "method", "budget"), [(lambda: taillard("ta031"), "ig", 40),
                                                        (lambda: taillard("ta031"), "ils", 40),
+                                                       (lambda: random_pfsp(30, 40, seed=1), "ig", 20),
                                                        (lambda: random_lop(130, 2), "ils", 40),
                                                        (lambda: random_lop(130, 2), "ig", 20)])
 def test_problem_interface_searches_gpu_equal_cpu(gpu, make, method, budget):
     """The generic engine on the flow shop's and the LOP's device code (a block of threads a
-    search on the GPU, one thread on the CPU): the same bests, values and iterations."""
+    search on the GPU, one thread on the CPU; the flow shop's wavefronts with fewer and more
+    machines than half the block): the same bests, values and iterations."""
     problem = make()
     starts = np.array([np.random.default_rng(s).permutation(problem.n) for s in range(24)])
     keys = np.arange(1, 25, dtype=np.uint64)
@@ -92,3 +94,11 @@ def test_solve_on_gpu(gpu, strategy):
     assert result.cost == random_qap(40, seed=1).cost(result.permutation)
     if strategy == "hybrid":
         assert {d.device for d in result.device_loads} >= {"cpu", gpu.name}
+
+
+def test_flow_shop_gpu_island_runs_a_chain_a_multiprocessor(gpu):
+    from metaheur import SolveParams, solve
+
+    result = solve("gen:pfsp:30:5", seed=1, params=SolveParams(strategy="gpu"), time_limit=3)
+    assert [(r.device, r.population, r.offspring) for r in result.islands] == [(gpu.name, gpu.cores, gpu.cores)]
+    assert result.cost == random_pfsp(30, 5, seed=1).value(result.permutation)

@@ -46,14 +46,17 @@ def test_check_problem_on_a_taillard_instance():
     check_problem(taillard("ta011"), devices=["cpu"], trials=4)
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda:0"])
-def test_partial_insertions_at_every_length(device, simulated_gpu):
-    """out[k] = makespan of seq[0..len) with elem inserted at k, for len = 0..n-1 (NEH's steps)."""
+@pytest.mark.parametrize("device, block, sim", [("cpu", 1, False), ("cuda:0", 64, False), ("cpu", 64, True),
+                                                ("cpu", 5, True)])
+@pytest.mark.parametrize("m", [6, 40])
+def test_partial_insertions_at_every_length(device, block, sim, m, simulated_gpu):
+    """out[k] = makespan of seq[0..len) with elem inserted at k, for len = 0..n-1 (NEH's steps): one
+    thread's rows and a block's wavefronts (the thread simulation, fewer threads than machines too)."""
     dev = parse_device(device)
-    rng = np.random.default_rng(7)
-    problem = PFSP(rng.integers(1, 99, size=(6, 11)))
+    rng = np.random.default_rng(7 + m)
+    problem = PFSP(rng.integers(1, 99, size=(m, 11)))
     n = problem.n
-    mod = problem.user_code().module("perm_eval.cu", dev)
+    mod = problem.user_code().module("perm_eval.cu", dev, sim=sim)
     fields, arrays = problem.device_data()
     data = upload(fields, arrays, dev)
     k = n
@@ -63,7 +66,6 @@ def test_partial_insertions_at_every_length(device, simulated_gpu):
                      dtype=np.int32)
     out = dev.zeros((k, n + 1), np.int64)
     ws = problem.work_entries()
-    block = 64 if dev.is_gpu else 1
     args = (dev.asarray(seqs), dev.asarray(lens), dev.asarray(elems), k, n, dev.zeros((k, ws), np.int64), ws, out)
     mod.kernel("perm_partial")(k, block, (*args, *data))
     got = to_host(out)
