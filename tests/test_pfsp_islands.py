@@ -87,7 +87,6 @@ def test_a_gpu_island_of_the_default_chains_runs_a_wave_of_them(monkeypatch):
         shop = random_pfsp(12, 3, seed=2)
         hybrid = solve_with(shop, strategy="hybrid", islands=2, generations=1, sync=True, epoch_generations=1, seed=1)
         assert [(r.device, r.population, r.offspring) for r in hybrid.islands] == [("cuda:0", 3, 3), ("cpu", 1, 1)]
-        assert hybrid.islands[0].ls_iterations >= 3 * 50 * 12  # every chain went on for 50 n iterations
         given = solve_with(shop, strategy="gpu", generations=1, seed=1, ga=shop.default_params().ga)
         assert [(r.population, r.offspring) for r in given.islands] == [(1, 1)]
     finally:

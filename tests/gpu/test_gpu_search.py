@@ -99,6 +99,6 @@ def test_solve_on_gpu(gpu, strategy):
 def test_flow_shop_gpu_island_runs_a_chain_a_multiprocessor(gpu):
     from metaheur import SolveParams, solve
 
-    result = solve("gen:pfsp:30:5", seed=1, params=SolveParams(strategy="gpu"), time_limit=3)
+    result = solve("gen:pfsp:30:5", seed=1, params=SolveParams(strategy="gpu", devices=(gpu.name,)), time_limit=3)
     assert [(r.device, r.population, r.offspring) for r in result.islands] == [(gpu.name, gpu.cores, gpu.cores)]
     assert result.cost == random_pfsp(30, 5, seed=1).value(result.permutation)

@@ -47,8 +47,8 @@ def test_check_problem_on_a_taillard_instance():
 
 
 @pytest.mark.parametrize("device, block, sim", [("cpu", 1, False), ("cuda:0", 64, False), ("cpu", 64, True),
-                                                ("cpu", 5, True)])
-@pytest.mark.parametrize("m", [6, 40])
+                                                ("cpu", 5, True), ("cpu", 2, True)])
+@pytest.mark.parametrize("m", [1, 6, 40])
 def test_partial_insertions_at_every_length(device, block, sim, m, simulated_gpu):
     """out[k] = makespan of seq[0..len) with elem inserted at k, for len = 0..n-1 (NEH's steps): one
     thread's rows and a block's wavefronts (the thread simulation, fewer threads than machines too)."""
