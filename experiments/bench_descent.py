@@ -1,8 +1,8 @@
-"""Passes and time of the parallel 2-opt + Or-opt descent (metaheur.search.tsp_descent) to a local
+"""Passes and time of the parallel 2-opt + Or-opt descent (metaheur.problems.tsp.descent) to a local
 optimum, on the CPU build of its kernels (the same source a GPU runs), by start tours and move rule:
 
 * start ``random``: a uniformly random tour; ``curve``: a Hilbert-curve tour of a randomly turned
-  and shifted plane (metaheur.search.tsp_starts.curve_tours, what a GPU EAX island starts from);
+  and shifted plane (metaheur.problems.tsp.starts.curve_tours, what a GPU EAX island starts from);
 * moves ``one``: the best move of each tour a pass (``several=False``, the rule before issue 33);
   ``several``: the best move and every other disjoint one (tsp_best_at + tsp_apply_disjoint).
 
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lib.report import out_folder, run_header, write_table
 
 from metaheur.problems import uniform_tsp
-from metaheur.search.tsp_descent import TSPDescentBatch
-from metaheur.search.tsp_starts import curve_tours
+from metaheur.problems.tsp.descent import TSPDescentBatch
+from metaheur.problems.tsp.starts import curve_tours
 
 COLUMNS = ["n", "start", "moves", "passes", "moves_made", "seconds", "passes/s", "start_length", "length", "stop"]
 

@@ -1,5 +1,5 @@
 """GA-EAX for the TSP: what `metaheur solve` runs (method ``metaheur``: the EAX islands of
-metaheur/islands/eax.py, default settings) and the research driver that found those settings
+problems/tsp/eax_island.py, default settings) and the research driver that found those settings
 (method ``ga``, with knobs the islands do not expose: --strategy rand, --stall, --init greedy,
 --polish, a fixed --select), benchmarked against the iterated local search alone and against
 LKH-3 (elkai) at equal wall time.
@@ -10,10 +10,10 @@ GA-EAX (after Nagata and Kobayashi, INFORMS J. Computing 25(2), 2013):
    builds, timed on a first batch of 2 x threads, at most ``--max-pop`` = 300), each a random
    permutation (``--init random``) or the greedy-edge tour with n/20 random local double bridges
    (``--init greedy``), brought to a local optimum by
-   metaheur.search.tsp_ils.TSPILSBatch (2-opt, Or-opt, 3-opt, Lin-Kernighan; ``--init-kicks``
+   metaheur.problems.tsp.ils.TSPILSBatch (2-opt, Or-opt, 3-opt, Lin-Kernighan; ``--init-kicks``
    ILS kicks each, default 0: descent only);
 2. every generation, a random cyclic order r of the population; individual r[i] (A) is crossed
-   with r[i+1] (B) by kernels/tsp_eax.cu (metaheur.ga.tsp_eax.EAXBatch: one block per pair, all
+   with r[i+1] (B) by kernels/tsp/tsp_eax.cu (metaheur.problems.tsp.eax.EAXBatch: one block per pair, all
    pairs in one launch, spread over the OpenMP threads), ``--tries`` children per pair
    (``--strategy single``: one AB-cycle each, distinct; ``rand``: random E-sets); the selected
    child replaces A when it is shorter than A (``--polish``: the children are first brought to a
@@ -22,7 +22,7 @@ GA-EAX (after Nagata and Kobayashi, INFORMS J. Computing 25(2), 2013):
    entropy-preserving evaluation, which keeps the population diverse longer) or ``auto``
    (entropy, then greedy from ``--greedy-at`` of the budget on, so that the population
    converges before the end of a short budget; the default); the edge frequencies entropy
-   selection needs are kept by metaheur.ga.tsp_eax.EdgeFrequency from the changes the kernel
+   selection needs are kept by metaheur.problems.tsp.eax.EdgeFrequency from the changes the kernel
    records;
 4. until the time budget (``--stall G``: after G generations without a better best, the strategy
    becomes ``rand``).
@@ -71,13 +71,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from lib.report import out_folder, run_header, write_csv
 
-from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import cpu_count
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
-from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.problems import TSP, load_instance, uniform_tsp
-from metaheur.search.tsp_ils import ILSParams, TSPILSBatch, greedy_tour
+from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.eax import EAXBatch, EdgeFrequency
+from metaheur.problems.tsp.ils import ILSParams, TSPILSBatch, greedy_tour
 
 _INSTANCES = os.environ.get("METAHEUR_INSTANCES", "")
 DEFAULT_DIRS = [os.path.join(_INSTANCES, "tsplib") if _INSTANCES else "", _INSTANCES, "/work/shared/instances/tsplib"]

@@ -77,11 +77,12 @@ from lib.report import commit, out_folder
 from reference import qap as RQ
 from reference import tsp as RT
 
-from metaheur.device_data import neighbours, qap_data, tsp_data
 from metaheur.devices import cpu_device, gpu_devices, to_host
 from metaheur.engine import load_module, set_cpu_threads
 from metaheur.engine.cpu_build import find_compiler
 from metaheur.problems import load_instance, random_qap, uniform_tsp
+from metaheur.problems.qap.device_data import qap_data
+from metaheur.problems.tsp.device_data import neighbours, tsp_data
 
 COLUMNS = ["kernel", "instance", "n", "k", "batch", "backend", "threads", "block", "moves_per_launch",
            "seconds_per_launch", "moves_per_s", "bytes_per_move", "gb_per_s", "bandwidth_fraction", "note"]
@@ -182,7 +183,7 @@ def bench_qap(cfg: Config) -> None:
         pairs = n * (n - 1) // 2
         for label, dev, threads in _backends(cfg):
             data = qap_data(q, dev)
-            module = load_module("qap_moves.cu", dev, data.defines)
+            module = load_module("qap/qap_moves.cu", dev, data.defines)
             block = (32, 4) if dev.is_gpu else (1,)
             sync = dev.synchronize if dev.is_gpu else _no_sync
             for batch in cfg.qap_batches + (cfg.qap_gpu_batches if dev.is_gpu else []):
@@ -273,7 +274,7 @@ def bench_tsp(cfg: Config) -> None:
         per_tour = {"tsp_2opt_cand": 2 * n * k, "tsp_oropt_cand": 12 * n * k, "tsp_2opt_full": n * (n - 3) // 2}
         for label, dev, threads in _backends(cfg):
             data = tsp_data(tsp, dev)
-            module = load_module("tsp_moves.cu", dev, data.defines)
+            module = load_module("tsp/tsp_moves.cu", dev, data.defines)
             sync = dev.synchronize if dev.is_gpu else _no_sync
             neigh_dev = dev.asarray(neigh)
             for batch in cfg.tsp_batches + (cfg.tsp_gpu_batches if dev.is_gpu else []):

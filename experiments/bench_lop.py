@@ -62,7 +62,7 @@ from lib.report import header, log, out_folder, write_table
 
 import metaheur
 from metaheur.devices import cpu_count
-from metaheur.problems.lop_files import read_lolib
+from metaheur.problems.lop.files import read_lolib
 
 YARDSTICKS = Path(__file__).resolve().parents[2] / "shared" / "yardsticks"
 SETS = {"xLOLIB150": ("xLOLIB", 150), "xLOLIB250": ("xLOLIB", 250), "xLOLIB2": ("xLOLIB2", 300)}

@@ -11,7 +11,7 @@ budget of Ruiz and Stuetzle 2007 and their successors, with MS = 30 or 60):
   counted.
 
 Both makespans are recomputed from the returned job orders. The relative percentage deviation is
-``100 (C - UB) / UB`` with UB the upper bound of the table (metaheur.problems.pfsp_tables); the
+``100 (C - UB) / UB`` with UB the upper bound of the table (metaheur.problems.pfsp.best_known); the
 tables give its average (ARPD) per class of Taillard (10 instances, 20 x 5 .. 500 x 20) or VRF
 (10 instances per n x m) over instances and seeds, and overall.
 
@@ -52,7 +52,7 @@ from lib.report import header, log, out_folder, write_table
 
 import metaheur
 from metaheur.problems.pfsp import read_pfsp
-from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
+from metaheur.problems.pfsp.best_known import TAILLARD, VRF_SMALL
 
 PARTS = ("taillard30", "taillard60", "vrf30")
 PROBE_S = 0.3

@@ -38,7 +38,7 @@ from lib.yardstick import build_rots, rots_start, run_rots
 from metaheur.devices import gpu_devices
 from metaheur.engine import set_cpu_threads
 from metaheur.problems import best_known, load_instance
-from metaheur.search.qap_tabu import QAPTabuBatch
+from metaheur.problems.qap.tabu import QAPTabuBatch
 
 SPEED = ["tai50a", "tai100a", "tai256c", "tai60b", "sko100a"]
 QUALITY = ["tai50a", "tai60b", "tai80a", "tai100a", "sko100a"]

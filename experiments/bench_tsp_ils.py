@@ -4,7 +4,7 @@ For every instance, time limit and seed, the solvers run one after the other in 
 interpreters, in alternating order (ours first for odd seeds, fast-tsp first for even ones), so
 that a machine that slows down or speeds up during the run affects both alike:
 
-- **ours**: :func:`metaheur.search.tsp_ils.solve_ils` with its defaults (one search per CPU core,
+- **ours**: :func:`metaheur.problems.tsp.ils.solve_ils` with its defaults (one search per CPU core,
   the best tour shared between them), on the ``cpu`` device. The time limit covers everything the
   solver does (neighbour lists, start tour, search); the kernel build is done (or fetched from the
   cache) before the clock starts.
@@ -55,14 +55,14 @@ def _load(root: Path, name: str):
 
 
 def child_ours(root: Path, name: str, seconds: float, seed: int) -> dict:
-    from metaheur.device_data import tsp_data
     from metaheur.engine import load_module
-    from metaheur.search.tsp_ils import solve_ils
+    from metaheur.problems.tsp.device_data import tsp_data
+    from metaheur.problems.tsp.ils import solve_ils
 
     tsp = _load(root, name)
-    load_module("tsp_ils.cu", "cpu", tsp_data(tsp, "cpu").defines)  # build / cache outside the clock
-    load_module("tsp_knn.cu", "cpu")
-    load_module("tsp_construct.cu", "cpu", tsp_data(tsp, "cpu").defines)
+    load_module("tsp/tsp_ils.cu", "cpu", tsp_data(tsp, "cpu").defines)  # build / cache outside the clock
+    load_module("tsp/tsp_knn.cu", "cpu")
+    load_module("tsp/tsp_construct.cu", "cpu", tsp_data(tsp, "cpu").defines)
     t0 = time.perf_counter()
     tour, length, stats = solve_ils(tsp, seconds, seed)
     wall = time.perf_counter() - t0

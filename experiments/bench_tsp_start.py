@@ -41,8 +41,8 @@ from lib.runs import solve_run
 from metaheur.devices import parse_device
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
-from metaheur.islands.eax import EAX_QUADRANT
 from metaheur.islands.params import IslandParams
+from metaheur.problems.tsp.eax_island import EAX_QUADRANT
 
 CONFIGS = {  # name: (GAParams.starts, GAParams.init_share, GAParams.restart; None: the default)
     "random-0.3": ("random", 0.3, None), "curve-0.3": ("curve", 0.3, None), "curve-0.1": ("curve", 0.1, None),

@@ -1,5 +1,5 @@
 """The generic engine's speed: the QAP written as a user would, against the built-in QAP tabu
-search (metaheur/search/qap_tabu.py), on one core, side by side in one run.
+search (problems/qap/tabu.py), on one core, side by side in one run.
 
   pair    a user QAP with only the O(n) swap pair delta (no cache): every iteration evaluates
           the n(n-1)/2 swaps at O(n) each;
@@ -13,7 +13,7 @@ search (metaheur/search/qap_tabu.py), on one core, side by side in one run.
           compiles its MH_QAP_SYMMETRIC variant. The cache is int32 (``cache_dtype``) where the
           built-in keeps int32 deltas (its MH_QAP_DELTA32 rule: delta_bound below
           MH_TS_DELTA32_LIMIT), int64 otherwise (``cache`` column);
-  builtin the built-in robust tabu search (kernels/qap_tabu.cu), the reference.
+  builtin the built-in robust tabu search (kernels/qap/qap_tabu.cu), the reference.
 
 Every search is one tabu search over swaps from the same random start, each form run for about
 ``--seconds`` of its own speed (``iterations``: the built-in's count), runs interleaved;
@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "perm"))
 from lib.report import out_folder, run_header, write_table
 from perm_problems import SymmetricTaillardQAP, TaillardQAP, UserQAP
 
-from metaheur.device_data.qap import DELTA32_LIMIT, delta_bound
 from metaheur.engine import set_cpu_threads
 from metaheur.problems import load_instance
+from metaheur.problems.qap.device_data import DELTA32_LIMIT, delta_bound
+from metaheur.problems.qap.tabu import QAPTabuBatch
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
-from metaheur.search.qap_tabu import QAPTabuBatch
 
 INSTANCES = ["tai30a", "tai50a", "tai100a"]
 FORMS = ("builtin", "cached", "pair")
@@ -58,7 +58,7 @@ def symmetric(qap) -> bool:
 
 
 def cache_dtype(qap) -> str:
-    """int32 where the built-in keeps int32 deltas (metaheur/device_data/qap.py), else int64."""
+    """int32 where the built-in keeps int32 deltas (problems/qap/device_data.py), else int64."""
     return "int32" if delta_bound(qap) < DELTA32_LIMIT else "int64"
 
 

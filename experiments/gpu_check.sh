@@ -188,14 +188,15 @@ precompile() {
     "$PY" - "$TINY" "$COMPUTE_MODE" <<'EOF'
 import sys, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from metaheur.device_data import COMPILE_VARIANTS
+from metaheur.engine.catalogue import kernel_tables
 
+COMPILE_VARIANTS = kernel_tables().variants
 EUC_2D = {"MH_TSP_WEIGHT": 1}  # the generated TSP instances' distance
 tiny = sys.argv[1] == "1"  # the tiny run's tests compare no TSP distance but EUC_2D
-needed = [(s, d) for s in ("qap_moves.cu", "qap_tabu.cu", "qap_ga.cu", "tsp_ga.cu", "tsp_knn.cu")
-          for d in COMPILE_VARIANTS[s]]
-needed += [("tsp_moves.cu", d) for d in ([EUC_2D] if tiny else COMPILE_VARIANTS["tsp_moves.cu"])]
-needed += [(s, EUC_2D) for s in ("tsp_ils.cu", "tsp_construct.cu", "tsp_eax.cu")]
+needed = [(s, d) for s in ("qap/qap_moves.cu", "qap/qap_tabu.cu", "engine/perm_ga.cu", "engine/order_ga.cu",
+                           "tsp/tsp_knn.cu") for d in COMPILE_VARIANTS[s]]
+needed += [("tsp/tsp_moves.cu", d) for d in ([EUC_2D] if tiny else COMPILE_VARIANTS["tsp/tsp_moves.cu"])]
+needed += [(s, EUC_2D) for s in ("tsp/tsp_ils.cu", "tsp/tsp_construct.cu", "tsp/tsp_eax.cu")]
 
 def build(source, defines, device):
     from metaheur.engine import load_module
@@ -203,7 +204,7 @@ def build(source, defines, device):
     load_module(source, device, defines)
     return source, defines, device, time.perf_counter() - t0
 
-SLOWEST = ("tsp_ils.cu", "tsp_eax.cu", "tsp_construct.cu", "qap_tabu.cu")  # the longest compiles, longest first
+SLOWEST = ("tsp/tsp_ils.cu", "tsp/tsp_eax.cu", "tsp/tsp_construct.cu", "qap/qap_tabu.cu")  # the longest compiles, longest first
 exclusive = sys.argv[2].strip().upper() == "EXCLUSIVE_PROCESS"
 t0 = time.perf_counter()
 jobs = [(s, d, device) for s, d in needed for device in ("cuda:0", "cpu")]  # the tests compare both builds

@@ -96,9 +96,9 @@ def qap_models(n: int = 100) -> list[Model]:
         Model("qap_tabu_run", "iteration of one search", f"n={n}, int32 deltas, symmetric",
               pairs * (12 + 8) + n * n * 4, pairs * (7 + 5) + n * n * 6, 0, "DRAM",
               basis="as above; the symmetric sums read bp only"),
-        Model("qap_crossover", "child", f"n={n}", 4 * 4 * n, 20 * n, 0, "DRAM", lanes=1,
+        Model("perm_crossover", "child", f"n={n}", 4 * 4 * n, 20 * n, 0, "DRAM", lanes=1,
               basis="two parents read, child and scratch written (4 B a city each); one thread a child"),
-        Model("qap_mutate", "child", f"n={n}", 8 * n, 10 * n, 0, "DRAM", lanes=1,
+        Model("perm_mutate", "child", f"n={n}", 8 * n, 10 * n, 0, "DRAM", lanes=1,
               basis="a child read and written; one thread a child"),
     ]
 

@@ -1,11 +1,12 @@
 """Registers, spills and shared memory of every kernel variant on sm_90, and what they allow on an
 H200 at the largest block the package launches (docs/gpu-model.md).
 
-Each variant of ``metaheur.device_data.COMPILE_VARIANTS`` is compiled with the GPU build's options for
+Each variant of the kernel tables (:func:`metaheur.engine.catalogue.kernel_tables`: the engine's
+and every registered problem's) is compiled with the GPU build's options for
 sm_90 with ptxas's verbose report (metaheur/engine/sm90.py: CuPy's NVRTC, else nvcc; compiles are
 cached on disk, so a second run reads the logs). For each kernel: registers per thread, spill
 stores + loads and stack frame (bytes per thread), static shared memory (bytes per block), its
-launch bounds, the largest block of ``metaheur.engine.shapes.GPU_LAUNCHES`` (kernels the package
+launch bounds, the largest block the tables' launches name (kernels the package
 does not launch: the largest block of the GPU tests, marked "tests"), and at that block the
 resident blocks per SM, the occupancy (resident warps / 64), the share of those warps' lanes the
 block uses (1 of 32 for one working thread), and what limits the resident blocks.
@@ -27,10 +28,10 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the nu
 
 from lib.report import header, out_folder, write_table
 
-from metaheur.device_data import COMPILE_VARIANTS
 from metaheur.engine import sm90
+from metaheur.engine.catalogue import kernel_tables
 from metaheur.engine.module import _normalise_defines
-from metaheur.engine.shapes import GPU_LAUNCHES, threads
+from metaheur.engine.shapes import threads
 from metaheur.engine.source import load_source
 
 COLUMNS = ["kernel", "file", "variant", "registers", "spill_bytes", "stack_bytes", "shared_bytes", "launch_bounds",
@@ -40,7 +41,7 @@ COLUMNS = ["kernel", "file", "variant", "registers", "spill_bytes", "stack_bytes
 def _test_blocks() -> dict[str, list]:
     from test_gpu import GPU_QAP_BLOCKS, GPU_TSP_BLOCKS
 
-    return {"qap_moves.cu": GPU_QAP_BLOCKS, "tsp_moves.cu": GPU_TSP_BLOCKS}
+    return {"qap/qap_moves.cu": GPU_QAP_BLOCKS, "tsp/tsp_moves.cu": GPU_TSP_BLOCKS}
 
 
 def _limiter(res: sm90.KernelResources, nt: int) -> str:
@@ -56,8 +57,9 @@ def _limiter(res: sm90.KernelResources, nt: int) -> str:
 
 def rows(quick: bool) -> list[dict]:
     tests = _test_blocks()
+    table = kernel_tables()
     out = []
-    for name, variants in sorted(COMPILE_VARIANTS.items()):
+    for name, variants in sorted(table.variants.items()):
         source = load_source(name)
         for defines in variants[:1] if quick else variants:
             label = " ".join(_normalise_defines(defines)) or "-"
@@ -70,7 +72,7 @@ def rows(quick: bool) -> list[dict]:
                     row["limited_by"] = "absent: " + (log.strip().splitlines()[-1] if log.strip() else "no report")
                     out.append(row)
                     continue
-                blocks = GPU_LAUNCHES.get((name, kernel))
+                blocks = table.launches.get((name, kernel))
                 where = ""
                 if not blocks:
                     blocks, where = tests.get(name, [(1,)]), " (tests)"

@@ -41,7 +41,7 @@ from lib.report import header, out_folder, write_table
 
 from metaheur.devices import parse_device
 from metaheur.islands.perm_operators import PermOperators
-from metaheur.problems.lop_files import read_lolib
+from metaheur.problems.lop.files import read_lolib
 from metaheur.search.perm_search import PermSearchBatch
 
 

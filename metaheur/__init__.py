@@ -31,10 +31,10 @@ from metaheur.problems import (
     write_sln,
     write_tour,
 )
+from metaheur.problems.qap.tabu import TabuParams
+from metaheur.problems.tsp.ils import ILSParams
 from metaheur.result import DeviceRow, EpochRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import TabuParams
-from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
 from metaheur.solver import resume, solve
 from metaheur.stopping import (

@@ -26,29 +26,32 @@ from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.island import IslandState
 from metaheur.islands.migration import Migration
 from metaheur.islands.model import RunRecord
-from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.params import GAParams, IslandParams, search_sections
 from metaheur.outputs import write_atomically
 from metaheur.result import EpochRow
 from metaheur.run_settings import RunSettings
-from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import TabuParams
-from metaheur.search.tsp_ils import ILSParams
 
 CHECKPOINT_FORMAT = 1
-# An island's saved searches (IslandState.searches: a tabu island's QAPTabuBatch.snapshot, a chain
+# An island's saved searches (IslandState.searches: a QAP tabu island's saved tabu searches, a chain
 # island's best and current solutions), one array per name: searches_<name>_<island>.
 _SEARCH_ARRAY = re.compile(r"searches_(?P<name>.+)_(?P<island>\d+)")
 _STATE_SCALARS = ("generation", "streams", "stale", "best_cost", "ls_iterations", "restarts", "cycle_best")
 
 
 def params_to_dict(p: IslandParams) -> dict:
-    return {"ga": dataclasses.asdict(p.ga), "tabu": dataclasses.asdict(p.tabu), "ils": dataclasses.asdict(p.ils),
-            "perm": dataclasses.asdict(p.perm)}
+    """An island's parameters as JSON: the GA's and every local search's, by section."""
+    return {"ga": dataclasses.asdict(p.ga),
+            **{name: dataclasses.asdict(p.search(cls)) for name, cls in search_sections().items()}}
 
 
 def params_from_dict(d: dict) -> IslandParams:
-    return IslandParams(ga=GAParams(**d["ga"]), tabu=TabuParams(**d["tabu"]), ils=ILSParams(**d["ils"]),
-                        perm=PermSearchParams(**d.get("perm", {})))
+    """The parameters of :func:`params_to_dict` (a section it lacks has its defaults); a section no
+    registered problem declares is an error."""
+    sections = search_sections()
+    unknown = sorted(set(d) - {"ga", *sections})
+    if unknown:
+        raise ValueError(f"unknown parameter section(s) {', '.join(unknown)}")
+    return IslandParams(GAParams(**d["ga"]), (sections[name](**values) for name, values in d.items() if name != "ga"))
 
 
 class Checkpointer:

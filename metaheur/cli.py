@@ -307,7 +307,7 @@ def _ga_params(problem, config: dict, crossover, population, offspring, ls_budge
         return None
     ga = config.get("ga") or problem.default_params().ga
     if crossover is not None:
-        ga = with_crossover(ga, crossover)
+        ga = with_crossover(ga, crossover, problem)
     return replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
                                             ("ls_budget", ls_budget)) if v is not None})
 

@@ -77,7 +77,7 @@ def _default_words(value) -> str:
 
 def config_reference() -> str:
     """One table per ``--config`` section: every key, its TOML type and its default."""
-    from metaheur.config import SECTIONS, SOLVE_KEYS
+    from metaheur.config import SOLVE_KEYS, sections
     from metaheur.solve_params import SolveParams
     from metaheur.solver import solve
 
@@ -89,7 +89,7 @@ def config_reference() -> str:
         default = defaults.get(key, inspect.Parameter.empty)
         words = "see the option" if default is inspect.Parameter.empty else _default_words(default)
         out.append(f"| `{key}` | {_type_words(kinds)} | {words} |")
-    for section, cls in SECTIONS.items():
+    for section, cls in sections().items():
         summary = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0] if cls.__doc__ else ""
         out += ["", f"### [{section}]", "", f"The fields of `{cls.__name__}`. {_cell(summary)}".rstrip(), "",
                 "| key | type | default |", "|---|---|---|"]

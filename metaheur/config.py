@@ -3,10 +3,11 @@
 Sections: ``[solve]`` (the stop rules and seed of :func:`metaheur.solve`: time_limit,
 generations, target, no_improvement, seed; and the plain fields of
 :class:`~metaheur.solve_params.SolveParams`: strategy, devices, islands, tabu_islands, sync,
-epoch_seconds, epoch_generations, scheduler, dask_local, stop_at_optimum), ``[ga]``, ``[tabu]``, ``[ils]``,
-``[perm]`` and ``[migration]`` (the fields of GAParams, TabuParams, ILSParams, PermSearchParams and
-MigrationParams). Unknown
-sections or keys are errors, so that a typo never silently changes nothing.
+epoch_seconds, epoch_generations, scheduler, dask_local, stop_at_optimum), ``[ga]`` (GAParams),
+one section per local search that SolveParams takes (:func:`sections`: ``[tabu]``, ``[ils]``,
+``[perm]``, the fields of the QAP's TabuParams, the TSP's ILSParams and the engine's
+PermSearchParams) and ``[migration]`` (MigrationParams). Unknown sections or keys are errors, so
+that a typo never silently changes nothing.
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ import sys
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.params import GAParams
-from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import TabuParams
-from metaheur.search.tsp_ils import ILSParams
+from metaheur.islands.params import GAParams, search_sections
 from metaheur.suggest import did_you_mean
 
 if sys.version_info >= (3, 11):
@@ -35,9 +33,18 @@ SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "
               "sync": bool, "epoch_seconds": _NUMBER,
               "epoch_generations": int, "scheduler": str, "dask_local": int, "stop_at_optimum": bool}
 _SOLVE_ALIASES = {"walk_islands": "tabu_islands"}  # deprecated names still read
-SECTIONS = {"ga": GAParams, "tabu": TabuParams, "ils": ILSParams, "perm": PermSearchParams,
-            "migration": MigrationParams}
 _ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}
+
+
+def sections() -> dict[str, type]:
+    """Every section but ``[solve]``, with the parameter class it holds: ``[ga]``, the local
+    searches' that :class:`~metaheur.solve_params.SolveParams` takes (of the registered problems'
+    :func:`~metaheur.islands.params.search_sections`), ``[migration]``."""
+    from metaheur.solve_params import SolveParams
+
+    taken = {f.name for f in dataclasses.fields(SolveParams)}
+    searches = {name: cls for name, cls in search_sections().items() if name in taken}
+    return {"ga": GAParams, **searches, "migration": MigrationParams}
 
 
 def _check_type(path, where: str, key: str, value, expected) -> None:
@@ -79,6 +86,7 @@ def read_config(path: str | os.PathLike) -> dict:
             line = int(found.group(1)) if found else None
         raise InputFormatError(path, f"invalid TOML: {str(exc).split(' (at line')[0]}", line) from None
     out: dict = {"solve": {}}
+    known = sections()
     for section, values in data.items():
         if not isinstance(values, dict):
             raise InputFormatError(path, f"{section!r} must be a [section]")
@@ -90,8 +98,8 @@ def read_config(path: str | os.PathLike) -> dict:
             if "devices" in values and not all(isinstance(d, str) for d in values["devices"]):
                 raise InputFormatError(path, "[solve] devices must be a list of names such as \"cpu\", \"cuda:0\"")
             out["solve"] = dict(values)
-        elif section in SECTIONS:
-            cls = SECTIONS[section]
+        elif section in known:
+            cls = known[section]
             types = {f.name: f.type for f in dataclasses.fields(cls)}
             _refuse_unknown(path, section, values, list(types))
             for key, value in values.items():
@@ -105,6 +113,6 @@ def read_config(path: str | os.PathLike) -> dict:
             except TypeError as exc:
                 raise InputFormatError(path, f"[{section}] {exc}") from None
         else:
-            raise InputFormatError(path, f"unknown section [{section}] (expected solve, {', '.join(SECTIONS)})"
-                                         f"{did_you_mean(section, ['solve', *SECTIONS])}")
+            raise InputFormatError(path, f"unknown section [{section}] (expected solve, {', '.join(known)})"
+                                         f"{did_you_mean(section, ['solve', *known])}")
     return out

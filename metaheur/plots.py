@@ -1,6 +1,7 @@
 """Plots of a result (matplotlib, Agg backend: they work headless). One function per plot, each
 drawing on a given ``ax`` (or a new figure), and a combined figure for ``--plot`` and
-``metaheur plot RESULT.json``."""
+``metaheur plot RESULT.json`` whose right column is the problem's picture (:meth:`Problem.draw`;
+the built-in problems draw theirs in problems/<name>/)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
-from metaheur.problems import ATSP, QAP, TSP
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, Result
 
@@ -22,7 +22,8 @@ FIGURE_SIZE = (12.0, 8.0)
 DPI = 100
 
 
-def _axes(ax):
+def axes_or_new(ax):
+    """``ax``, or the axes of a new figure (6 x 4 inches)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4), dpi=DPI)
     return ax
@@ -33,7 +34,7 @@ def plot_convergence(result: Result, ax=None, log_time: bool = False):
     island's first solution (the result's trace of island bests; the epoch history for results
     without one), the run's best as a thick line, a mark where migrants arrived and a line at the
     best-known value. ``log_time``: a logarithmic time axis, which spreads out the first seconds."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     curves = _island_curves(result)
     end = max([result.time_s] + [t for times, _ in curves.values() for t in times])
     devices = {d.island: d.device for d in result.islands}
@@ -102,49 +103,11 @@ def _run_best(curves: dict[int, tuple[list[float], list[int]]], better=lambda a,
     return times, costs
 
 
-def plot_tour(tsp: TSP | ATSP, tour, ax=None, title: str | None = None):
-    """The tour drawn on the instance's (display) coordinates; an ATSP tour with arrows in its
-    direction (up to 2000 cities)."""
-    ax = _axes(ax)
-    if tsp.display is None:
-        ax.text(0.5, 0.5, "no coordinates to draw", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return ax
-    xy = tsp.display[np.append(tour, tour[0])]
-    ax.plot(xy[:, 0], xy[:, 1], "-", linewidth=0.6 if tsp.n > 1000 else 1.0, color="tab:blue")
-    if tsp.directed and tsp.n <= 2000:
-        mid, step = (xy[:-1] + xy[1:]) / 2, xy[1:] - xy[:-1]
-        ax.quiver(mid[:, 0], mid[:, 1], step[:, 0], step[:, 1], angles="xy", pivot="mid", color="tab:blue",
-                  scale=None, width=0.002, headwidth=6, headlength=6, minlength=0)
-    if tsp.n <= 2000:
-        ax.plot(tsp.display[:, 0], tsp.display[:, 1], ".", markersize=2, color="tab:red")
-    ax.set_aspect("equal", adjustable="box")  # the box takes the cities' shape, so the tour fills it
-    ax.set_title(title or f"{tsp.name}: tour")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    return ax
-
-
-def plot_assignment(qap: QAP, permutation, ax=None):
-    """The cost contribution a_ij * b_p(i)p(j) of every pair of units, units ordered by location:
-    where the flow meets long distances."""
-    ax = _axes(ax)
-    p = np.asarray(permutation)
-    order = np.argsort(p)  # units by the location they occupy
-    contrib = qap.flow[np.ix_(order, order)] * qap.distance[np.ix_(p[order], p[order])]
-    im = ax.imshow(contrib, cmap="viridis", interpolation="nearest")
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    ax.set_title(f"{qap.name}: cost of each pair (by location)")
-    ax.set_xlabel("location")
-    ax.set_ylabel("location")
-    return ax
-
-
 def plot_devices(result: Result, ax=None):
     """One bar per device: the share of the run its islands were busy (the rest they waited for
     the epoch's slowest island), with its islands, local-search throughput and idle seconds
     written on the bar."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     loads = result.device_loads or _loads_from_history(result)
     y = np.arange(len(loads))
     busy = [100.0 * d.utilisation for d in loads]

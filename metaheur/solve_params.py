@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, fields
+from typing import Any
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.params import GAParams
+from metaheur.islands.params import GAParams, search_sections
 from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import TabuParams
-from metaheur.search.tsp_ils import ILSParams
 
 RUN_KEYS = ("time_limit", "generations", "target", "no_improvement", "seed")  # [solve] keys that are solve()'s own
 
@@ -30,9 +29,10 @@ class SolveParams:
     continued robust tabu search each; a flow shop or a user problem: a chain of its local
     search), default :meth:`Problem.default_local_search_islands
     <metaheur.problems.Problem.default_local_search_islands>` (QAP: half, rounded down).
-    ``ga``, ``tabu``, ``ils``, ``migration``: the parameters of the GA, the tabu search (QAP), the
-    iterated local search (TSP) and the migration (``perm``: the generic local search of a user's
-    :class:`~metaheur.PermutationProblem`);
+    ``ga``, ``tabu``, ``ils``, ``migration``: the parameters of the GA, the tabu search (QAP,
+    ``TabuParams``), the iterated local search (TSP, ``ILSParams``) and the migration (``perm``: the
+    generic local search of a user's :class:`~metaheur.PermutationProblem`); a local search's
+    parameters go by their section's name (:func:`~metaheur.islands.params.search_sections`);
     ``None`` takes the instance's defaults (:meth:`Problem.default_params
     <metaheur.problems.Problem.default_params>` and :meth:`Problem.default_migration
     <metaheur.problems.Problem.default_migration>`).
@@ -48,8 +48,8 @@ class SolveParams:
     islands: int | None = None
     tabu_islands: int | None = None
     ga: GAParams | None = None
-    tabu: TabuParams | None = None
-    ils: ILSParams | None = None
+    tabu: Any = None  # the QAP's TabuParams
+    ils: Any = None  # the TSP's ILSParams
     perm: PermSearchParams | None = None
     migration: MigrationParams | None = None
     sync: bool = False
@@ -68,13 +68,21 @@ class SolveParams:
             raise MetaheurError(f"epoch_seconds must be positive, got {self.epoch_seconds}")
         if self.epoch_generations < 1:
             raise MetaheurError(f"epoch_generations must be at least 1, got {self.epoch_generations}")
+        for name, cls in search_sections().items():
+            value = getattr(self, name, None)
+            if value is not None and not isinstance(value, cls):
+                raise MetaheurError(f"{name} takes {cls.__name__}, got {type(value).__name__}")
+
+    def search(self, cls: type) -> Any:
+        """The parameters given for ``cls``'s section, or None (the instance's defaults)."""
+        return getattr(self, cls.section, None)
 
     @classmethod
     def from_config(cls, config: dict) -> SolveParams:
         """The parameters of a configuration read by :func:`metaheur.config.read_config`."""
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in config["solve"].items() if k in names}
-        values.update({k: config[k] for k in ("ga", "tabu", "ils", "perm", "migration") if config.get(k) is not None})
+        values.update({k: v for k, v in config.items() if k in names and v is not None})
         return cls(**values)
 
     @classmethod

@@ -28,15 +28,12 @@ from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
-from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.params import GAParams, IslandParams, search_sections
 from metaheur.problems import load_instance, problem_class
 from metaheur.problems.best_known import beaten_optimum, gap_percent
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
-from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import TabuParams
-from metaheur.search.tsp_ils import ILSParams
 from metaheur.solve_params import SolveParams
 from metaheur.stopping import ProvenOptimum, StopRule, StopRules, as_rule_list, built_in_rules
 from metaheur.warm_start import initial_solutions
@@ -82,20 +79,21 @@ def _precompile(problem: Problem, devices: list[Device]) -> None:
         problem.precompile(dev)
 
 
-def _island_params(problem: Problem, dev: Device, ga: GAParams, tabu: TabuParams, ils: ILSParams,
-                   gpu_sized: bool, perm: PermSearchParams, default_ga: bool) -> IslandParams:
+def _island_params(problem: Problem, dev: Device, ga: GAParams, searches: tuple, gpu_sized: bool,
+                   default_ga: bool) -> IslandParams:
     """A GPU GA island (of the gpu and hybrid strategies) improves at least one wave of children a
     generation (:func:`gpu_wave`). An EAX island keeps its population size (automatic by default:
     sized from the time its first members took, which on a GPU is that of a whole batch). A GPU
-    island of the problem's default chains (``default_ga``: no GA parameters given; crossover
-    ``none``) runs :meth:`Problem.gpu_chains` of them side by side."""
-    params = IslandParams(ga=ga, tabu=tabu, ils=ils, perm=perm)
+    island of the problem's default chains (``default_ga``: no GA parameters given; an island of
+    continued local searches) runs :meth:`Problem.gpu_chains` of them side by side."""
+    params = IslandParams(ga, searches)
     if not (dev.is_gpu and gpu_sized):
         return params
-    if island_class(problem, ga).sized_by_gpu_wave:
+    algorithm = island_class(problem, ga)
+    if algorithm.sized_by_gpu_wave:
         size = gpu_wave(problem, dev)
         ga = replace(ga, offspring=max(ga.offspring, size), population=max(ga.population, size))
-    elif default_ga and ga.crossover == "none":
+    elif default_ga and algorithm.local_search_only:
         chains = problem.gpu_chains(params, dev)
         ga = replace(ga, offspring=chains, population=chains) if chains > 1 else ga
     return replace(params, ga=ga)
@@ -250,10 +248,9 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                             "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
     defaults = problem.default_params()
     ga = (params.ga or defaults.ga).check_for(problem)
-    tabu, ils = params.tabu or defaults.tabu, params.ils or defaults.ils
+    searches = tuple(params.search(cls) or defaults.search(cls) for cls in search_sections().values())
     migration = params.migration or problem.default_migration()
-    perm = params.perm or defaults.perm
-    island_params = [_island_params(search, d, ga, tabu, ils, strategy in ("hybrid", "gpu"), perm, params.ga is None)
+    island_params = [_island_params(search, d, ga, searches, strategy in ("hybrid", "gpu"), params.ga is None)
                      for d in island_devices]
     island_params = _with_ls_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)
@@ -364,8 +361,8 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
         record = model.run(stop, resume=resume, checkpoint=checkpointer)
     ga = params[0].ga
     return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
-                       "ga": dataclasses.asdict(ga), "tabu": dataclasses.asdict(params[0].tabu),
-                       "ils": dataclasses.asdict(params[0].ils), "perm": dataclasses.asdict(params[0].perm),
+                       "ga": dataclasses.asdict(ga),
+                       **{name: dataclasses.asdict(params[0].search(cls)) for name, cls in search_sections().items()},
                        "migration": dataclasses.asdict(settings.migration),
                        "sync": settings.sync, "epoch_seconds": settings.epoch_seconds,
                        "epoch_generations": settings.epoch_generations, "islands": len(island_devices),

@@ -9,6 +9,8 @@ import numpy as np
 from metaheur.errors import MetaheurError
 
 INT64_LIMIT = 2.0**63
+#: The kernels store matrices as int32: entries beyond this do not fit.
+INT32_MAX = 2**31 - 1
 
 
 def exact_integers(values, what: str) -> np.ndarray:

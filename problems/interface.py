@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from metaheur.devices import Device
+    from metaheur.engine.catalogue import KernelTable
     from metaheur.islands.base import Island
     from metaheur.islands.migration import MigrationParams
     from metaheur.islands.params import IslandParams
@@ -50,7 +51,8 @@ class ProblemFormats:
     perm)`` (returns the value) read and write its solution files, ``solution_suffix`` their
     extension; ``generators`` maps a prefix to a builder of ``gen:PREFIX:...`` instances (it gets
     the whole name); ``picks``: a file may hold several instances, ``FILE#NAME`` or ``FILE#K``
-    picking one (``read`` then gets ``FILE#NAME``)."""
+    picking one (``read`` then gets ``FILE#NAME``); ``sniff_broad``: the sniffer takes any file of
+    a kind of syntax (the QAP's: any list of numbers), so it is asked after every exact one."""
 
     extensions: tuple[str, ...] = ()
     folder: str | None = None
@@ -61,6 +63,7 @@ class ProblemFormats:
     solution_suffix: str = ".txt"
     generators: Mapping[str, Callable[[str], Problem]] = field(default_factory=dict)
     picks: bool = False
+    sniff_broad: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,16 +117,20 @@ class Problem(ABC):
 
     Class attributes: ``kind`` (the registry name, lower case), ``title``, ``sense`` (``"min"`` or
     ``"max"``), ``formats`` (:class:`ProblemFormats` or None), ``crossovers`` (the crossovers its
-    islands accept; ``"none"``: local search only), ``picture`` (the name of the
-    panel :meth:`draw` draws, None without one) and ``picture_column`` (it takes the figure's
-    whole right column, not the space above the caption). Instances have ``name``, ``n`` and
-    ``source`` (where it was read from, or None)."""
+    islands accept; ``"none"``: local search only), ``search_params`` (the parameter classes of
+    its own local searches, each a frozen dataclass whose ``section`` names it: its section of a
+    configuration file, of the result's parameters and of the islands' parameters,
+    :class:`~metaheur.islands.params.IslandParams`; the engine's ``PermSearchParams`` is every
+    run's), ``picture`` (the name of the panel :meth:`draw` draws, None without one) and
+    ``picture_column`` (it takes the figure's whole right column, not the space above the
+    caption). Instances have ``name``, ``n`` and ``source`` (where it was read from, or None)."""
 
     kind: ClassVar[str] = ""
     title: ClassVar[str] = ""
     sense: ClassVar[str] = "min"
     formats: ClassVar[ProblemFormats | None] = None
     crossovers: ClassVar[tuple[str, ...]] = ()
+    search_params: ClassVar[tuple[type, ...]] = ()
     picture: ClassVar[str | None] = None
     picture_column: ClassVar[bool] = False
 
@@ -195,10 +202,25 @@ class Problem(ABC):
         minimise."""
         raise MetaheurError(f"the {self.kind or type(self).__name__} problem has no island operators")
 
-    def island_algorithms(self) -> dict[str, type[Island]]:
+    @classmethod
+    def island_algorithms(cls) -> dict[str, type[Island]]:
         """Crossover name -> island class where it is not the memetic GA (the default for a
-        crossover of two parents)."""
+        crossover of two parents); a class method, so that the registry reads what each
+        registered problem's crossovers run (:func:`~metaheur.islands.params.crossover_islands`)."""
         return {}
+
+    def default_ls_budget(self) -> int:
+        """Local-search effort per child when the GA parameters give none (``ls_budget``): n / 4,
+        at least 50 (the TSP's kicks; the QAP's is 50 n tabu iterations)."""
+        return max(50, self.n // 4)
+
+    @classmethod
+    def kernel_table(cls) -> KernelTable | None:
+        """The problem's own kernel files (under ``kernels/<problem>/``), the defines they are
+        compiled with and the block shapes of their launches, which the compile checks build and
+        hold against a GPU's limits (:mod:`metaheur.engine.catalogue`); None (the default): it
+        runs the engine's kernels only."""
+        return None
 
     def chain_search(self, params: IslandParams) -> str:
         """The local search that an island of continued searches (crossover ``none``,

@@ -158,12 +158,12 @@ class PermutationProblem(Problem):
 
         return PermOperators(self, device, params, ls_budget, quadrant)
 
-    def island_algorithms(self) -> dict:
-        """A two-parent crossover runs the memetic GA, ``none`` continued local searches."""
+    @classmethod
+    def island_algorithms(cls) -> dict:
+        """``none`` runs continued local searches (a two-parent crossover the memetic GA)."""
         from metaheur.islands.ils import ILSIsland
-        from metaheur.islands.memetic import MemeticIsland
 
-        return {"none": ILSIsland, **{c: MemeticIsland for c in self.crossovers if c != "none"}}
+        return {"none": ILSIsland}
 
     def local_search_island(self, params: IslandParams) -> IslandParams:
         """A chain of the generic local search beside GA islands, a generation of it being one
@@ -171,22 +171,25 @@ class PermutationProblem(Problem):
         :meth:`default_local_search_islands` (none unless a subclass says)."""
         from metaheur.islands.params import ls_island_params
 
-        return ls_island_params(params)
+        return ls_island_params(params, self)
 
     def chain_search(self, params) -> str:
         """The generic local search of ``params.perm`` (its method resolved for this problem), or the
         numpy-only route's sampled descent."""
-        from metaheur.search.perm_search import METHOD_NAMES
+        from metaheur.search.perm_search import METHOD_NAMES, PermSearchParams
 
-        return "sampled descent" if self.device_code is None else METHOD_NAMES[params.perm.resolved(self)[0]]
+        if self.device_code is None:
+            return "sampled descent"
+        return METHOD_NAMES[params.search(PermSearchParams).resolved(self)[0]]
 
     def gpu_chains(self, params, device) -> int:
         """Iterated-greedy chains fill a GPU: one wave of them (:func:`~metaheur.islands.balance.gpu_wave`,
         a block a chain on every multiprocessor), each going on from where it stood; the other
         searches run one chain (docs/decisions/pfsp-method.md)."""
         from metaheur.islands.balance import gpu_wave
+        from metaheur.search.perm_search import PermSearchParams
 
-        if self.device_code is None or params.perm.resolved(self)[0] != "ig":
+        if self.device_code is None or params.search(PermSearchParams).resolved(self)[0] != "ig":
             return 1
         return gpu_wave(self, device)
 
@@ -199,7 +202,7 @@ class PermutationProblem(Problem):
 
             warn_numpy_route(self)
         else:
-            for kernel_file in ("perm_eval.cu", "perm_search.cu"):
+            for kernel_file in ("engine/perm_eval.cu", "engine/perm_search.cu"):
                 code.module(kernel_file, device)
 
     # ------------------------------------------------------------ the engine's view

@@ -1,6 +1,6 @@
 """``check_problem``: a user problem's device code against its numpy reference (docs/problems.md).
 
-On random permutations, on the CPU build and on each (simulated) GPU, through kernels/perm_eval.cu:
+On random permutations, on the CPU build and on each (simulated) GPU, through kernels/engine/perm_eval.cu:
 the kernel cost, every pair delta and row function the snippet defines, every cache after each
 ``update_*`` hook (against ``prepare`` of the new permutation, and through the deltas read from
 it), ``partial_insert_row`` on full sequences and the position its ``partial_insert_tie`` takes
@@ -35,7 +35,7 @@ def move_words(move: str, i: int, j: int) -> str:
 
 
 def apply_move(perm: np.ndarray, move: str, i: int, j: int) -> np.ndarray:
-    """``perm`` after the move (a copy), as kernels/perm_moves.cuh applies it."""
+    """``perm`` after the move (a copy), as kernels/engine/perm_moves.cuh applies it."""
     p = list(perm)
     if move == "insert":
         p.insert(j, p.pop(i))
@@ -63,7 +63,7 @@ class _Checker:
     def __init__(self, problem: PermutationProblem, device: Device, trials: int, rng: np.random.Generator):
         self.pb, self.dev, self.k, self.n = problem, device, trials, problem.n
         self.code = problem.user_code()
-        self.mod = self.code.module("perm_eval.cu", device)
+        self.mod = self.code.module("engine/perm_eval.cu", device)
         fields, arrays = problem.device_data()
         self.data = upload(fields, arrays, device)
         self.cs, self.ws = problem.cache_entries(), problem.work_entries()

@@ -1,10 +1,15 @@
-"""The registered problems: the built-in ones by kind, and those installed packages register
-through the entry-point group ``metaheur.problems`` (name -> ``"module:Class"``, as pytest and
-flake8 find plugins). :func:`problem_class` also takes a ``module:Class`` of a user's own.
+"""The registered problems: those installed packages register through the entry-point group
+``metaheur.problems`` (name -> ``"module:Class"``, as pytest and flake8 find plugins), the
+built-in ones among them (metaheur's own entry points, in pyproject.toml: a built-in problem is
+registered exactly as a plug-in is). :func:`problem_class` also takes a ``module:Class`` of a
+user's own.
 
-A problem's :class:`~metaheur.problems.interface.ProblemFormats` make it found: its file
-extensions and library folder (:func:`metaheur.problems.load_instance`), its content sniffer, its
-``gen:`` prefixes. A new built-in problem needs one line in :data:`BUILT_IN`.
+Registry order: metaheur's own entry points first, then other distributions', each as its
+metadata lists them (by name); a name registered twice keeps the first. A problem's
+:class:`~metaheur.problems.interface.ProblemFormats` make it found: its file extensions and
+library folder (:func:`metaheur.problems.load_instance`), its content sniffer (exact sniffers in
+registry order, then the broad ones), its ``gen:`` prefixes. A new built-in problem needs one line
+in pyproject.toml's entry points (and a reinstall, which writes them into the package's metadata).
 """
 
 from __future__ import annotations
@@ -19,15 +24,7 @@ from metaheur.problems.interface import Problem
 from metaheur.suggest import did_you_mean
 
 ENTRY_POINT_GROUP = "metaheur.problems"
-
-#: kind -> "module:Class"; the order is the order in which content sniffers are asked.
-BUILT_IN = {
-    "lop": "metaheur.problems.lop:LOP",  # first: its sniffer is exact (1 + n^2 integers), QAP's takes any number file
-    "pfsp": "metaheur.problems.pfsp:PFSP",  # before the QAP: its sniffer needs a flow shop's layout
-    "qap": "metaheur.problems.qap:QAP",
-    "atsp": "metaheur.problems.atsp:ATSP",
-    "tsp": "metaheur.problems.tsp:TSP",
-}
+OWN_DISTRIBUTION = "metaheur"
 
 
 def import_class(spec: str, what: str = "problem") -> type[Problem]:
@@ -55,22 +52,27 @@ _SCANNED: dict[tuple, list] = {}
 
 
 def _entry_points() -> list:
-    """The group's entry points, scanned once for a given ``sys.path`` (a scan reads every
-    installed distribution's metadata)."""
+    """The group's entry points, metaheur's own first, scanned once for a given ``sys.path`` (a scan
+    reads every installed distribution's metadata)."""
     key = (importlib.metadata.entry_points, tuple(sys.path))
     if key not in _SCANNED:
         _SCANNED.clear()
-        _SCANNED[key] = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+        found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        own = [ep for ep in found if ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION]
+        _SCANNED[key] = own + [ep for ep in found if ep not in own]
     return _SCANNED[key]
 
 
 def registered() -> dict[str, type[Problem]]:
-    """Every registered problem class by kind: the built-in ones, then the entry points' (a
-    name registered twice keeps the first)."""
-    out = {kind: import_class(spec) for kind, spec in BUILT_IN.items()}
+    """Every registered problem class by kind, in registry order (a name registered twice keeps
+    the first)."""
+    out: dict[str, type[Problem]] = {}
     for ep in _entry_points():
         if ep.name not in out:
             out[ep.name] = import_class(ep.value, f"problem {ep.name} (entry point of {ENTRY_POINT_GROUP})")
+    if not out:
+        raise MetaheurError(f"no problem is registered: the entry points of {ENTRY_POINT_GROUP} are missing from "
+                            "metaheur's installed metadata (reinstall it: pip install metaheur, or pip install -e .)")
     return out
 
 
@@ -114,7 +116,7 @@ def class_for_file(path: Path) -> type[Problem]:
     if by_extension is not None:
         return by_extension
     classes = [c for c in registered().values() if c.formats and c.formats.read]
-    for cls in classes:
+    for cls in sorted(classes, key=lambda c: c.formats.sniff_broad):  # exact sniffers first (a stable sort)
         if cls.formats.sniff is not None and cls.formats.sniff(path):
             return cls
     known = ", ".join(f"{e} ({c.kind})" for c in classes for e in c.formats.extensions)
@@ -137,6 +139,14 @@ def generated(spec: str, cls: type[Problem] | None = None) -> Problem | None:
     return makers[prefix](spec)
 
 
+def _specs() -> dict[str, str]:
+    """kind -> the ``module:Class`` its entry point names (the first of a name)."""
+    out: dict[str, str] = {}
+    for ep in _entry_points():
+        out.setdefault(ep.name, ep.value)
+    return out
+
+
 def describe_problems() -> list[dict]:
     """Every registered problem as a JSON-ready dict (``metaheur info``)."""
     out = []
@@ -145,5 +155,5 @@ def describe_problems() -> list[dict]:
         out.append({"kind": kind, "title": cls.title, "sense": cls.sense,
                     "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
                     "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else [],
-                    "class": f"{cls.__module__}:{cls.__qualname__}"})
+                    "class": _specs().get(kind, f"{cls.__module__}:{cls.__qualname__}")})
     return out

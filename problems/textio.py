@@ -97,3 +97,14 @@ def is_number_list(text: str) -> bool:
     """Whether a solution file is a plain list of numbers (no TSPLIB keywords)."""
     first = text.split(maxsplit=1)[:1]
     return bool(first) and first[0].lstrip("+-").isdigit()
+
+
+def numbered_permutation(path, values: np.ndarray, line: int | None = None) -> tuple[np.ndarray, bool]:
+    """A permutation as a file numbers it (1-based, or 0-based when the values run over 0..n-1,
+    as some published files do) made 0-based, and whether it was 0-based."""
+    n = values.size
+    zero_based = n > 0 and int(values.min()) == 0 and int(values.max()) == n - 1
+    p = values if zero_based else values - 1
+    if n == 0 or p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1:
+        raise InputFormatError(path, f"not a permutation of 1..{n}", line)
+    return p, zero_based

@@ -15,8 +15,8 @@ from metaheur import solver as solver_module
 from metaheur.cli import cli
 from metaheur.devices import cpu_device
 from metaheur.islands.params import GAParams
-from metaheur.plots import plot_tour
 from metaheur.problems import ATSP, asymmetric_tsp, read_tour, uniform_tsp, write_tour
+from metaheur.problems.tsp.picture import plot_tour
 
 SMALL_GA = GAParams(population=8, crossover="eax")
 

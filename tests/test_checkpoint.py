@@ -79,7 +79,7 @@ def history(result: Result) -> list[list]:
 def test_an_interrupted_sync_run_resumed_ends_like_an_uninterrupted_one(tmp_path, kind, strategy, islands, tabu, ga):
     """The first leg has the whole run's limit (8 generations) and is interrupted after 4, as by
     Ctrl-C or a fault: EAX islands schedule their selection by the run's horizon
-    (metaheur/islands/eax.py), which the interruption must not change."""
+    (problems/tsp/eax_island.py), which the interruption must not change."""
     problem = {"qap": random_qap(16, seed=9), "tsp": uniform_tsp(80, seed=9), "atsp": asymmetric_tsp(40, seed=9)}[kind]
     whole = sync_run(problem, strategy=strategy, islands=islands, tabu_islands=tabu, generations=8, ga=ga)
     path = tmp_path / "run.npz"

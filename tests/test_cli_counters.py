@@ -15,7 +15,7 @@ from cliutil import QUICK, cpu_runner, ok
 
 from metaheur.cli import cli
 from metaheur.islands import model as model_module
-from metaheur.islands.eax import EAXIsland
+from metaheur.problems.tsp.eax_island import EAXIsland
 
 
 @pytest.fixture

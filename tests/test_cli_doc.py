@@ -10,7 +10,7 @@ import click
 
 from metaheur.cli import cli
 from metaheur.cli_doc import BEGIN, END, reference, updated
-from metaheur.config import SECTIONS, SOLVE_KEYS
+from metaheur.config import SOLVE_KEYS, sections
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 
@@ -31,7 +31,7 @@ def test_the_reference_names_every_option_and_key():
                     assert f"`{opt}`" in block, (name, opt)
     for key in SOLVE_KEYS:
         assert f"| `{key}` |" in block
-    for section, cls in SECTIONS.items():
+    for section, cls in sections().items():
         part = block.split(f"### [{section}]")[1].split("###")[0]
         for f in dataclasses.fields(cls):
             assert f"| `{f.name}` |" in part, (section, f.name)

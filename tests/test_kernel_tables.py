@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from metaheur.engine import sm90
-from metaheur.engine.shapes import GPU_LAUNCHES
+from metaheur.engine.catalogue import kernel_tables
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 pytestmark = pytest.mark.gpusim
@@ -47,7 +47,7 @@ def test_kernel_resources_table(tmp_path):
         pytest.skip(detail)
     rows = _run("kernel_resources.py", tmp_path)
     launched = {(r["file"], r["kernel"]) for r in rows if "(tests)" not in r["largest_block"]}
-    assert launched == set(GPU_LAUNCHES)
+    assert launched == set(kernel_tables().launches)
     for r in rows:
         if r["registers"]:  # a kernel the compiler reported on
             assert r["occupancy"] != "does not fit", r

@@ -31,9 +31,10 @@ def test_wheel_holds_every_package_and_kernel_source(tmp_path):
     [wheel] = tmp_path.glob("metaheur-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = _expected_files()
-    assert {"metaheur/py.typed", "metaheur/kernels/qap_tabu.cu", "metaheur/kernels/mh_cpu_shim.h",
-            "metaheur/islands/island.py", "metaheur/problems/qap.py"} <= expected
+    assert {"metaheur/py.typed", "metaheur/kernels/qap/qap_tabu.cu", "metaheur/kernels/engine/mh_cpu_shim.h",
+            "metaheur/islands/island.py", "metaheur/problems/qap/problem.py"} <= expected
     assert expected - names == set()
     packages = {p.parent.as_posix() for p in map(Path, names) if p.name == "__init__.py"}
-    assert packages >= {"metaheur/engine", "metaheur/islands", "metaheur/search", "metaheur/device_data", "metaheur/ga"}
+    assert packages >= {"metaheur/engine", "metaheur/islands", "metaheur/search", "metaheur/ga",
+                        *(f"metaheur/problems/{kind}" for kind in ("qap", "tsp", "atsp", "pfsp", "lop"))}
     assert not any(n.startswith(("tests/", "experiments/", "problems/", "kernels/")) for n in names)

@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
-from metaheur.plots import plot_convergence, plot_devices, plot_tour, result_figure
+from metaheur.plots import plot_convergence, plot_devices, result_figure
 from metaheur.problems import TSP, random_qap
+from metaheur.problems.tsp.picture import plot_tour
 from metaheur.result import DeviceRow, EpochRow, IslandRow, Result, TracePoint
 
 BEST_KNOWN = 900

@@ -19,8 +19,9 @@ from metaheur.devices import Device, cpu_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
-from metaheur.problems import QAP, TSP, qap_solving, random_qap, uniform_tsp
-from metaheur.problems.qap_solving import tabu_bytes
+from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
+from metaheur.problems.qap import solving as qap_solving
+from metaheur.problems.qap.solving import tabu_bytes
 from metaheur.result import STATS_FIELDS, Result
 from metaheur.solver import plan_devices, solve
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from metaheur.devices import cpu_count
-from metaheur.search.qap_tabu import yardstick_start
+from metaheur.problems.qap.tabu import yardstick_start
 
 YARDSTICK = Path(__file__).resolve().parents[3] / "shared" / "yardsticks" / "rots.c"
 

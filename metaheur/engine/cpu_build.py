@@ -40,7 +40,7 @@ _CTYPES = {
 
 
 class LaunchConfig(ctypes.Structure):
-    """``mh_launch_t`` of kernels/mh_cpu_shim.h."""
+    """``mh_launch_t`` of kernels/engine/mh_cpu_shim.h."""
 
     _fields_ = [
         ("grid", ctypes.c_uint * 3),

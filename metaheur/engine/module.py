@@ -1,6 +1,6 @@
 """Loading kernel modules and calling kernels the same way on every device.
 
-``load_module("qap_moves.cu", device)`` returns a :class:`KernelModule`; ``module.kernel(name)``
+``load_module("qap/qap_moves.cu", device)`` returns a :class:`KernelModule`; ``module.kernel(name)``
 a :class:`Kernel` called as CuPy's ``RawKernel``: ``kernel(grid, block, args)``. Before any launch
 the arguments are checked against the kernel's C signature: arrays must be of the device's array
 type, C-contiguous, of exactly the pointee's dtype (and writable where the pointer is not

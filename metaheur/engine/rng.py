@@ -1,4 +1,4 @@
-"""The kernels' counter-based generator (kernels/mh_rng.cuh) in numpy, bit for bit.
+"""The kernels' counter-based generator (kernels/engine/mh_rng.cuh) in numpy, bit for bit.
 
 Draw ``k`` of stream ``key`` is SplitMix64 (Steele, Lea and Flood 2014) evaluated at state
 ``key + (k + 1) * gamma``; a stream's key is derived from ``(seed, stream id)``.

@@ -1,9 +1,12 @@
-"""Kernel sources: reading ``kernels/*.cu``, inlining the project's headers, parsing signatures.
+"""Kernel sources: reading ``kernels/<folder>/*.cu``, inlining the project's headers, parsing
+signatures.
 
-Headers included with ``#include "name.cuh"`` that live in ``kernels/`` are inlined (once each)
-with ``#line`` directives, so that (1) the source string handed to NVRTC or the host compiler is
-self-contained and CuPy's cache key, which sees only that string, covers every header, and (2)
-compiler messages still name the original file and line.
+A kernel file is named by its path under ``kernels/`` (``qap/qap_tabu.cu``): the engine's own in
+``kernels/engine/``, a problem's in ``kernels/<problem>/``. Headers included with ``#include
+"name.cuh"`` are looked up next to the including file, then in ``kernels/engine/`` (the shared
+headers), and inlined (once each) with ``#line`` directives, so that (1) the source string handed
+to NVRTC or the host compiler is self-contained and CuPy's cache key, which sees only that
+string, covers every header, and (2) compiler messages still name the original file and line.
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ def kernel_dir() -> Path:
     return Path(str(resources.files("metaheur.kernels")))
 
 
+def engine_dir() -> Path:
+    """Folder of the engine's kernels and the headers every kernel may include."""
+    return kernel_dir() / "engine"
+
+
 @dataclass(frozen=True)
 class Param:
     """One kernel parameter: ``name``, numpy ``dtype`` name (``"void"``: a ``void *`` array of any
@@ -80,9 +88,19 @@ class KernelSource:
     max_threads: dict[str, int]
 
 
+def _project_name(path: Path) -> str | None:
+    """A project kernel file's name, its path under ``kernels/`` (``qap/qap_tabu.cu``); None for
+    another file."""
+    try:
+        return path.resolve().relative_to(kernel_dir().resolve()).as_posix()
+    except ValueError:
+        return None
+
+
 def _label(path: Path) -> str:
-    """How compiler messages name a file: ``kernels/x.cu`` for the project's own."""
-    return f"kernels/{path.name}" if path.parent == kernel_dir() else str(path)
+    """How compiler messages name a file: ``kernels/qap/qap_tabu.cu`` for the project's own."""
+    name = _project_name(path)
+    return f"kernels/{name}" if name else str(path)
 
 
 def _inline(path: Path, seen: set[str], virtual: dict[str, str]) -> list[str]:
@@ -94,10 +112,10 @@ def _inline(path: Path, seen: set[str], virtual: dict[str, str]) -> list[str]:
             out.append(virtual[m.group(1)])
             out.append(f'#line {number + 1} "{label}"')
             continue
-        found = m and next((d / m.group(1) for d in (path.parent, kernel_dir()) if (d / m.group(1)).is_file()), None)
+        found = m and next((d / m.group(1) for d in (path.parent, engine_dir()) if (d / m.group(1)).is_file()), None)
         if found:
-            if found.name not in seen:
-                seen.add(found.name)
+            if str(found.resolve()) not in seen:
+                seen.add(str(found.resolve()))
                 out.extend(_inline(found, seen, virtual))
             out.append(f'#line {number + 1} "{label}"')
             continue
@@ -130,7 +148,10 @@ def parse_signatures(text: str) -> dict[str, tuple[Param, ...]]:
 
 
 def _source_path(name: str) -> Path:
-    path = Path(name) if ("/" in name or Path(name).is_absolute()) else kernel_dir() / name
+    """``kernels/<name>`` (``qap/qap_tabu.cu``), else ``name`` as a path of its own (a test's file)."""
+    path = kernel_dir() / name
+    if Path(name).is_absolute() or not path.is_file():
+        path = Path(name)
     if not path.is_file():
         raise MetaheurError(f"no kernel source {name!r} in {kernel_dir()}")
     return path
@@ -139,7 +160,7 @@ def _source_path(name: str) -> Path:
 def load_source(name: str, virtual: dict[str, str] | None = None,
                 placeholders: dict[str, str] | None = None, label: str | None = None) -> KernelSource:
     """The kernel file ``kernels/<name>`` (or a path to another ``.cu`` file, e.g. a test's) with
-    its headers inlined; headers are looked up next to the file, then in ``kernels/``.
+    its headers inlined; headers are looked up next to the file, then in ``kernels/engine/``.
 
     ``virtual``: generated headers, ``{include name: text}``, inlined in place of an
     ``#include`` of that name (metaheur/engine/user_source.py); ``placeholders``: ``{marker:
@@ -151,12 +172,13 @@ def load_source(name: str, virtual: dict[str, str] | None = None,
         text = text.replace(marker, value)
     signatures = parse_signatures(text)
     bounds = launch_bounds(text)
-    return KernelSource(label or path.name, text, signatures, {k: bounds.get(k, MAX_THREADS) for k in signatures})
+    return KernelSource(label or _project_name(path) or path.name, text, signatures,
+                        {k: bounds.get(k, MAX_THREADS) for k in signatures})
 
 
 def shim_text() -> str:
-    """The CPU shim header (kernels/mh_cpu_shim.h) with a ``#line`` directive."""
-    return '#line 1 "kernels/mh_cpu_shim.h"\n' + (kernel_dir() / "mh_cpu_shim.h").read_text() + "\n"
+    """The CPU shim header (kernels/engine/mh_cpu_shim.h) with a ``#line`` directive."""
+    return '#line 1 "kernels/engine/mh_cpu_shim.h"\n' + (engine_dir() / "mh_cpu_shim.h").read_text() + "\n"
 
 
 @cache

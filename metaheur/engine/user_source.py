@@ -9,7 +9,7 @@ problem's ``cache_dtype``) with a ``#line 1 "<KIND problem>"`` directive so that
 messages give the snippet's own line numbers. The data fields become explicit kernel parameters
 at ``/*@DATA_PARAMS@*/`` and fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, and a
 kernel's cache parameter, written ``/*@CACHE_T@*/long long *caches``, takes the cache's C type,
-so the loader's argument checks cover them. (kernels/mh_user_problem.cuh is a stand-in that lets
+so the loader's argument checks cover them. (kernels/engine/mh_user_problem.cuh is a stand-in that lets
 the generic kernels compile alone.)
 """
 

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metaheur.engine.rng import stream_key
-from metaheur.islands.params import GAParams, IslandParams, default_ls_budget
+from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.params import ls_budget as default_budget
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec, IslandState
+    from metaheur.problems.interface import Problem
 
 
 def seconds_to(deadline: float | None) -> float | None:
@@ -36,11 +38,13 @@ class Island:
     quadrant neighbours of the candidate lists, None for those of the ILS parameters) and
     ``sized_by_gpu_wave`` (a GPU island improves at least one wave of children a generation);
     ``local_search_only``: its generations are steps of local searches, not GA generations (the
-    run's counters keep them apart)."""
+    run's counters keep them apart; such an island keeps one member and one child, :meth:`sizes`);
+    ``automatic_population``: a population of size 0 is sized by the algorithm (EAX)."""
 
     candidate_quadrant: int | None = None
     sized_by_gpu_wave = False
     local_search_only = False
+    automatic_population = False
 
     def __init__(self, spec: IslandSpec, ops):
         self.spec = spec
@@ -53,9 +57,25 @@ class Island:
         raise NotImplementedError
 
     @classmethod
-    def ls_budget(cls, ga: GAParams, kind: str, n: int) -> int:
-        """Local-search effort per child (:func:`default_ls_budget`)."""
-        return default_ls_budget(ga, kind, n)
+    def ls_budget(cls, ga: GAParams, problem: Problem) -> int:
+        """Local-search effort per child (:func:`~metaheur.islands.params.ls_budget`)."""
+        return default_budget(ga, problem)
+
+    @classmethod
+    def sizes(cls, ga: GAParams) -> dict:
+        """The GA sizes the algorithm needs on an island whose parameters were ``ga`` (changes to
+        its fields): one member and one child a generation and no restart for an island of
+        continued local searches (:attr:`local_search_only`); 30 members and 10 children for a GA
+        taking over from an automatic size (0); else none."""
+        if cls.local_search_only:
+            return {"population": 1, "offspring": 1, "restart_after": 0}
+        if ga.population == 0:
+            return {"population": 30, "offspring": 10}
+        return {}
+
+    @classmethod
+    def check_params(cls, ga: GAParams, problem: Problem) -> None:
+        """Refuse GA parameters the algorithm cannot run on ``problem`` (none by default)."""
 
     @classmethod
     def accepts_migrants(cls, params: IslandParams, state: IslandState) -> bool:

@@ -24,9 +24,8 @@ import numpy as np
 from metaheur import live
 from metaheur.engine import set_cpu_threads
 from metaheur.islands.base import Island
-from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.operators import operators_for
-from metaheur.islands.params import GAParams, IslandParams
+from metaheur.islands.params import GAParams, IslandParams, crossover_island
 from metaheur.problems.interface import Problem
 
 
@@ -122,8 +121,8 @@ def island_class(problem: Problem, ga: GAParams) -> type[Island]:
     """The algorithm of an island of ``problem`` with GA parameters ``ga``: the class the problem
     names for the crossover (:meth:`Problem.island_algorithms`: the tabu island of the QAP or the
     ILS island of the TSP without crossover, the EAX GA of the TSP for ``eax``), else the memetic
-    GA. The one place where a crossover name picks a class."""
-    return problem.island_algorithms().get(ga.crossover, MemeticIsland)
+    GA (:func:`~metaheur.islands.params.crossover_island`)."""
+    return crossover_island(ga.crossover, problem)
 
 
 def island_for(spec: IslandSpec) -> Island:
@@ -132,7 +131,7 @@ def island_for(spec: IslandSpec) -> Island:
     cls = spec.algorithm
     ga = spec.params.ga
     ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint,
-                        ls_budget=cls.ls_budget(ga, spec.problem.kind, spec.problem.n),
+                        ls_budget=cls.ls_budget(ga, spec.problem),
                         quadrant=cls.candidate_quadrant,
                         island=spec.index if os.getpid() == spec.owner_pid else None)
     return cls(spec, ops)

@@ -45,7 +45,7 @@ from metaheur.islands.island import (
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
-from metaheur.problems import QAP, TSP
+from metaheur.problems.interface import Problem
 from metaheur.result import EpochRow
 from metaheur.stopping import Progress, ProvenOptimum, StopRules
 
@@ -159,7 +159,7 @@ class IslandModel:
     first population (:mod:`metaheur.warm_start`).
     """
 
-    def __init__(self, problem: QAP | TSP, devices: list[Device], params: list[IslandParams], *, seed: int,
+    def __init__(self, problem: Problem, devices: list[Device], params: list[IslandParams], *, seed: int,
                  migration: MigrationParams | None = None, sync: bool = False, epoch_seconds: float = 1.0,
                  epoch_generations: int = 5, in_process: bool = False, backend: str | None = None,
                  n_jobs: int | None = None, callbacks: Callbacks | None = None, balance: bool = True,

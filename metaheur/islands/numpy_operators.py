@@ -1,5 +1,5 @@
 """The numpy-only route of a user problem without device code (the slow path for prototypes):
-the permutation GA's crossovers and mutation (CPU build of kernels/qap_ga.cu and tsp_ga.cu) and a
+the permutation GA's crossovers and mutation (CPU build of kernels/engine/perm_ga.cu and order_ga.cu) and a
 sampled-neighbourhood descent that scores moves through the problem's batched ``evaluate``; on
 the CPU whatever the device. One warning line points to the CUDA-C route (docs/problems.md)."""
 
@@ -13,6 +13,7 @@ from metaheur.devices import Device, parse_device, to_host
 from metaheur.islands.params import IslandParams
 from metaheur.islands.perm_operators import PermCrossovers
 from metaheur.problems.permutation_check import apply_move
+from metaheur.search.perm_search import PermSearchParams
 
 SAMPLES = 32  # moves sampled per child and step
 _WARNED: set[str] = set()
@@ -31,12 +32,10 @@ class NumpyOperators:
     """Operators whose local search samples ``SAMPLES`` moves a step per child and takes the best
     improving one; ``ls_budget`` steps (a step without improvement ends a child's descent)."""
 
-    kind = "perm-numpy"
-
     def __init__(self, problem, device: Device, params: IslandParams, ls_budget: int | None = None):
         self.problem, self.params, self.n = problem, params, problem.n
         self.device = parse_device("cpu")
-        self.move = params.perm.move or problem.moves[0]
+        self.move = params.search(PermSearchParams).move or problem.moves[0]
         self.ls_budget = (params.ga.ls_budget if params.ga.ls_budget is not None
                           else max(20, problem.n)) if ls_budget is None else ls_budget
         self._ga = PermCrossovers(self.device, self.n, params)

@@ -1,19 +1,32 @@
-"""Parameters of a memetic island (validated dataclasses)."""
+"""Parameters of an island (validated dataclasses): the GA's (:class:`GAParams`) and those of the
+problem's local searches, one object per section (:class:`IslandParams`); the island algorithm
+that each crossover runs, with the sizes it needs (:func:`with_crossover`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 from metaheur.errors import MetaheurError
+from metaheur.ga.order_ga import CROSSOVER as ORDER_CROSSOVER
+from metaheur.ga.perm_ga import CROSSOVERS as PERM_CROSSOVERS
 from metaheur.search.perm_search import PermSearchParams
-from metaheur.search.qap_tabu import TabuParams
-from metaheur.search.tsp_ils import ILSParams
 
-QAP_CROSSOVERS = ("ux", "cx", "pmx", "none")
-TSP_CROSSOVERS = ("eax", "ox", "none")
+if TYPE_CHECKING:
+    from metaheur.islands.base import Island
+    from metaheur.problems.interface import Problem
+
+#: The crossovers of the engine's GA operators (metaheur/ga/), and ``none``: no crossover, an island
+#: of continued local searches. A problem may offer more (the TSP's ``eax``).
+ENGINE_CROSSOVERS = (*PERM_CROSSOVERS, ORDER_CROSSOVER, "none")
 RESTARTS = ("best", "full", "ils")
 STARTS = ("auto", "random", "curve")
 REPLACEMENTS = ("steady", "bnp")
+#: The engine's own local-search parameters (the generic search of a user's problem), a section
+#: every run has beside those the problems declare (:attr:`Problem.search_params
+#: <metaheur.problems.Problem.search_params>`).
+ENGINE_SEARCHES = (PermSearchParams,)
 
 
 @dataclass(frozen=True)
@@ -21,9 +34,10 @@ class GAParams:
     """One island's genetic algorithm.
 
     ``population``: individuals kept; ``offspring``: children per generation (each improved by
-    local search); ``crossover``: QAP ``ux``/``cx``/``pmx``, TSP ``eax``/``ox``, or ``none`` for a
-    local-search-only island (a tabu island for the QAP, an ILS island for the TSP: each member's
-    search goes on);
+    local search); ``crossover``: one the problem offers (:attr:`Problem.crossovers
+    <metaheur.problems.Problem.crossovers>`; the engine's ``ux``/``cx``/``pmx`` of assignments and
+    ``ox`` of orders, the TSP's ``eax``), or ``none`` for a local-search-only island (a tabu island
+    for the QAP, an ILS island for the TSP: each member's search goes on);
     ``mutation``: random swaps (QAP) or segment reversals (TSP) applied to each child;
     ``ls_budget``: local-search effort per child (tabu iterations for the QAP, kicks for the TSP;
     ``None``: a size-based default); ``restart_after``: generations without a new best in the
@@ -39,12 +53,13 @@ class GAParams:
     Segura and Miranda 2022).
 
     With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
-    :class:`~metaheur.islands.eax.EAXIsland`): every member is parent A once a generation, ``tries`` EAX children
-    per pair, no local search of children; ``population = 0`` sizes the population from the time
-    budget; ``ls_budget`` is then the kicks of the local search that builds the population;
+    :class:`~metaheur.problems.tsp.eax_island.EAXIsland`): every member is parent A once a
+    generation, ``tries`` EAX children per pair, no local search of children; ``population = 0``
+    sizes the population from the time budget; ``ls_budget`` is then the kicks of the local
+    search that builds the population;
     ``starts``: the tours that search starts from, ``random`` permutations, ``curve``
     (space-filling-curve tours, instances with coordinates) or ``auto`` (curve tours on a GPU and
-    from 10,000 cities, :func:`~metaheur.islands.operators.curve_starts`); ``init_share``: the
+    from 10,000 cities, :func:`~metaheur.problems.tsp.operators.curve_starts`); ``init_share``: the
     share of the time budget that builds an automatic population (None: 0.1 for curve starts on
     the CPU, else 0.3; docs/decisions/tsp-start.md).
     """
@@ -63,8 +78,11 @@ class GAParams:
     ils_kicks: int | None = None
 
     def __post_init__(self) -> None:
-        if self.population < 0 or (self.population == 0 and self.crossover != "eax"):
-            raise MetaheurError(f"population must be at least 1 (0, automatic, with eax), got {self.population}")
+        if self.crossover not in ENGINE_CROSSOVERS and self.crossover not in crossover_islands():
+            raise MetaheurError(f"unknown crossover {self.crossover!r}")
+        if self.population < 0 or (self.population == 0 and not crossover_island(self.crossover).automatic_population):
+            auto = ", ".join(c for c, cls in crossover_islands().items() if cls.automatic_population)
+            raise MetaheurError(f"population must be at least 1 (0, automatic, with {auto}), got {self.population}")
         if self.tries < 1:
             raise MetaheurError(f"tries must be at least 1, got {self.tries}")
         if self.offspring < 1:
@@ -75,8 +93,6 @@ class GAParams:
             raise MetaheurError(f"local-search budget must be >= 0, got {self.ls_budget}")
         if self.restart_after < 0:
             raise MetaheurError(f"restart_after must be >= 0, got {self.restart_after}")
-        if self.crossover not in QAP_CROSSOVERS + TSP_CROSSOVERS:
-            raise MetaheurError(f"unknown crossover {self.crossover!r}")
         if self.replacement not in REPLACEMENTS:
             raise MetaheurError(f"unknown replacement {self.replacement!r}: use one of {', '.join(REPLACEMENTS)}")
         if self.restart not in RESTARTS:
@@ -88,64 +104,142 @@ class GAParams:
         if self.init_share is not None and not 0 < self.init_share <= 1:
             raise MetaheurError(f"init_share must be in (0, 1], got {self.init_share}")
 
-    def check_for(self, problem) -> GAParams:
-        """These parameters, when ``problem`` (a :class:`~metaheur.problems.Problem`) accepts the crossover."""
+    def check_for(self, problem: Problem) -> GAParams:
+        """These parameters, when ``problem`` accepts the crossover and its island algorithm
+        accepts them (:meth:`Island.check_params <metaheur.islands.base.Island.check_params>`)."""
         allowed = problem.crossovers
         if self.crossover not in allowed:
             raise MetaheurError(f"crossover {self.crossover!r} is not for the {problem.kind.upper()}: "
                                 f"use one of {', '.join(allowed)}")
-        if self.crossover == "eax" and self.starts == "curve" and getattr(problem, "coords", None) is None:
-            raise MetaheurError(f"starts = 'curve' needs city coordinates, which {problem.name} has not: "
-                                "use 'random' or 'auto'")
+        crossover_island(self.crossover, problem).check_params(self, problem)
         return self
 
 
-@dataclass(frozen=True)
+def crossover_islands() -> dict[str, type[Island]]:
+    """Every crossover the registered problems offer, with the island algorithm it runs there
+    (:meth:`Problem.island_algorithms <metaheur.problems.Problem.island_algorithms>`, else the
+    memetic GA): the first problem in registry order that offers a crossover names its algorithm.
+    Cached per registry."""
+    from metaheur.islands.memetic import MemeticIsland
+    from metaheur.problems.registry import registered
+
+    classes = tuple(registered().values())
+    if _VOCABULARY.get("classes") != classes:
+        out: dict[str, type[Island]] = {}
+        for cls in classes:
+            algorithms = cls.island_algorithms()
+            for crossover in cls.crossovers:
+                out.setdefault(crossover, algorithms.get(crossover, MemeticIsland))
+        _VOCABULARY.update(classes=classes, islands=out)
+    return _VOCABULARY["islands"]
+
+
+_VOCABULARY: dict[str, Any] = {}
+
+
+def crossover_island(crossover: str, problem: Problem | None = None) -> type[Island]:
+    """The island algorithm that ``crossover`` runs on ``problem`` (:meth:`Problem.island_algorithms
+    <metaheur.problems.Problem.island_algorithms>`, else the memetic GA), or, without a problem, on
+    the registered problems (:func:`crossover_islands`)."""
+    from metaheur.islands.memetic import MemeticIsland
+
+    if problem is not None:
+        return problem.island_algorithms().get(crossover, MemeticIsland)
+    return crossover_islands().get(crossover, MemeticIsland)
+
+
+@dataclass(frozen=True, init=False)
 class IslandParams:
-    """Everything an island's epoch needs besides its state: GA and local-search parameters."""
+    """Everything an island's epoch needs besides its state: the GA's parameters (``ga``) and those
+    of the problem's local searches (``searches``), one object per section, each a frozen
+    dataclass whose class names its ``section`` (``TabuParams``: ``tabu``); a section not given
+    has its class's defaults. ``IslandParams(ga, searches)`` or by section name,
+    ``IslandParams(ga, tabu=TabuParams(scale=4))``; read with :meth:`search`, or by section name
+    (``params.tabu``) for the sections of registered problems (:func:`search_sections`)."""
 
-    ga: GAParams = field(default_factory=GAParams)
-    tabu: TabuParams = field(default_factory=TabuParams)
-    ils: ILSParams = field(default_factory=ILSParams)
-    perm: PermSearchParams = field(default_factory=PermSearchParams)  # a user problem's local search
+    ga: GAParams
+    searches: tuple
+
+    def __init__(self, ga: GAParams | None = None, searches: Iterable = (), **sections) -> None:
+        given = {}
+        for value in [*searches, *sections.values()]:
+            section = getattr(type(value), "section", None)
+            if not isinstance(section, str):
+                raise MetaheurError(f"{type(value).__name__} is not the parameters of a local search (no section)")
+            given[section] = value
+        for name, value in sections.items():
+            if type(value).section != name:
+                raise MetaheurError(f"{name} takes the parameters of section {name}, got {type(value).__name__}")
+        # kept sorted by section and without defaults, so that equal parameters compare equal
+        kept = tuple(value for _, value in sorted(given.items()) if value != type(value)())
+        object.__setattr__(self, "ga", ga if ga is not None else GAParams())
+        object.__setattr__(self, "searches", kept)
+
+    def search(self, cls: type) -> Any:
+        """The parameters of ``cls``'s section (a default ``cls()`` when not given)."""
+        return next((value for value in self.searches if type(value).section == cls.section), None) or cls()
+
+    def with_search(self, *values) -> IslandParams:
+        """These parameters with ``values`` replacing those of their sections."""
+        return IslandParams(self.ga, (*self.searches, *values))
+
+    def __getattr__(self, name: str) -> Any:
+        """A registered section by its name (``params.tabu``)."""
+        cls = None if name.startswith("_") else search_sections().get(name)
+        if cls is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute or search section {name!r}")
+        return self.search(cls)
 
 
-def with_crossover(ga: GAParams, crossover: str) -> GAParams:
-    """``ga`` with another crossover, and the sizes that crossover needs: ``none`` (a tabu island
-    for the QAP, an ILS island for the TSP) keeps one member and one child a generation and never
-    restarts;
-    ``eax`` sizes its population automatically with every member a parent each generation; a
-    steady-state crossover taking over from EAX's automatic size gets 30 members and 10 children."""
-    if crossover == "none":
-        return replace(ga, crossover="none", population=1, offspring=1, restart_after=0)
-    if crossover == "eax":
-        return replace(ga, crossover="eax", population=0, offspring=1)
-    if ga.population == 0:
-        return replace(ga, crossover=crossover, population=30, offspring=10)
-    return replace(ga, crossover=crossover)
+def search_sections() -> dict[str, type]:
+    """Every local search's parameter class by its section name: those the registered problems
+    declare (:attr:`Problem.search_params <metaheur.problems.Problem.search_params>`), in registry
+    order, then the engine's own (:data:`ENGINE_SEARCHES`). The configuration file's sections, the
+    result's and the checkpoint's parameters follow this order. Cached per registry."""
+    from metaheur.problems.registry import registered
+
+    classes = tuple(registered().values())
+    if _SECTIONS.get("classes") != classes:
+        out = {cls.section: cls for problem in classes for cls in problem.search_params
+               if cls not in ENGINE_SEARCHES}
+        out |= {cls.section: cls for cls in ENGINE_SEARCHES}
+        _SECTIONS.update(classes=classes, sections=out)
+    return _SECTIONS["sections"]
 
 
-def ls_island(ga: GAParams) -> GAParams:
+_SECTIONS: dict[str, Any] = {}
+
+
+def with_crossover(ga: GAParams, crossover: str, problem: Problem | None = None) -> GAParams:
+    """``ga`` with another crossover, and the sizes that the island algorithm it runs on
+    ``problem`` (or the registered problems, :func:`crossover_island`) needs
+    (:meth:`Island.sizes <metaheur.islands.base.Island.sizes>`): an island of continued local
+    searches (crossover ``none``) keeps one member and one child a generation and never restarts;
+    an EAX island sizes its population automatically with every member a parent each generation;
+    a memetic island taking over from an automatic size gets 30 members and 10 children."""
+    return replace(ga, crossover=crossover, **crossover_island(crossover, problem).sizes(ga))
+
+
+def ls_island(ga: GAParams, problem: Problem | None = None) -> GAParams:
     """The GA parameters of a local-search island beside GA islands of ``ga``
     (:meth:`Problem.local_search_island <metaheur.problems.Problem.local_search_island>`): one
     continued search in place of the GA (crossover ``none``), a generation of it being the GA's
     local-search budget per child (for the QAP 50 n tabu iterations by default). A QAP tabu island
-    (:class:`~metaheur.islands.tabu.TabuIsland`) sends its best to the GA islands and takes no
-    migrant, so its search keeps its memory for the whole run (docs/decisions/tabu-islands.md)."""
-    return replace(with_crossover(ga, "none"), ls_budget=ga.ls_budget or None)
+    (:class:`~metaheur.problems.qap.tabu_island.TabuIsland`) sends its best to the GA islands and
+    takes no migrant, so its search keeps its memory for the whole run (docs/decisions/tabu-islands.md)."""
+    return replace(with_crossover(ga, "none", problem), ls_budget=ga.ls_budget or None)
 
 
-def ls_island_params(params: IslandParams) -> IslandParams:
+def ls_island_params(params: IslandParams, problem: Problem | None = None) -> IslandParams:
     """``params`` with the GA parameters of a local-search island (:func:`ls_island`)."""
-    return replace(params, ga=ls_island(params.ga))
+    return replace(params, ga=ls_island(params.ga, problem))
 
 
-def default_ls_budget(params: GAParams, kind: str, n: int) -> int:
-    """Local-search effort per child: the explicit budget, else QAP 50 n tabu iterations, TSP n / 4
-    kicks (at least 50). An island algorithm may choose its own (:meth:`Island.ls_budget`)."""
-    if params.ls_budget is not None:
-        return params.ls_budget
-    return 50 * n if kind == "qap" else max(50, n // 4)
+def ls_budget(ga: GAParams, problem: Problem) -> int:
+    """Local-search effort per child: ``ga.ls_budget``, else the problem's default
+    (:meth:`Problem.default_ls_budget <metaheur.problems.Problem.default_ls_budget>`). An island
+    algorithm may choose its own (:meth:`Island.ls_budget <metaheur.islands.base.Island.ls_budget>`)."""
+    return ga.ls_budget if ga.ls_budget is not None else problem.default_ls_budget()
 
 
 def param_names(cls) -> list[str]:

@@ -1,7 +1,7 @@
 """Operators of a user's permutation problem (problems/permutation.py) for the memetic and
 local-search islands: random solutions (an NEH start where the problem gives a construction key
-and partial_insert_row), the permutation crossovers (kernels/qap_ga.cu: pmx, cx, ux, the last
-position-based for assignments; kernels/tsp_ga.cu: ox for orders), swap mutation, the generic
+and partial_insert_row), the permutation crossovers (kernels/engine/perm_ga.cu: pmx, cx, ux, the last
+position-based for assignments; kernels/engine/order_ga.cu: ox for orders), swap mutation, the generic
 local search (metaheur/search/perm_search.py), the problem's distances, exact costs. Costs are in the
 engine's sense (``problem.engine_sign * value``)."""
 
@@ -11,11 +11,12 @@ import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine.user_source import upload
-from metaheur.ga.qap_ga import QAPCrossover
-from metaheur.ga.tsp_ga import TSPCrossover
+from metaheur.ga.order_ga import CROSSOVER as ORDER_CROSSOVER
+from metaheur.ga.order_ga import OrderGA
+from metaheur.ga.perm_ga import PermGA
 from metaheur.islands.operators import split_on_oom
 from metaheur.islands.params import IslandParams
-from metaheur.search.perm_search import PermSearchBatch
+from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
 
 
 def default_perm_budget(method: str, n: int) -> int:
@@ -31,7 +32,7 @@ def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray
     has one, then the first)."""
     dev, n = parse_device(device), problem.n
     code = problem.user_code()
-    mod = code.module("perm_eval.cu", dev)
+    mod = code.module("engine/perm_eval.cu", dev)
     fields, arrays = problem.device_data()
     data = upload(fields, arrays, dev)
     order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
@@ -53,14 +54,14 @@ class PermCrossovers:
 
     def __init__(self, device: Device, n: int, params: IslandParams):
         self.device, self.n, self.params = device, n, params
-        self.ga = QAPCrossover(device, n)
-        self._ox: TSPCrossover | None = None
+        self.ga = PermGA(device, n)
+        self._ox: OrderGA | None = None
 
     def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):
         kind = self.params.ga.crossover
-        if kind == "ox":
+        if kind == ORDER_CROSSOVER:
             if self._ox is None:
-                self._ox = TSPCrossover(self.device, self.n)
+                self._ox = OrderGA(self.device, self.n)
             children = self._ox.crossover(population, pairs, keys)
             self.ga.counters = self._ox.counters  # the mutation draws on after the crossover
             return children
@@ -73,12 +74,10 @@ class PermCrossovers:
 class PermOperators:
     """What the islands drive for a :class:`~metaheur.problems.permutation.PermutationProblem`."""
 
-    kind = "perm"
-
     def __init__(self, problem, device: Device, params: IslandParams, ls_budget: int | None = None,
                  quadrant: int | None = None):
         self.problem, self.device, self.params, self.n = problem, parse_device(device), params, problem.n
-        self.method, _ = params.perm.resolved(problem)
+        self.method, _ = params.search(PermSearchParams).resolved(problem)
         self.ls_budget = (params.ga.ls_budget if params.ga.ls_budget is not None
                           else default_perm_budget(self.method, self.n)) if ls_budget is None else ls_budget
         self.ga = PermCrossovers(self.device, self.n, params)
@@ -91,7 +90,7 @@ class PermOperators:
         code = self.problem.user_code()
         if count and code.has("partial_insert_row") and self.problem.construction_key() is not None:
             if self._neh is None:
-                self._neh = neh(self.problem, self.device, self.params.perm.ties)
+                self._neh = neh(self.problem, self.device, self.params.search(PermSearchParams).ties)
             out[0] = self._neh
         return out
 
@@ -122,7 +121,7 @@ class PermOperators:
     def _improve(self, starts: np.ndarray, keys: np.ndarray, time_limit: float | None):
         if self._batch is None or self._batch.capacity < len(keys):
             self._batch = None
-            self._batch = PermSearchBatch(self.problem, self.device, len(keys), self.params.perm)
+            self._batch = PermSearchBatch(self.problem, self.device, len(keys), self.params.search(PermSearchParams))
         result = self._batch.run(starts, keys, self.ls_budget, time_limit=time_limit)
         return result.best, result.best_costs, result.iterations, result.current
 

@@ -1,4 +1,4 @@
-"""The generic engine's batched local searches over a user problem's moves (kernels/perm_search.cu):
+"""The generic engine's batched local searches over a user problem's moves (kernels/engine/perm_search.cu):
 tabu search, descent plus kicks (ILS) and iterated greedy, one kernel block per search.
 
 Costs here are in the engine's sense (``problem.engine_sign * value``, minimised); the best
@@ -8,21 +8,21 @@ values are recomputed from scratch by the problem's ``cost`` at the end of a run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine.shapes import PERM, threads
-from metaheur.engine.source import kernel_constant
+from metaheur.engine.source import kernel_constants
 from metaheur.engine.user_source import MOVES, upload
 from metaheur.errors import MetaheurError
 from metaheur.search.batch import BatchResult, LaunchPacer
 
 METHODS = ("auto", "tabu", "ils", "ig")
 METHOD_NAMES = {"tabu": "tabu search", "ils": "ILS", "ig": "iterated greedy"}  # in results and reports
-_NSTATS = kernel_constant("perm_search.cu", "MH_PS_NSTATS")
-_ITER, _MOVES = kernel_constant("perm_search.cu", "MH_PS_ITER"), kernel_constant("perm_search.cu", "MH_PS_MOVES")
-_BEST = kernel_constant("perm_search.cu", "MH_PS_BEST")
+_KERNEL = kernel_constants("engine/perm_search.cu")
+_NSTATS, _ITER, _MOVES, _BEST = (_KERNEL[f"MH_PS_{c}"] for c in ("NSTATS", "ITER", "MOVES", "BEST"))
 GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
 
 
@@ -40,7 +40,9 @@ class PermSearchParams:
     ``temperature_scale()`` (Ruiz and Stuetzle: 0.4); ``ties``: the greedy insertions (of the
     iterated greedy and of NEH) break ties between positions of equal value by the problem's
     ``partial_insert_tie`` where it has one (else, and by default, they take the first;
-    docs/decisions/pfsp-method.md)."""
+    docs/decisions/pfsp-method.md). The ``[perm]`` section."""
+
+    section: ClassVar[str] = "perm"
 
     method: str = "auto"
     move: str | None = None
@@ -91,7 +93,7 @@ class PermSearchBatch:
         self.problem, self.device, self.params = problem, parse_device(device), params
         self.method, self.move = params.resolved(problem)
         code = problem.user_code()
-        self.module = code.module("perm_search.cu", self.device, sim=sim)
+        self.module = code.module("engine/perm_search.cu", self.device, sim=sim)
         fields, arrays = problem.device_data()
         self.data = upload(fields, arrays, self.device)
         self.block = block or (GPU_BLOCK if self.device.is_gpu else 1)

@@ -2,15 +2,15 @@
 
 Test kernels are small ``.cu`` files written into a test's ``tmp_path`` and loaded by path
 (``load_module(str(path), "cpu", sim=...)``); they include the project's headers by name
-(``#include "mh_common.cuh"``), which the loader finds in ``kernels/``.
+(``#include "mh_common.cuh"``), which the loader finds in ``kernels/engine/``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from metaheur.device_data import tsp_data
 from metaheur.problems import TSP, asymmetric_tsp, read_tsplib
+from metaheur.problems.tsp.device_data import tsp_data
 
 #: Block shapes of the simulation tests: one thread, a warp, 2-D, a non-power of two, a large block.
 SIM_BLOCKS = [(1, 1), (32, 1), (8, 4), (7, 3), (128, 1)]
@@ -88,7 +88,7 @@ def make_tsp(weight: str, n: int, seed: int, tmp_path):
     return tsp, data
 
 
-#: Test kernel of kernels/mh_rng.cuh (test_rng.py, test_gpu.py).
+#: Test kernel of kernels/engine/mh_rng.cuh (test_rng.py, test_gpu.py).
 RNG_KERNEL = r"""
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
@@ -117,7 +117,7 @@ extern "C" __global__ void many_uniform(unsigned long long key, long long count,
 }
 """
 
-#: Test kernel of the block reductions of kernels/mh_common.cuh (test_shim.py, test_gpu.py).
+#: Test kernel of the block reductions of kernels/engine/mh_common.cuh (test_shim.py, test_gpu.py).
 REDUCE = r"""
 #include "mh_common.cuh"
 /* Each thread takes the lexicographic (key, idx) minimum and the sum of its strided items, then

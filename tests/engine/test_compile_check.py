@@ -4,8 +4,9 @@ launch) fits an H200 by the registers, spills and shared memory that ptxas repor
 
 The GPU compile needs no GPU: NVRTC through CuPy when ``cupy.cuda.nvrtc`` imports, else ``nvcc``
 (on the PATH or in /usr/local/cuda/bin) with the same options, else the test is skipped with the
-reason (metaheur/engine/sm90.py). Every ``kernels/*.cu`` file must be listed in
-``metaheur.device_data.COMPILE_VARIANTS``, every kernel in ``metaheur.engine.shapes``.
+reason (metaheur/engine/sm90.py). Every ``kernels/*/*.cu`` file must be listed in the kernel
+tables (:func:`metaheur.engine.catalogue.kernel_tables`: the engine's and every registered
+problem's), with the shapes of every kernel's launches.
 
 Large kernels take tens of seconds each to compile for sm_90, so (1) all compiles of a session
 start at once on a thread pool (one job a core) and each test waits for its own, and (2) a GPU
@@ -31,19 +32,20 @@ from types import SimpleNamespace
 import pytest
 from test_gpu import GPU_QAP_BLOCKS, GPU_TSP_BLOCKS
 
-from metaheur.device_data import COMPILE_VARIANTS
 from metaheur.engine import cpu_build, sm90
+from metaheur.engine.catalogue import kernel_tables
 from metaheur.engine.gpu_build import nvrtc_options
 from metaheur.engine.module import _normalise_defines
-from metaheur.engine.shapes import GPU_LAUNCHES, NOT_LAUNCHED
 from metaheur.engine.source import kernel_dir, load_source
-from metaheur.search.qap_tabu import default_block
-from metaheur.search.tsp_descent import GPU_BLOCK
+from metaheur.problems.qap.tabu import default_block
+from metaheur.problems.tsp.descent import GPU_BLOCK
 
 ARCH = sm90.ARCH
 gpu_compiler = sm90.gpu_compiler
 #: Block shapes tests/engine/test_gpu.py launches on a GPU, by kernel file.
-GPU_TEST_BLOCKS = {"qap_moves.cu": GPU_QAP_BLOCKS, "tsp_moves.cu": GPU_TSP_BLOCKS}
+GPU_TEST_BLOCKS = {"qap/qap_moves.cu": GPU_QAP_BLOCKS, "tsp/tsp_moves.cu": GPU_TSP_BLOCKS}
+TABLE = kernel_tables()
+COMPILE_VARIANTS, GPU_LAUNCHES, NOT_LAUNCHED = TABLE.variants, TABLE.launches, TABLE.not_launched
 VARIANTS = [(source, defines) for source, variants in sorted(COMPILE_VARIANTS.items()) for defines in variants]
 CPU_JOBS = [(source, defines, False) for source, defines in VARIANTS] + [
     (source, variants[0], True) for source, variants in sorted(COMPILE_VARIANTS.items())]
@@ -136,13 +138,19 @@ def test_cpu_compile(job, compile_jobs):
     assert compile_jobs["cpu", _variant_id(job)].result().endswith(".so")
 
 
+def _kernel_files() -> list[str]:
+    """Every kernel file, by its path under kernels/ (``qap/qap_tabu.cu``)."""
+    return sorted(p.relative_to(kernel_dir()).as_posix() for p in kernel_dir().glob("*/*.cu"))
+
+
 def test_every_kernel_file_is_in_compile_variants():
-    files = sorted(p.name for p in kernel_dir().glob("*.cu"))
+    files = _kernel_files()
     assert files, "no kernel sources found"
+    assert not list(kernel_dir().glob("*.cu")), "kernel files live in a folder of their owner: kernels/<owner>/"
     missing = [f for f in files if f not in COMPILE_VARIANTS]
-    assert not missing, f"kernels/*.cu not listed in metaheur.device_data.COMPILE_VARIANTS: {missing}"
+    assert not missing, f"kernels/*/*.cu not listed in a kernel table (metaheur.engine.catalogue): {missing}"
     unknown = [f for f in COMPILE_VARIANTS if f not in files]
-    assert not unknown, f"COMPILE_VARIANTS names files that do not exist: {unknown}"
+    assert not unknown, f"the kernel tables name files that do not exist: {unknown}"
     for name, variants in COMPILE_VARIANTS.items():
         assert variants, f"{name}: no variant to compile"
         assert len({_normalise_defines(v) for v in variants}) == len(variants), f"{name}: duplicate variants"
@@ -198,7 +206,7 @@ def test_launch_shapes_fit_an_h200(variant, compile_jobs):
 
 @pytest.mark.gpusim
 def test_every_kernel_has_its_launch_shapes():
-    kernels = {(p.name, k) for p in kernel_dir().glob("*.cu") for k in load_source(p.name).signatures}
+    kernels = {(name, k) for name in _kernel_files() for k in load_source(name).signatures}
     assert kernels == set(GPU_LAUNCHES) | NOT_LAUNCHED
     assert not set(GPU_LAUNCHES) & NOT_LAUNCHED
 
@@ -206,9 +214,9 @@ def test_every_kernel_has_its_launch_shapes():
 @pytest.mark.gpusim
 def test_launchers_take_their_shapes_from_the_table():
     gpu = SimpleNamespace(is_gpu=True)
-    tabu = GPU_LAUNCHES["qap_tabu.cu", "qap_tabu_run"]
+    tabu = GPU_LAUNCHES["qap/qap_tabu.cu", "qap_tabu_run"]
     assert {default_block(gpu, n) for n in (5, 127, 128, 1000)} == set(tabu)
-    assert all((GPU_BLOCK,) in GPU_LAUNCHES["tsp_moves.cu", k] for k in ("tsp_2opt_cand", "tsp_oropt_cand",
+    assert all((GPU_BLOCK,) in GPU_LAUNCHES["tsp/tsp_moves.cu", k] for k in ("tsp_2opt_cand", "tsp_oropt_cand",
                                                                          "tsp_apply_best", "tsp_positions",
                                                                          "tsp_best_at", "tsp_apply_disjoint"))
     assert default_block(SimpleNamespace(is_gpu=False), 100) == (1, 1)

@@ -17,11 +17,12 @@ from kernel_helpers import REDUCE, RNG_KERNEL, make_tsp, random_perms
 from reference import qap as RQ
 from reference import tsp as RT
 
-from metaheur.device_data import neighbours, qap_data, tsp_data
 from metaheur.devices import Device, gpu_devices, parse_device, to_host
 from metaheur.engine import load_module
 from metaheur.engine import rng as host_rng
 from metaheur.problems import QAP, clustered_tsp, uniform_tsp
+from metaheur.problems.qap.device_data import qap_data
+from metaheur.problems.tsp.device_data import neighbours, tsp_data
 
 GPU_QAP_BLOCKS = [(32, 4), (128, 1), (32, 8), (16, 16), (1024, 1)]
 GPU_TSP_BLOCKS = [(128,), (32, 8), (256,), (1024,)]
@@ -76,8 +77,8 @@ def compare_qap(target: Target, n: int, batch: int, symmetric: bool, seed: int =
     host = qap_data(q, "cpu")
     dev = qap_data(q, target.device)
     assert host.defines == dev.defines
-    cpu = load_module("qap_moves.cu", "cpu", host.defines)
-    other = target.module("qap_moves.cu", dev.defines)
+    cpu = load_module("qap/qap_moves.cu", "cpu", host.defines)
+    other = target.module("qap/qap_moves.cu", dev.defines)
     rng = np.random.default_rng(seed)
     perms = random_perms(rng, batch, n)
     moves = np.array([rng.choice(n, 2, replace=False) for _ in range(batch)], np.int32)
@@ -145,8 +146,8 @@ def compare_tsp(target: Target, weight: str, n_full: int, n_cand: int, tmp_path,
             dev = tsp_data(tsp, target.device, use_matrix=True if weight == "MATRIX" else None)
         if weight == "GEO" and target.device.is_gpu:
             assert dev.weight_code == 0, "a GPU evaluates GEO through the matrix"
-        cpu = load_module("tsp_moves.cu", "cpu", host.defines)
-        other = target.module("tsp_moves.cu", dev.defines)
+        cpu = load_module("tsp/tsp_moves.cu", "cpu", host.defines)
+        other = target.module("tsp/tsp_moves.cu", dev.defines)
         neigh = neighbours(tsp, 10)
         rng = np.random.default_rng(n)
         tours = random_perms(rng, batch, n)
@@ -238,7 +239,7 @@ def test_rng_and_block_reductions_on_gpu(gpu, tmp_path):
 @pytest.mark.gpu
 def test_gpu_arrays_are_checked(gpu):
     cupy = gpu.device.cupy  # CuPy, or the simulated devices' layer (METAHEUR_SIMULATED_GPUS)
-    module = load_module("tsp_moves.cu", gpu.device, {"MH_TSP_WEIGHT": 1})
+    module = load_module("tsp/tsp_moves.cu", gpu.device, {"MH_TSP_WEIGHT": 1})
     tours = np.arange(5, dtype=np.int32)[None]
     with pytest.raises(TypeError, match="needs a cupy array"):
         module.kernel("tsp_positions")(1, 32, (tours, cupy.zeros((1, 5), np.int32), 5))

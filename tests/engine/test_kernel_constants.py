@@ -9,11 +9,12 @@ import re
 
 import pytest
 
-from metaheur.device_data import qap as ops_qap
-from metaheur.device_data import tsp as ops_tsp
 from metaheur.engine.source import kernel_constant, kernel_constants, kernel_dir, launch_bounds
-from metaheur.ga import tsp_eax
-from metaheur.search import qap_tabu, tsp_ils
+from metaheur.problems.qap import device_data as ops_qap
+from metaheur.problems.qap import tabu as qap_tabu
+from metaheur.problems.tsp import eax as tsp_eax
+from metaheur.problems.tsp import ils as tsp_ils
+from metaheur.problems.tsp import params as tsp_params
 
 
 def test_defines_are_parsed(write_kernel):
@@ -51,29 +52,29 @@ def _columns(source: str, prefix: str, count: str) -> list[str]:
 
 
 def test_statistics_columns_are_the_kernels():
-    assert _columns("tsp_ils.cu", "MH_ILS_", "MH_ILS_NSTATS") == [
+    assert _columns("tsp/tsp_ils.cu", "MH_ILS_", "MH_ILS_NSTATS") == [
         "COST", "KICKS", "CTR", "BETTER", "MOVES", "BEST", "PENDING"]
     ils = [tsp_ils.COST, tsp_ils.KICKS, tsp_ils.CTR, tsp_ils.BETTER, tsp_ils.MOVES, tsp_ils.BEST, tsp_ils.PENDING]
     assert ils == list(range(tsp_ils.N_STATS))
-    assert _columns("qap_tabu.cu", "MH_TS_", "MH_TS_NSTATS") == [
+    assert _columns("qap/qap_tabu.cu", "MH_TS_", "MH_TS_NSTATS") == [
         "COST", "BEST", "ITER", "BASE", "CTR", "TENURE", "BEST_ITER"]
     tabu = [qap_tabu.COST, qap_tabu.BEST, qap_tabu.ITER, qap_tabu.BASE, qap_tabu.CTR, qap_tabu.TENURE,
             qap_tabu.BEST_ITER]
     assert tabu == list(range(qap_tabu.N_STATS))
     fields = [f.name for f in dataclasses.fields(tsp_eax.EAXInfo)]
-    assert fields == list(tsp_eax.INFO_FIELDS) == [c.lower() for c in _columns("tsp_eax.cu", "MH_EAX_",
+    assert fields == list(tsp_eax.INFO_FIELDS) == [c.lower() for c in _columns("tsp/tsp_eax.cu", "MH_EAX_",
                                                                                "MH_EAX_NINFO")]
     assert len(fields) == tsp_eax.N_INFO
 
 
 def test_limits_are_the_kernels():
-    assert kernel_constant("tsp_ils.cu", "MH_ILS_LOG") == tsp_ils.LOG_CAPACITY
-    assert kernel_constant("tsp_ils_lk.cuh", "MH_LK3_DEPTH") >= tsp_ils.MAX_LK_DEPTH
-    assert kernel_constant("tsp_ils_lk.cuh", "MH_LK_BREADTH") == tsp_ils.MAX_LK_BREADTH
-    assert kernel_constant("tsp_knn.cu", "MH_KNN_MAX") == ops_tsp.MAX_NEIGHBOURS
-    assert qap_tabu.ENTRY_LIMIT == kernel_constant("qap_tabu.cu", "MH_TS_ENTRY_LIMIT") == 2**29
-    assert kernel_constant("qap_tabu.cu", "MH_TS_DELTA32_LIMIT") == ops_qap.DELTA32_LIMIT
-    assert kernel_constant("qap_moves.cu", "MH_QAP_CATEGORY") == 2 * ops_qap.DELTA_LIMIT
+    assert kernel_constant("tsp/tsp_ils.cu", "MH_ILS_LOG") == tsp_ils.LOG_CAPACITY
+    assert kernel_constant("tsp/tsp_ils_lk.cuh", "MH_LK3_DEPTH") >= tsp_params.MAX_LK_DEPTH
+    assert kernel_constant("tsp/tsp_ils_lk.cuh", "MH_LK_BREADTH") == tsp_params.MAX_LK_BREADTH
+    assert kernel_constant("tsp/tsp_knn.cu", "MH_KNN_MAX") == tsp_params.MAX_NEIGHBOURS
+    assert qap_tabu.ENTRY_LIMIT == kernel_constant("qap/qap_tabu.cu", "MH_TS_ENTRY_LIMIT") == 2**29
+    assert kernel_constant("qap/qap_tabu.cu", "MH_TS_DELTA32_LIMIT") == ops_qap.DELTA32_LIMIT
+    assert kernel_constant("qap/qap_moves.cu", "MH_QAP_CATEGORY") == 2 * ops_qap.DELTA_LIMIT
 
 
 def _affine(expr: str, n: int, consts: dict[str, int]) -> int:
@@ -85,9 +86,9 @@ def _affine(expr: str, n: int, consts: dict[str, int]) -> int:
 
 @pytest.mark.parametrize("n", [5, 1000])
 def test_scratch_sizes_are_the_kernels(n):
-    ils = (kernel_dir() / "tsp_ils.cu").read_text()
+    ils = (kernel_dir() / "tsp/tsp_ils.cu").read_text()
     expr = re.search(r"int \*w = work \+ sol \* \((.+)\);", ils).group(1)
-    assert tsp_ils.work_ints(n) == _affine(expr, n, kernel_constants("tsp_ils.cu"))
-    eax = (kernel_dir() / "tsp_eax.cu").read_text()
+    assert tsp_ils.work_ints(n) == _affine(expr, n, kernel_constants("tsp/tsp_ils.cu"))
+    eax = (kernel_dir() / "tsp/tsp_eax.cu").read_text()
     expr = re.search(r"#define MH_EAX_WORK\(n\) \((.+?)\)\s*/\*", eax).group(1)
     assert tsp_eax.work_ints(n) == _affine(expr, n, {})

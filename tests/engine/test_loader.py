@@ -153,7 +153,7 @@ def test_block_within_launch_bounds(write_kernel):
         with pytest.raises(MetaheurError, match=too_wide):
             module.kernel("bounded")(1, (32, 4), (out,))
         module.kernel("free_width")(1, 1024, (out,))
-    assert load_module("qap_tabu.cu", "cpu").kernel("qap_tabu_run").max_threads == 256
+    assert load_module("qap/qap_tabu.cu", "cpu").kernel("qap_tabu_run").max_threads == 256
 
 
 def test_grid_and_block_shapes_accepted(probe):
@@ -187,7 +187,7 @@ def test_no_such_kernel(write_kernel):
 def test_sim_is_cpu_only():
     gpu = Device("cuda:0", "cuda", 0, "a GPU that is never used", 1, None)
     with pytest.raises(MetaheurError, match="simulation is a CPU build"):
-        load_module("qap_moves.cu", gpu, sim=True)
+        load_module("qap/qap_moves.cu", gpu, sim=True)
 
 
 def test_unknown_source():
@@ -234,11 +234,11 @@ def no_compiler(monkeypatch, isolated_cache):
 def test_no_c_compiler_is_a_clear_error(no_compiler):
     assert cpu_build.find_compiler() is None
     with pytest.raises(MetaheurError, match=r"no C compiler found .*the CPU build of the kernels needs one"):
-        load_module("qap_moves.cu", "cpu")
+        load_module("qap/qap_moves.cu", "cpu")
 
 
 def test_disk_cache_is_reused(isolated_cache):
-    source = load_source("tsp_knn.cu")
+    source = load_source("tsp/tsp_knn.cu")
     first = cpu_build.build(source, ("MH_TEST_CACHE=1",), False)
     second = cpu_build.build(source, ("MH_TEST_CACHE=1",), False)
     assert not first.cached and second.cached
@@ -252,35 +252,35 @@ def test_disk_cache_is_reused(isolated_cache):
 
 
 def test_load_module_is_cached_per_process(isolated_cache):
-    one = load_module("tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 1})
-    assert load_module("tsp_moves.cu", "cpu", ["MH_TSP_WEIGHT=1"]) is one
-    assert load_module("tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 2}) is not one
-    assert load_module("tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 1}, sim=True) is not one
+    one = load_module("tsp/tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 1})
+    assert load_module("tsp/tsp_moves.cu", "cpu", ["MH_TSP_WEIGHT=1"]) is one
+    assert load_module("tsp/tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 2}) is not one
+    assert load_module("tsp/tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 1}, sim=True) is not one
 
 
 def test_compile_seconds_total_increases(isolated_cache):
     before = compile_seconds_total()
-    module = load_module("qap_moves.cu", "cpu", {"MH_TEST_SECONDS": 1})
+    module = load_module("qap/qap_moves.cu", "cpu", {"MH_TEST_SECONDS": 1})
     assert module.compile_seconds > 0
     assert compile_seconds_total() == pytest.approx(before + module.compile_seconds)
 
 
 def test_headers_are_inlined_with_line_directives():
-    source = load_source("tsp_moves.cu")
+    source = load_source("tsp/tsp_moves.cu")
     text = source.text
-    project_headers = sorted(p.name for p in kernel_dir().glob("*.cuh"))
+    project_headers = sorted(p.name for p in kernel_dir().glob("*/*.cuh"))
     for header in project_headers:
         assert f'#include "{header}"' not in text
     # each header it uses is inlined once, announced by a #line directive, and the .cu resumes after
-    for header in ("mh_common.cuh", "tsp_moves.cuh", "tsp_dist.cuh"):
+    for header in ("engine/mh_common.cuh", "tsp/tsp_moves.cuh", "tsp/tsp_dist.cuh"):
         assert text.count(f'#line 1 "kernels/{header}"') == 1
     assert text.count("#define MH_COMMON_CUH") == 1
     lines = text.splitlines()
-    original = (kernel_dir() / "tsp_moves.cu").read_text().splitlines()
-    # after a '#line N "kernels/tsp_moves.cu"' directive, the next line is line N of the file
+    original = (kernel_dir() / "tsp/tsp_moves.cu").read_text().splitlines()
+    # after a '#line N "kernels/tsp/tsp_moves.cu"' directive, the next line is line N of the file
     checked = 0
     for k, line in enumerate(lines):
-        m = re.match(r'#line (\d+) "kernels/tsp_moves.cu"', line)
+        m = re.match(r'#line (\d+) "kernels/tsp/tsp_moves.cu"', line)
         if m and k + 1 < len(lines):
             line_n = original[int(m.group(1)) - 1]
             if lines[k + 1].startswith("#line 1 "):  # line N is an #include, replaced by the header
@@ -301,7 +301,7 @@ def test_test_kernels_find_headers_next_to_them_first(tmp_path):
                     "{ o[0] = LOCAL_VALUE + 1; }\n")
     source = load_source(str(path))
     assert f'#line 1 "{tmp_path / "local.cuh"}"' in source.text
-    assert '#line 1 "kernels/mh_rng.cuh"' in source.text
+    assert '#line 1 "kernels/engine/mh_rng.cuh"' in source.text
     out = np.zeros(1, np.int32)
     load_module(str(path), "cpu").kernel("k")(1, 1, (out,))
     assert out[0] == 42

@@ -16,8 +16,8 @@ from metaheur.devices import parse_device
 from metaheur.engine import load_module
 from metaheur.engine.source import kernel_dir, load_source
 from metaheur.problems import QAP, uniform_tsp
-from metaheur.search.qap_tabu import QAPTabuBatch
-from metaheur.search.tsp_descent import TSPDescentBatch
+from metaheur.problems.qap.tabu import QAPTabuBatch
+from metaheur.problems.tsp.descent import TSPDescentBatch
 
 pytestmark = pytest.mark.gpusim
 
@@ -30,14 +30,14 @@ SIM = Target(parse_device("cpu"), True, SWEEP, SWEEP)
 
 #: The kernels each file's barriers or shared memory serve, all run by the checks below.
 RACE_CHECKED = {
-    "qap_moves.cu": {"qap_delta_full", "qap_delta_update", "qap_best_move"},
-    "qap_tabu.cu": {"qap_tabu_run"},
-    "tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
-                     "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
+    "qap/qap_moves.cu": {"qap_delta_full", "qap_delta_update", "qap_best_move"},
+    "qap/qap_tabu.cu": {"qap_tabu_run"},
+    "tsp/tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
+                         "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
-    "perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial",
-                     "perm_insert_best"},
-    "perm_search.cu": {"perm_tabu", "perm_ils", "perm_ig", "perm_best_values"},
+    "engine/perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial",
+                            "perm_insert_best"},
+    "engine/perm_search.cu": {"perm_tabu", "perm_ils", "perm_ig", "perm_best_values"},
 }
 _BARRIER_USE = re.compile(r"__syncthreads|__shared__|mh_block_argmin|mh_block_sum")
 
@@ -45,14 +45,15 @@ _BARRIER_USE = re.compile(r"__syncthreads|__shared__|mh_block_argmin|mh_block_su
 def test_every_kernel_file_with_barriers_is_race_checked():
     """A kernel file (or a header of its own) that uses barriers, shared memory or the block
     reductions has every kernel in the race checks."""
-    for path in sorted(kernel_dir().glob("*.cu")):
+    for path in sorted(kernel_dir().glob("*/*.cu")):
+        name = path.relative_to(kernel_dir()).as_posix()
         own = path.read_text() + "".join(
-            (kernel_dir() / h).read_text() for h in re.findall(r'#include "(\w+\.cuh)"', path.read_text())
-            if h != "mh_common.cuh" and (kernel_dir() / h).is_file())  # not the generated mh_user_problem.cuh
+            (path.parent / h).read_text() for h in re.findall(r'#include "(\w+\.cuh)"', path.read_text())
+            if h != "mh_common.cuh" and (path.parent / h).is_file())  # not the generated mh_user_problem.cuh
         if _BARRIER_USE.search(own):
-            assert set(load_source(path.name).signatures) == RACE_CHECKED.get(path.name), path.name
+            assert set(load_source(name).signatures) == RACE_CHECKED.get(name), name
         else:
-            assert path.name not in RACE_CHECKED, path.name
+            assert name not in RACE_CHECKED, name
 
 
 @pytest.fixture(params=ORDERS)
@@ -92,7 +93,7 @@ def test_tabu_search_in_every_order(order, n, symmetric):
     expected = fast.run(25)
     for block in SWEEP:
         sim = QAPTabuBatch(qap, "cpu", starts=starts, seed=5)
-        sim.kernel = load_module("qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
+        sim.kernel = load_module("qap/qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
         sim.block = block
         sim.restart(starts, sim.snapshot()["keys"])  # the initialisation runs in the simulation too
         got = sim.run(25)
@@ -110,7 +111,7 @@ def test_descent_in_every_order(order, several):
     expected = TSPDescentBatch(tsp, k=6, full=False, several=several).run(start, max_passes=12)
     for block in SWEEP[1:4]:
         sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)), several=several)
-        sim.module = load_module("tsp_moves.cu", "cpu", sim.data.defines, sim=True)
+        sim.module = load_module("tsp/tsp_moves.cu", "cpu", sim.data.defines, sim=True)
         got = sim.run(start, max_passes=12)
         assert np.array_equal(got.best, expected.best) and np.array_equal(got.best_costs, expected.best_costs), block
         assert np.array_equal(got.iterations, expected.iterations), block
@@ -123,7 +124,7 @@ def test_tour_lengths_and_keeping_the_better_tours_in_every_order(order):
     lengths[1][1] = lengths[0][1]  # a tie
     for block in SWEEP[1:4]:
         sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)))
-        sim.module = load_module("tsp_moves.cu", "cpu", sim.data.defines, sim=True)
+        sim.module = load_module("tsp/tsp_moves.cu", "cpu", sim.data.defines, sim=True)
         assert sim.lengths(tours[0]).tolist() == lengths[0].tolist(), block
         best, best_len = tours[0].copy(), lengths[0].copy()
         sim.keep_better(best, best_len, tours[1], lengths[1])

@@ -1,4 +1,4 @@
-"""kernels/mh_rng.cuh against its numpy twin metaheur/engine/rng.py, bit for bit, and the basic
+"""kernels/engine/mh_rng.cuh against its numpy twin metaheur/engine/rng.py, bit for bit, and the basic
 distribution of its draws."""
 
 from __future__ import annotations

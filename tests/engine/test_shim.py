@@ -1,6 +1,6 @@
-"""The CPU shim (kernels/mh_cpu_shim.h): fiber simulation with real barriers, divergence
+"""The CPU shim (kernels/engine/mh_cpu_shim.h): fiber simulation with real barriers, divergence
 detection, fast mode's one-thread blocks, atomics under OpenMP, and the block reductions of
-kernels/mh_common.cuh for every block shape."""
+kernels/engine/mh_common.cuh for every block shape."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""TSP move kernels (kernels/tsp_moves.cu) for every weight type against the numpy reference
+"""TSP move kernels (kernels/tsp/tsp_moves.cu) for every weight type against the numpy reference
 (tests/reference/tsp.py), the reference against literally applied moves, and the neighbour
-lists (kernels/tsp_knn.cu through metaheur.device_data.neighbours) against brute force."""
+lists (kernels/tsp/tsp_knn.cu through metaheur.problems.tsp.device_data.neighbours) against brute force."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 from kernel_helpers import SIM_BLOCKS, TSP_WEIGHTS, explicit_tsp, make_tsp, random_perms
 from reference import tsp as R
 
-from metaheur.device_data import WEIGHT_CODES, neighbours, tsp_data
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.problems import TSP, clustered_tsp, uniform_tsp
+from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.kernels import WEIGHT_CODES
 
 SIZES = [5, 6, 7, 33, 65]
 INVALID = R.INVALID
@@ -96,8 +97,8 @@ def neighbour_lists(tsp: TSP, n: int) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def moves_modules():
-    return {code: (load_module("tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": code}),
-                   load_module("tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": code}, sim=True))
+    return {code: (load_module("tsp/tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": code}),
+                   load_module("tsp/tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": code}, sim=True))
             for code in set(WEIGHT_CODES.values())}
 
 
@@ -230,7 +231,7 @@ def test_half_integer_distances_round_as_tsplib():
         tsp = TSP("half", weight, coords=xy)
         assert tsp.dist(0, np.arange(1, 6)).tolist() == want, weight
         data = tsp_data(tsp, "cpu")
-        module = load_module("tsp_moves.cu", "cpu", data.defines)
+        module = load_module("tsp/tsp_moves.cu", "cpu", data.defines)
         tour = np.arange(6, dtype=np.int32)[None]
         out, _, _ = run(module, "tsp_2opt_full", data, tour, np.zeros((6, 1), np.int32))
         np.testing.assert_array_equal(out[0], R.two_opt_full(tsp.dist, tour[0]), err_msg=weight)
@@ -250,7 +251,7 @@ def test_distances_beyond_int32_are_refused_or_exact():
     except MetaheurError:
         return
     assert tsp.dist(0, 1) == 2_800_000_000
-    module = load_module("tsp_moves.cu", "cpu", data.defines)
+    module = load_module("tsp/tsp_moves.cu", "cpu", data.defines)
     tour = np.arange(5, dtype=np.int32)[None]
     out, _, _ = run(module, "tsp_2opt_full", data, tour, np.zeros((5, 1), np.int32))
     np.testing.assert_array_equal(out[0], R.two_opt_full(tsp.dist, tour[0]))
@@ -263,7 +264,7 @@ def test_coordinates_at_the_limit_are_exact():
     for weight in ("EUC_2D", "CEIL_2D", "ATT", "MAX_2D"):
         tsp = TSP("far", weight, coords=xy)
         data = tsp_data(tsp, "cpu")
-        module = load_module("tsp_moves.cu", "cpu", data.defines)
+        module = load_module("tsp/tsp_moves.cu", "cpu", data.defines)
         tour = np.arange(6, dtype=np.int32)[None]
         out, _, _ = run(module, "tsp_2opt_full", data, tour, np.zeros((6, 1), np.int32))
         np.testing.assert_array_equal(out[0], R.two_opt_full(tsp.dist, tour[0]), err_msg=weight)
@@ -332,15 +333,15 @@ def test_neighbours_k_is_capped_at_n_minus_1():
 def test_knn_kernel_gives_the_same_lists_for_any_block_shape():
     """tsp_knn_grid is one thread per city: the simulation with GPU-like blocks (whose last block
     is partly idle) equals the one-city-per-block launch that the CPU build uses."""
-    from metaheur.device_data.tsp import _grid
+    from metaheur.problems.tsp.device_data import _grid
 
     tsp = clustered_tsp(300, 9)
     n, k = tsp.n, 8
     cell_of, cell_start, cell_items, gx, gy, side = _grid(tsp.coords)
     args = (tsp.coords, cell_of, cell_start, cell_items, gx, gy, side, n, k)
     fast = np.full((n, k), -5, np.int32)
-    load_module("tsp_knn.cu", "cpu").kernel("tsp_knn_grid")(n, 1, (*args, fast))
-    sim = load_module("tsp_knn.cu", "cpu", sim=True)
+    load_module("tsp/tsp_knn.cu", "cpu").kernel("tsp_knn_grid")(n, 1, (*args, fast))
+    sim = load_module("tsp/tsp_knn.cu", "cpu", sim=True)
     for block in [(128,), (32, 4), (7,)]:
         threads = int(np.prod(block))
         out = np.full((n, k), -5, np.int32)

@@ -1,4 +1,4 @@
-"""Edge Assembly Crossover kernel (kernels/tsp_eax.cu) through metaheur.ga.tsp_eax, CPU build.
+"""Edge Assembly Crossover kernel (kernels/tsp/tsp_eax.cu) through metaheur.problems.tsp.eax, CPU build.
 
 Children must be permutations with exact lengths (from scratch and as tracked incrementally by
 the kernel), made of parent edges except the few edges the sub-tour merges add, reproducible
@@ -11,14 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaheur.device_data import WEIGHT_CODES, neighbours, tsp_data
 from metaheur.devices import gpu_devices, to_host
 from metaheur.engine import load_module
 from metaheur.engine.rng import stream_key
 from metaheur.errors import MetaheurError
-from metaheur.ga.tsp_eax import N_INFO, SELECTIONS, STRATEGIES, EAXBatch, EdgeFrequency, eax_children, work_ints
 from metaheur.problems import TSP, asymmetric_tsp, clustered_tsp, uniform_tsp
-from metaheur.search.tsp_ils import TSPILSBatch
+from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.eax import N_INFO, SELECTIONS, STRATEGIES, EAXBatch, EdgeFrequency, eax_children, work_ints
+from metaheur.problems.tsp.ils import TSPILSBatch
+from metaheur.problems.tsp.kernels import WEIGHT_CODES
 
 
 def edge_set(tour) -> set[tuple[int, int]]:
@@ -293,7 +294,7 @@ def test_any_block_shape_gives_the_same_children():
     a, b = random_parents(90, 5, 6)
     children, lengths, _, la, counters = cross(tsp, a, b, "single", tries=4, seed=2)
     data, neigh = tsp_data(tsp), neighbours(tsp, 8)
-    kernel = load_module("tsp_eax.cu", "cpu", data.defines, sim=True).kernel("tsp_eax")
+    kernel = load_module("tsp/tsp_eax.cu", "cpu", data.defines, sim=True).kernel("tsp_eax")
     out, out_len = np.zeros((5, 90), np.int32), np.zeros(5, np.int64)
     ctr = np.zeros(5, np.int64)
     none_i, none_d = np.zeros(1, np.int32), np.zeros(1, np.float64)

@@ -53,7 +53,7 @@ def test_the_simulated_acceptance_run_passes_every_step(tmp_path):
     assert log.rstrip().endswith("results in " + str(out)), log[-500:]
     assert "compute mode of GPU 0: Default (simulated)" in log
     assert "compile probe: a one-line kernel compiles and loads on cuda:0" in log
-    assert "order: tsp_ils.cu, tsp_eax.cu, tsp_construct.cu, qap_tabu.cu," in log
+    assert "order: tsp/tsp_ils.cu, tsp/tsp_eax.cu, tsp/tsp_construct.cu, qap/qap_tabu.cu," in log
     files = sorted(p.name for p in out.iterdir())
     assert files == ["bench_kernels.md", "bench_search_gpu.md", "gpu_check.log", "gpu_tests.log", "solves.md",
                      "summary.md", "system.txt"]

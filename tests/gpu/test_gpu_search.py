@@ -13,10 +13,10 @@ from metaheur.devices import gpu_devices
 from metaheur.problems import clustered_tsp, random_qap
 from metaheur.problems.lop import random_lop
 from metaheur.problems.pfsp import random_pfsp, taillard
+from metaheur.problems.qap.tabu import QAPTabuBatch
+from metaheur.problems.tsp.descent import TSPDescentBatch
+from metaheur.problems.tsp.ils import TSPILSBatch
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
-from metaheur.search.qap_tabu import QAPTabuBatch
-from metaheur.search.tsp_descent import TSPDescentBatch
-from metaheur.search.tsp_ils import TSPILSBatch
 
 pytestmark = pytest.mark.gpu
 

@@ -1,5 +1,5 @@
-"""Every GPU launch the package makes in a solve uses a block shape of the launch table
-(metaheur/engine/shapes.py), the table the resource check holds against an H200's limits."""
+"""Every GPU launch the package makes in a solve uses a block shape of the kernel tables
+(metaheur/engine/catalogue.py), the tables the resource check holds against an H200's limits."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from test_simulated_islands import QAP12, TSP40, sync_solve
 
 from metaheur.engine import module
-from metaheur.engine.shapes import GPU_LAUNCHES
+from metaheur.engine.catalogue import kernel_tables
 from metaheur.islands.params import GAParams
 
 pytestmark = pytest.mark.gpusim
@@ -32,6 +32,7 @@ def test_gpu_launches_use_the_launch_table(simulated, monkeypatch):
     sync_solve(TSP40, strategy="gpu", generations=2)
     sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax", tries=4))
     assert {name for _, name, _ in seen} >= {"qap_tabu_run", "tsp_eax"}
+    launches = kernel_tables().launches
     outside = [(src, name, block) for src, name, block in seen
-               if block not in {_full(b) for b in GPU_LAUNCHES.get((src, name), ())}]
-    assert not outside, f"GPU launches with shapes outside metaheur.engine.shapes.GPU_LAUNCHES: {outside}"
+               if block not in {_full(b) for b in launches.get((src, name), ())}]
+    assert not outside, f"GPU launches with shapes outside the kernel tables: {outside}"

@@ -10,15 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
-from metaheur.device_data import neighbours, tsp_data
 from metaheur.devices import cpu_device, gpu_devices, parse_device, system_report
 from metaheur.engine import load_module, simcuda
 from metaheur.errors import MetaheurError
-from metaheur.ga.tsp_eax import EAXBatch, EdgeFrequency
 from metaheur.problems import clustered_tsp, random_qap
-from metaheur.search.qap_tabu import QAPTabuBatch
-from metaheur.search.tsp_descent import TSPDescentBatch
-from metaheur.search.tsp_ils import TSPILSBatch
+from metaheur.problems.qap.tabu import QAPTabuBatch
+from metaheur.problems.tsp.descent import TSPDescentBatch
+from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.eax import EAXBatch, EdgeFrequency
+from metaheur.problems.tsp.ils import TSPILSBatch
 
 pytestmark = pytest.mark.gpusim
 
@@ -75,8 +75,8 @@ def test_device_arrays_refuse_implicit_conversion_as_cupy_does(simulated):
 
 def test_a_device_array_in_a_cpu_launch_and_a_host_array_in_a_gpu_launch_fail(simulated):
     x = np.arange(8, dtype=np.int32)
-    cpu = load_module("tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions")
-    gpu = load_module("tsp_moves.cu", "cuda:0", {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions")
+    cpu = load_module("tsp/tsp_moves.cu", "cpu", {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions")
+    gpu = load_module("tsp/tsp_moves.cu", "cuda:0", {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions")
     dev = parse_device("cuda:0")
     with pytest.raises(TypeError, match="needs a numpy array, got ndarray"):
         cpu(1, 1, (dev.asarray(x), np.zeros(8, np.int32), 8))
@@ -98,7 +98,7 @@ def test_arrays_and_launches_on_another_device_fail_as_on_cupy(simulated):
         with pytest.raises(ValueError, match="not on the current device 0"):
             a.max()
     with pytest.raises(ValueError, match="argument tours is on cuda:1, not cuda:0"):
-        load_module("tsp_moves.cu", zero, {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions")(
+        load_module("tsp/tsp_moves.cu", zero, {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions")(
             1, 1, (one.zeros(4, np.int32), zero.zeros(4, np.int32), 4))
     raw = simcuda.RawModule(code=BOUNDED)
     with simcuda.cuda.Device(1):
@@ -117,7 +117,7 @@ def test_kernels_are_taken_and_launched_on_their_own_device_from_any_thread_cont
     """KernelModule.kernel takes a function on its module's device whichever device is current
     (CuPy loads a module on the current one); a later launch then works from any context."""
     zero, one = simulated.devices
-    module = load_module("tsp_moves.cu", one, {"MH_TSP_WEIGHT": 5})
+    module = load_module("tsp/tsp_moves.cu", one, {"MH_TSP_WEIGHT": 5})
     with zero.context():
         kernel = module.kernel("tsp_positions")
     assert [f.device_id for f in kernel._fn._kernel_cache.values()] == [1]
@@ -142,7 +142,7 @@ def test_a_block_larger_than_the_kernels_limit_is_refused_before_the_launch(simu
     assert np.array_equal(y.get(), 2 * np.arange(6).reshape(2, 3))
     with dev.context(), pytest.raises(simcuda.CUDADriverError, match="too many resources requested"):
         kernel._fn((2,), (128,), (x, np.int32(3), y))
-    assert load_module("tsp_moves.cu", dev, {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions").max_threads == 1024
+    assert load_module("tsp/tsp_moves.cu", dev, {"MH_TSP_WEIGHT": 1}).kernel("tsp_positions").max_threads == 1024
     with pytest.raises(simcuda.CUDADriverError, match=r"simulated occupancy of scale .*no row in"):
         kernel.resident_blocks(64)  # a kernel the resource table does not list has no simulated occupancy
 

@@ -16,18 +16,22 @@ from testutil import solve_with
 
 from metaheur import solver
 from metaheur.callbacks import Callbacks
-from metaheur.device_data import qap_data, tsp_data
 from metaheur.devices import cpu_device, parse_device
 from metaheur.engine import module, simcuda
 from metaheur.errors import MetaheurError
-from metaheur.islands import eax, operators
+from metaheur.islands import operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
 from metaheur.islands.island import EpochStats, run_epoch
 from metaheur.islands.model import IslandModel
-from metaheur.islands.operators import QAPOperators, TSPOperators, canonical_tours
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import TSP, clustered_tsp, random_qap, uniform_tsp
-from metaheur.search.tsp_descent import TSPDescentBatch
+from metaheur.problems.qap.device_data import qap_data
+from metaheur.problems.qap.operators import QAPOperators
+from metaheur.problems.tsp import canonical_tours
+from metaheur.problems.tsp import eax_island as eax
+from metaheur.problems.tsp.descent import TSPDescentBatch
+from metaheur.problems.tsp.device_data import tsp_data
+from metaheur.problems.tsp.operators import TSPOperators
 from metaheur.solve_params import SolveParams
 from metaheur.solver import resume, solve
 from metaheur.stopping import stop_rules
@@ -178,11 +182,11 @@ def test_a_gpu_wave_is_the_occupancy_the_device_reports_for_the_kernel_that_size
     gpu = simulated.devices[0]
     qap = random_qap(130, seed=1)  # the wide tabu block, the table's largest launch
     variant = " ".join(f"{k}={v}" for k, v in sorted(qap_data(qap, gpu).tabu_defines.items())) or "-"
-    assert gpu_wave(qap, gpu) == gpu.cores * _table_blocks_per_sm("qap_tabu.cu", ("qap_tabu_run",), variant)
+    assert gpu_wave(qap, gpu) == gpu.cores * _table_blocks_per_sm("qap/qap_tabu.cu", ("qap_tabu_run",), variant)
     tsp = clustered_tsp(250, seed=1)  # candidate lists
     variant = f"MH_TSP_WEIGHT={tsp_data(tsp, gpu).weight_code}"
     descent = ("tsp_2opt_cand", "tsp_oropt_cand", "tsp_apply_best")
-    assert gpu_wave(tsp, gpu) == gpu.cores * _table_blocks_per_sm("tsp_moves.cu", descent, variant)
+    assert gpu_wave(tsp, gpu) == gpu.cores * _table_blocks_per_sm("tsp/tsp_moves.cu", descent, variant)
     assert gpu_wave(QAP12, cpu_device()) == 1
 
 

@@ -1,4 +1,4 @@
-"""EAX islands (metaheur/islands/eax.py): Nagata's generation on the island state."""
+"""EAX islands (problems/tsp/eax_island.py): Nagata's generation on the island state."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 from metaheur.devices import parse_device
 from metaheur.errors import MetaheurError
-from metaheur.islands import eax
 from metaheur.islands.island import IslandSpec, IslandState, island_for, run_epoch
-from metaheur.islands.operators import CURVE_START_N, curve_starts
 from metaheur.islands.params import GAParams, IslandParams, with_crossover
 from metaheur.problems import asymmetric_tsp, clustered_tsp, uniform_tsp
+from metaheur.problems.tsp import eax_island as eax
+from metaheur.problems.tsp.operators import CURVE_START_N, curve_starts
 
 TSP = clustered_tsp(150, seed=3)
 
@@ -131,7 +131,7 @@ def test_a_gpu_island_rebuilds_instead():
 
 
 def test_the_default_continues_as_ils_from_its_size_threshold_with_coordinates():
-    from metaheur.problems import tsp_solving
+    from metaheur.problems.tsp import solving as tsp_solving
 
     assert uniform_tsp(200, seed=1).default_params().ga.restart == "best"
     n = tsp_solving.ILS_CONTINUATION_N  # the rule reads the size and whether there are coordinates

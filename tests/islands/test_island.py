@@ -13,7 +13,6 @@ import pytest
 from testutil import sparse_qap
 
 from metaheur.errors import MetaheurError
-from metaheur.islands.eax import EAXIsland
 from metaheur.islands.ils import ILSIsland
 from metaheur.islands.island import (
     EpochStats,
@@ -27,12 +26,13 @@ from metaheur.islands.island import (
 from metaheur.islands.memetic import MemeticIsland, replace_members
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import GAParams, IslandParams, ls_island
-from metaheur.islands.tabu import TabuIsland
 from metaheur.problems import ATSP, QAP, asymmetric_tsp, random_qap, uniform_tsp
+from metaheur.problems.atsp.solving import TIED_ATSP_NEIGHBOURS
 from metaheur.problems.qap import UNIFORM_DOMINANCE
-from metaheur.problems.tsp_solving import TIED_ATSP_NEIGHBOURS
-from metaheur.search.qap_tabu import QAPTabuBatch, fresh_searches
-from metaheur.search.tsp_ils import ILSParams
+from metaheur.problems.qap.tabu import QAPTabuBatch, fresh_searches
+from metaheur.problems.qap.tabu_island import TabuIsland
+from metaheur.problems.tsp.eax_island import EAXIsland
+from metaheur.problems.tsp.ils import ILSParams
 
 QAP20 = random_qap(20, seed=3)
 QAP8 = random_qap(8, seed=5)

@@ -289,7 +289,7 @@ def test_default_migration_by_instance_class():
 def test_migration_does_not_duplicate_a_tsp_tour_given_in_another_rotation():
     # TSP islands hold canonical tours (TSPOperators returns them so), so the same cycle given in
     # another rotation or direction compares equal and is not received twice
-    from metaheur.islands.operators import canonical_tours
+    from metaheur.problems.tsp import canonical_tours
 
     tour = np.array([0, 3, 1, 6, 2, 7, 4, 5])
     rotated = np.roll(tour, 3)[::-1]

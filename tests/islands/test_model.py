@@ -31,7 +31,7 @@ from metaheur.islands.migration import MigrationParams
 from metaheur.islands.model import IslandModel, RunRecord, epoch_span
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
-from metaheur.problems.tsp import COORD_TYPES
+from metaheur.problems.tsp.distances import COORD_TYPES
 from metaheur.stopping import stop_rules
 
 QAP16 = random_qap(16, seed=3)

@@ -1,4 +1,4 @@
-"""Edge distances of TSP tours (metaheur.islands.tour_edges) against the per-pair set
+"""Edge distances of TSP tours (metaheur.problems.tsp.tour_edges) against the per-pair set
 intersection they replace, and the memetic replacement with the distance tables against the
 replacement that computes each child's distances when it comes."""
 
@@ -10,10 +10,11 @@ import pytest
 from metaheur.devices import cpu_device
 from metaheur.islands.island import IslandState
 from metaheur.islands.memetic import replace_members
-from metaheur.islands.operators import TSPOperators, canonical_tours
 from metaheur.islands.params import GAParams, IslandParams
-from metaheur.islands.tour_edges import PAIR_CHUNK, edge_keys, missing_edges
 from metaheur.problems import uniform_tsp
+from metaheur.problems.tsp import canonical_tours
+from metaheur.problems.tsp.operators import TSPOperators
+from metaheur.problems.tsp.tour_edges import PAIR_CHUNK, edge_keys, missing_edges
 
 
 def isin_distances(solution: np.ndarray, population: np.ndarray) -> np.ndarray:
@@ -54,7 +55,7 @@ def test_missing_edges_in_chunks_of_pairs(monkeypatch):
     rng = np.random.default_rng(4)
     a, b = related_tours(40, 9, rng, 6), related_tours(40, 8, rng, 6)
     whole = missing_edges(edge_keys(a), edge_keys(b))
-    monkeypatch.setattr("metaheur.islands.tour_edges.PAIR_CHUNK", 3)
+    monkeypatch.setattr("metaheur.problems.tsp.tour_edges.PAIR_CHUNK", 3)
     assert PAIR_CHUNK > 3
     assert np.array_equal(missing_edges(edge_keys(a), edge_keys(b)), whole)
 

@@ -94,7 +94,7 @@ class UserQAP(PermutationProblem):
         return int(np.abs(self.a).sum() * np.abs(self.b).max())
 
     def delta_bound(self) -> int:
-        """The built-in's bound on a swap's delta and Taillard's sums (metaheur.device_data.qap:
+        """The built-in's bound on a swap's delta and Taillard's sums (metaheur.problems.qap.device_data:
         delta_bound), which also bounds the cache's copies of b."""
         a, b = np.abs(self.a), np.abs(self.b)
         sums = [int(max(m.sum(axis=0).max(), m.sum(axis=1).max())) for m in (a, b)]

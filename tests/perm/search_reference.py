@@ -1,4 +1,4 @@
-"""Numpy references of the generic searches of kernels/perm_search.cu (same rules, same random
+"""Numpy references of the generic searches of kernels/engine/perm_search.cu (same rules, same random
 draws through metaheur.engine.rng), move by move over a problem's ``evaluate``."""
 
 from __future__ import annotations

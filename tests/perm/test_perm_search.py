@@ -1,4 +1,4 @@
-"""The generic searches of kernels/perm_search.cu against their numpy references
+"""The generic searches of kernels/engine/perm_search.cu against their numpy references
 (tests/perm/search_reference.py): same trajectories, best values recomputed, on the CPU build, on
 sizes past a block's width, and in the thread simulation for several block shapes and thread
 orders (races), like tests/engine/test_races.py."""

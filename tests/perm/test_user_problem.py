@@ -37,7 +37,7 @@ def test_the_header_declares_the_data_and_the_functions_present():
     assert "struct Data { int n; const int *a; const int *b; };" in header
     assert "#define MH_USER_HAS_UPDATE_SWAP 1" in header and "MH_USER_HAS_INSERT_ROW" not in header
     assert '#line 1 "<cqap problem>"' in header and "#define MH_SENSE (1)" in header
-    source = code.source("perm_eval.cu")
+    source = code.source("engine/perm_eval.cu")
     names = [p.name for p in source.signatures["perm_cost"]]
     assert names == ["perms", "k", "n", "out", "mh_d_a", "mh_d_b"]
 
@@ -84,7 +84,7 @@ def test_a_cache_needs_prepare_and_hooks_need_a_cache():
 def test_a_snippet_that_does_not_compile_reports_its_own_line_on_the_cpu():
     pb = _with_code("\n__device__ ll cost(const Data &d, const int *p) {\n  return undefined_thing;\n}\n", "nocomp")
     with pytest.raises(MetaheurError, match=r"CPU build\): <nocomp problem>:3: .*undefined_thing") as err:
-        pb.user_code().module("perm_eval.cu", "cpu")
+        pb.user_code().module("engine/perm_eval.cu", "cpu")
     assert "Traceback" not in str(err.value) and len(str(err.value).splitlines()) <= 3
 
 
@@ -95,7 +95,7 @@ def test_a_snippet_that_does_not_compile_reports_its_own_line_on_a_simulated_gpu
     try:
         pb = _with_code("__device__ ll cost(const Data &d, const int *p) {\n\n  return d.missing;\n}\n", "gpucomp")
         with pytest.raises(MetaheurError, match=r"GPU build\).*<gpucomp problem>:3: .*missing"):
-            pb.user_code().module("perm_search.cu", "cuda:0")
+            pb.user_code().module("engine/perm_search.cu", "cuda:0")
     finally:
         monkeypatch.undo()
         gpu_devices.cache_clear()

@@ -12,7 +12,8 @@ from testutil import explicit_tokens
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems import ATSP, TSP, asymmetric_tsp, load_instance, read_atsp, read_tour, read_tsplib, write_tour
-from metaheur.problems.atsp import INT32_MAX, assignment_duals, jonker_volgenant, upper_bound
+from metaheur.problems.arrays import INT32_MAX
+from metaheur.problems.atsp import assignment_duals, jonker_volgenant, upper_bound
 
 FORMATS = ["FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW",
            "UPPER_COL", "LOWER_COL", "UPPER_DIAG_COL", "LOWER_DIAG_COL"]
@@ -292,7 +293,7 @@ def test_transformation_constants_and_neighbours():
     jv = atsp.transformed()
     ub = upper_bound(atsp)
     assert 2 * jv.big_m > ub and jv.forbidden - jv.big_m > ub and jv.forbidden <= INT32_MAX
-    from metaheur.device_data.tsp import neighbours
+    from metaheur.problems.tsp.device_data import neighbours
 
     near = neighbours(jv.tsp, 8)
     assert np.array_equal(near[:, 0], np.r_[np.arange(50, 100), np.arange(50)])  # the twin comes first

@@ -21,7 +21,7 @@ from test_fuzz_readers import (
 )
 
 from metaheur.problems.lop import LOP
-from metaheur.problems.lop_files import read_lolib, read_order
+from metaheur.problems.lop.files import read_lolib, read_order
 
 N = 5
 MATRIX = np.random.default_rng(31).integers(-20, 500, size=(N, N))

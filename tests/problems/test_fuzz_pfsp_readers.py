@@ -12,7 +12,7 @@ from hypothesis import given
 from test_fuzz_readers import FUZZ, MUTATIONS, Invalid, _outcome, expect_input_error, int_tokens, mutate, write
 
 from metaheur.problems.pfsp import read_pfsp
-from metaheur.problems.pfsp_io import read_flow_shops, read_job_order
+from metaheur.problems.pfsp.files import read_flow_shops, read_job_order
 
 TIMES = np.random.default_rng(30).integers(0, 100, size=(3, 4))  # m = 3 machines, n = 4 jobs
 M, N = TIMES.shape

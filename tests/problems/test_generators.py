@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from metaheur.errors import MetaheurError
-from metaheur.problems import QAP, TSP, load_instance
-from metaheur.problems.generators import SQUARE, clustered_tsp, parse_generated, random_qap, uniform_tsp
+from metaheur.problems import QAP, TSP, clustered_tsp, load_instance, random_qap, uniform_tsp
+from metaheur.problems.generators import parse_generated
+from metaheur.problems.tsp.generators import SQUARE
 
 # --------------------------------------------------------------------------------------------- QAP
 

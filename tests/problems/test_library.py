@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from metaheur.cli import cli
 from metaheur.problems import QAP, TSP, load_instance, load_solution, read_qaplib, read_tsplib
-from metaheur.problems.best_known import BEST_KNOWN, best_known
+from metaheur.problems.best_known import TABLES, best_known
 
 LIBRARIES = {"qaplib": ".dat", "tsplib": ".tsp"}
 SOLUTION_SUFFIX = {"qaplib": ".sln", "tsplib": ".opt.tour"}
@@ -145,7 +145,7 @@ def test_best_known_table_equals_bks_csv(instances_dir, library):
         assert entry.library == library.upper()
         assert (entry.n, entry.value, entry.optimal) == (
             int(row["n"]), int(row["best_known"]), row["optimal"] == "true"), name
-    table = {k for k, v in BEST_KNOWN.items() if v.library.lower() == library}
+    table = {k for entries in TABLES.values() for k, v in entries.items() if v.library.lower() == library}
     assert table == {name.lower() for name in rows}
 
 

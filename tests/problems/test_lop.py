@@ -10,8 +10,8 @@ import pytest
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.lop import LOP, random_lop
-from metaheur.problems.lop_best_known import TABLE, instance_set, lop_best_known
-from metaheur.problems.lop_files import looks_like_lolib, read_lolib, read_order, write_order
+from metaheur.problems.lop.best_known import TABLE, instance_set, lop_best_known
+from metaheur.problems.lop.files import looks_like_lolib, read_lolib, read_order, write_order
 
 
 def reference_value(matrix: np.ndarray, order) -> int:
@@ -34,12 +34,12 @@ def test_value_matches_brute_force_on_random_orders():
 
 def test_evaluate_in_chunks_equals_one_by_one(monkeypatch):
     """A batch larger than one chunk gives the same values as scoring each order alone."""
-    import metaheur.problems.lop as lop_module
+    import metaheur.problems.lop.problem as lop_problem
 
     lop = random_lop(30, 3)
     rng = np.random.default_rng(1)
     perms = np.array([rng.permutation(30) for _ in range(11)])
-    monkeypatch.setattr(lop_module, "BATCH_ENTRIES", 2 * 30 * 30)
+    monkeypatch.setattr(lop_problem, "BATCH_ENTRIES", 2 * 30 * 30)
     assert lop.evaluate(perms).tolist() == [lop.value(p) for p in perms]
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from metaheur.problems.lop_best_known import TABLE, lop_best_known
-from metaheur.problems.lop_files import looks_like_lolib, read_lolib, read_order
+from metaheur.problems.lop.best_known import TABLE, lop_best_known
+from metaheur.problems.lop.files import looks_like_lolib, read_lolib, read_order
 
 
 def _rows() -> list:

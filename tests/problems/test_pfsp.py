@@ -21,9 +21,9 @@ from metaheur.problems.pfsp import (
     read_pfsp,
     taillard,
 )
-from metaheur.problems.pfsp_generator import lehmer_uniform
-from metaheur.problems.pfsp_io import read_flow_shops, read_job_order, write_job_order
-from metaheur.problems.pfsp_tables import TAILLARD, VRF_SMALL
+from metaheur.problems.pfsp.best_known import TAILLARD, VRF_SMALL
+from metaheur.problems.pfsp.files import read_flow_shops, read_job_order, write_job_order
+from metaheur.problems.pfsp.generator import lehmer_uniform
 
 TA001_ROW0 = [54, 83, 15, 71, 77, 36, 53, 38, 27, 87, 76, 91, 14, 29, 12, 77, 32, 87, 68, 94]
 

@@ -56,7 +56,7 @@ def test_partial_insertions_at_every_length(device, block, sim, m, simulated_gpu
     rng = np.random.default_rng(7 + m)
     problem = PFSP(rng.integers(1, 99, size=(m, 11)))
     n = problem.n
-    mod = problem.user_code().module("perm_eval.cu", dev, sim=sim)
+    mod = problem.user_code().module("engine/perm_eval.cu", dev, sim=sim)
     fields, arrays = problem.device_data()
     data = upload(fields, arrays, dev)
     k = n

@@ -9,15 +9,9 @@ import pytest
 from testutil import sparse_qap
 
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems.generators import random_qap
-from metaheur.problems.qap import (
-    QAP,
-    check_permutation,
-    matrix_dominance,
-    read_qaplib,
-    read_sln,
-    write_sln,
-)
+from metaheur.problems import random_qap
+from metaheur.problems.interface import check_permutation
+from metaheur.problems.qap import QAP, matrix_dominance, read_qaplib, read_sln, write_sln
 
 # ------------------------------------------------------------------------------------------ helpers
 

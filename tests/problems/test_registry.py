@@ -92,22 +92,26 @@ def entry_point(user_module, monkeypatch):
     real = importlib.metadata.entry_points
 
     def entry_points(**kw):
-        return [ep] if kw.get("group") == ENTRY_POINT_GROUP else real(**kw)
+        return [*real(**kw), ep] if kw.get("group") == ENTRY_POINT_GROUP else real(**kw)
 
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
 
 
 def test_built_in_problems_are_registered_by_kind():
-    assert registered() == {"lop": LOP, "pfsp": PFSP, "qap": QAP, "atsp": ATSP, "tsp": TSP}
+    """By metaheur's own entry points, exactly as a plug-in registers (listed by name)."""
+    assert list(registered().items()) == [("atsp", ATSP), ("lop", LOP), ("pfsp", PFSP), ("qap", QAP), ("tsp", TSP)]
+    own = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+           if ep.dist is not None and ep.dist.name == "metaheur"}
+    assert own == {kind: f"metaheur.problems.{kind}:{cls.__name__}" for kind, cls in registered().items()}
     assert problem_class("qap") is QAP and problem_class("TSP") is TSP
     assert problem_class("metaheur.problems.atsp:ATSP") is ATSP
     assert all(issubclass(c, Problem) and c.kind == k for k, c in registered().items())
 
 
 @pytest.mark.parametrize(("spec", "message"), [
-    ("qapp", "unknown problem 'qapp' (did you mean qap?): the registered problems are lop, pfsp, qap, atsp, tsp, or "
+    ("qapp", "unknown problem 'qapp' (did you mean qap?): the registered problems are atsp, lop, pfsp, qap, tsp, or "
              "give module:Class"),
-    ("vrp", "unknown problem 'vrp': the registered problems are lop, pfsp, qap, atsp, tsp, or give module:Class"),
+    ("vrp", "unknown problem 'vrp': the registered problems are atsp, lop, pfsp, qap, tsp, or give module:Class"),
     ("no_such_module_xyz:Thing", "cannot import no_such_module_xyz"),
     ("metaheur.problems.qap:Nope", "metaheur.problems.qap has no Nope"),
     ("metaheur.problems.qap:read_qaplib", "read_qaplib is not a metaheur.Problem subclass"),
@@ -146,7 +150,7 @@ def test_a_users_class_by_module_path(user_module, tmp_path):
 
 def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tmp_path, monkeypatch):
     lin_class = problem_class("lin")
-    assert list(registered()) == ["lop", "pfsp", "qap", "atsp", "tsp", "lin"]
+    assert list(registered()) == ["atsp", "lop", "pfsp", "qap", "tsp", "lin"]
     path = tmp_path / "w.lin"
     path.write_text("2 7 1 4")
     assert class_for_file(path) is lin_class
@@ -162,6 +166,33 @@ def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tm
     assert load_instance("gen:qap:5").kind == "qap"  # the built-in prefixes still work beside it
     with pytest.raises(MetaheurError, match="gen:lin:N"):
         load_instance("gen:nope:5")
+
+
+def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch):
+    """A registered problem's ``search_params`` are a section of the islands' parameters, by name,
+    before the engine's own."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from metaheur.islands.params import IslandParams, search_sections
+
+    @dataclass(frozen=True)
+    class WalkParams:
+        section: ClassVar[str] = "walk"
+        steps: int = 10
+
+    monkeypatch.setattr(problem_class("lin"), "search_params", (WalkParams,), raising=False)
+    assert list(search_sections()) == ["ils", "tabu", "walk", "perm"]
+    assert IslandParams(walk=WalkParams(steps=3)).walk.steps == 3 and IslandParams().walk == WalkParams()
+
+
+def test_without_entry_points_no_problem_is_registered_and_the_error_says_why(monkeypatch):
+    """A stale install (metadata without the entry points) is one line saying to reinstall."""
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: [] if kw.get("group") == ENTRY_POINT_GROUP else real(**kw))
+    with pytest.raises(MetaheurError, match=r"no problem is registered: .*reinstall"):
+        problem_class("qap")
 
 
 def test_an_installed_distribution_registers_through_its_entry_points(user_module, tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from testutil import explicit_tokens
 
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems.generators import uniform_tsp
+from metaheur.problems import uniform_tsp
 from metaheur.problems.tsp import TSP, read_tour, read_tsplib, write_tour
 
 # ---------------------------------------------------------- independent scalar references (TSPLIB95)

@@ -1,4 +1,4 @@
-"""Numpy references of kernels/qap_moves.cu (swap deltas of Taillard 1991)."""
+"""Numpy references of kernels/qap/qap_moves.cu (swap deltas of Taillard 1991)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Numpy references of kernels/tsp_moves.cu: move deltas, vectorised, and moves applied literally.
+"""Numpy references of kernels/tsp/tsp_moves.cu: move deltas, vectorised, and moves applied literally.
 
 ``dist(i, j)`` is any exact vectorised distance function (``TSP.dist``). Invalid move indices hold
 ``INVALID`` exactly as the kernels write them.

@@ -1,4 +1,4 @@
-"""Robust tabu search (kernels/qap_tabu.cu through metaheur.search.qap_tabu.QAPTabuBatch).
+"""Robust tabu search (kernels/qap/qap_tabu.cu through metaheur.problems.qap.tabu.QAPTabuBatch).
 
 The strongest check is the first one: the kernel follows the independent C yardstick
 ``yardsticks/rots.c`` exactly. With the same random stream and start permutation both produce the
@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaheur.device_data.qap import DELTA32_LIMIT, delta_bound
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP, random_qap, read_qaplib
-from metaheur.search.qap_tabu import (
+from metaheur.problems.qap.device_data import DELTA32_LIMIT, delta_bound
+from metaheur.problems.qap.tabu import (
     BASE,
     ENTRY_LIMIT,
     ITER,
@@ -188,7 +188,7 @@ def test_tracked_costs_exact_with_large_entries(tenure):
 def int64_delta_batch(monkeypatch, qap: QAP, **kwargs) -> QAPTabuBatch:
     """A batch forced onto the int64-delta build (as if the int32 bound did not hold)."""
     with monkeypatch.context() as m:
-        m.setattr("metaheur.device_data.qap.DELTA32_LIMIT", 0)
+        m.setattr("metaheur.problems.qap.device_data.DELTA32_LIMIT", 0)
         batch = QAPTabuBatch(qap, "cpu", **kwargs)
     assert not batch.data.delta32 and batch.delta.dtype == np.int64
     return batch
@@ -221,7 +221,7 @@ def test_gpu_block_shape_makes_the_cpu_builds_moves(monkeypatch, delta32, kind, 
                                                                                            seed=3)
     fast, sim = make(), make()
     assert fast.data.delta32 == delta32
-    sim.kernel = load_module("qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
+    sim.kernel = load_module("qap/qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
     sim.block = (8, 4)
     starts = np.array([np.random.default_rng(k).permutation(n) for k in range(2)])
     for batch in (fast, sim):

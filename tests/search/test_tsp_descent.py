@@ -1,5 +1,5 @@
-"""Best-improvement 2-opt + Or-opt descent (metaheur.search.tsp_descent; ``tsp_apply_best``,
-``tsp_best_at``, ``tsp_apply_disjoint`` of kernels/tsp_moves.cu) against the numpy references of
+"""Best-improvement 2-opt + Or-opt descent (metaheur.problems.tsp.descent; ``tsp_apply_best``,
+``tsp_best_at``, ``tsp_apply_disjoint`` of kernels/tsp/tsp_moves.cu) against the numpy references of
 the move neighbourhoods: a one-move pass makes the best move the reference finds, a several-move
 pass makes the moves a numpy version of its rule picks and applies, lengths are exact, the
 result is a local optimum, and GPU launch shapes (the fiber simulation with 32 threads per tour)
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from reference import tsp as R
 
-from metaheur.device_data import neighbours
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.problems import clustered_tsp, uniform_tsp
-from metaheur.search.tsp_descent import TSPDescentBatch
-from metaheur.search.tsp_starts import curve_tours
+from metaheur.problems.tsp.descent import TSPDescentBatch
+from metaheur.problems.tsp.device_data import neighbours
+from metaheur.problems.tsp.starts import curve_tours
 
 
 def best_delta(tsp, tour, neigh=None) -> int:
@@ -180,7 +180,7 @@ def test_gpu_launch_shapes_give_the_same_tours(several):
     start = random_tours(150, 3, 4)
     one = TSPDescentBatch(tsp, k=8, full=False, several=several).run(start)
     sim = TSPDescentBatch(tsp, k=8, full=False, block=32, several=several)
-    sim.module = load_module("tsp_moves.cu", "cpu", sim.data.defines, sim=True)
+    sim.module = load_module("tsp/tsp_moves.cu", "cpu", sim.data.defines, sim=True)
     shaped = sim.run(start)
     assert (shaped.best == one.best).all() and (shaped.best_costs == one.best_costs).all()
     assert (shaped.iterations == one.iterations).all()

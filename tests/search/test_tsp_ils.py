@@ -1,4 +1,4 @@
-"""Iterated local search for the TSP (kernels/tsp_ils.cu through metaheur.search.tsp_ils).
+"""Iterated local search for the TSP (kernels/tsp/tsp_ils.cu through metaheur.problems.tsp.ils).
 
 The kernel tracks tour lengths incrementally (move deltas, kick deltas, undo from a log), so the
 main checks are that every length it reports is the exact length of the tour it returns, for
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from testutil import instances_dir
 
-from metaheur.device_data import neighbours
 from metaheur.devices import to_host
 from metaheur.errors import MetaheurError
 from metaheur.problems import TSP, asymmetric_tsp, clustered_tsp, load_instance, uniform_tsp
-from metaheur.search import tsp_ils as tsp_ils_module
-from metaheur.search.tsp_ils import (
+from metaheur.problems.tsp import ils as tsp_ils_module
+from metaheur.problems.tsp.device_data import neighbours
+from metaheur.problems.tsp.ils import (
     BEST,
     COST,
     KICK_TYPES,

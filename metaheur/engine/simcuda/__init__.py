@@ -6,7 +6,7 @@ arrays, transfers, streams, device contexts, memory limits, islands on several G
 machine without one. ``METAHEUR_SIMULATED_GPU_MEMORY`` (bytes, or with a ``K``/``M``/``G``
 suffix) is each device's memory, 141 GB by default, ``METAHEUR_SIMULATED_GPU_SMS`` its
 multiprocessors, 132 by default; ``METAHEUR_SIMULATED_THREADS=1`` builds
-every simulated module as the CPU build's fiber thread simulation (kernels/mh_cpu_shim.h), which
+every simulated module as the CPU build's fiber thread simulation (kernels/engine/mh_cpu_shim.h), which
 honours the launch's block shape; by default the fast CPU build runs each block with one thread.
 
 The layer is strict where CuPy is, or it would prove nothing (docs/gpu.md):

@@ -20,7 +20,7 @@ from metaheur.engine.simcuda.runtime import (
 _FUNCTIONS: dict[int, Function] = {}
 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0  # CUfunction_attribute's value
 _FUNCTION_IDS = itertools.count(1)
-#: A kernel that numbers its threads across the grid (one thread per item, as kernels/tsp_knn.cu)
+#: A kernel that numbers its threads across the grid (one thread per item, as kernels/tsp/tsp_knn.cu)
 #: depends on the block shape, which the fast CPU build ignores: its module is the thread simulation.
 _GRID_THREADS = re.compile(r"mh_block\(\)\s*\*\s*mh_nthreads\(\)|blockIdx\.[xyz]\s*\*\s*blockDim\.[xyz]")
 class RawModule:

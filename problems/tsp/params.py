@@ -1,0 +1,75 @@
+"""The parameters of the TSP's iterated local search (:class:`ILSParams`, section ``ils``), apart
+from the search so that the problem declares them without loading its kernels; their limits are
+read from the kernels (kernels/tsp/tsp_knn.cu, tsp_ils_lk.cuh)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from metaheur.engine.source import kernel_constant, kernel_constants
+from metaheur.errors import MetaheurError
+
+#: Longest neighbour list (MH_KNN_MAX of kernels/tsp/tsp_knn.cu).
+MAX_NEIGHBOURS = kernel_constant("tsp/tsp_knn.cu", "MH_KNN_MAX")
+_LK = kernel_constants("tsp/tsp_ils_lk.cuh")
+MAX_LK_DEPTH = min(_LK["MH_LK_DEPTH"], _LK["MH_LK3_DEPTH"])
+MAX_LK_BREADTH = _LK["MH_LK_BREADTH"]
+KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
+LK_MOVES = {"2opt": 0, "3opt": 1}
+
+
+@dataclass(frozen=True)
+class ILSParams:
+    """Parameters of the iterated local search (the ``[ils]`` section; kernels/tsp/tsp_ils.cu
+    describes the moves).
+
+    - ``neighbours``: candidate list length k (1..32); ``quadrant``: when > 0, the lists of
+      coordinate instances hold the ``quadrant`` nearest cities of each quadrant around a city
+      first (Helsgaun's quadrant candidates, for clustered instances; ``4 * quadrant <= neighbours``);
+    - ``k5``: candidates tried for the second added edge of a 3-opt step;
+    - ``lk_move``: ``3opt`` (Lin-Kernighan chains of sequential 3-opt steps, LKH style) or ``2opt``
+      (a 3-opt search, then LK chains of 2-opt steps with ``lk_breadth1`` / ``lk_breadth2``
+      alternatives at the first two steps); ``lk_depth``: longest chain (0: no LK, 3-opt only);
+    - ``kick``: ``double-bridge`` (three consecutive segments of 1..``window`` cities, A B C D ->
+      A D C B), ``near-bridge`` (cuts at a city and three of its ``window`` nearest),
+      ``segment-swap`` (two adjacent segments of 1..``window`` cities swap: a 3-opt move),
+      ``shuffle`` (a stretch of up to ``window`` cities in random order) or ``walk``;
+    - ``temperature``: accept a kick that lengthens the tour by less than
+      ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it).
+
+    The defaults are the configuration that ``experiments/bench_tsp_ils.py`` ranks first.
+    """
+
+    section: ClassVar[str] = "ils"
+
+    neighbours: int = 10
+    quadrant: int = 0
+    k5: int = 5
+    lk_move: str = "3opt"
+    lk_depth: int = 30
+    lk_breadth1: int = 5
+    lk_breadth2: int = 3
+    kick: str = "double-bridge"
+    window: int = 100
+    temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.neighbours <= MAX_NEIGHBOURS:
+            raise MetaheurError(f"neighbour lists hold 1 to {MAX_NEIGHBOURS} cities, got {self.neighbours}")
+        if self.quadrant < 0 or 4 * self.quadrant > self.neighbours:
+            raise MetaheurError(f"quadrant must be in 0..neighbours / 4, got {self.quadrant}")
+        if self.window < 1:
+            raise MetaheurError(f"kick window must be at least 1, got {self.window}")
+        if self.k5 < 0:
+            raise MetaheurError(f"k5 must be >= 0, got {self.k5}")
+        if self.lk_move not in LK_MOVES:
+            raise MetaheurError(f"lk_move must be one of {', '.join(LK_MOVES)}, got {self.lk_move!r}")
+        if not 0 <= self.lk_depth <= MAX_LK_DEPTH:
+            raise MetaheurError(f"lk_depth must be in 0..{MAX_LK_DEPTH}, got {self.lk_depth}")
+        if not (1 <= self.lk_breadth1 <= MAX_LK_BREADTH and 1 <= self.lk_breadth2 <= MAX_LK_BREADTH):
+            raise MetaheurError(f"LK breadths must be in 1..{MAX_LK_BREADTH}")
+        if self.kick not in KICK_TYPES:
+            raise MetaheurError(f"kick must be one of {', '.join(KICK_TYPES)}, got {self.kick!r}")
+        if not self.temperature >= 0:
+            raise MetaheurError(f"temperature must be >= 0, got {self.temperature}")

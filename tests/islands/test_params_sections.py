@@ -1,0 +1,109 @@
+"""What the framework learns from the problems' declarations, not from their names: the local
+searches' parameters by section (``IslandParams``, ``search_sections``), the island algorithm each
+crossover runs with the sizes it needs (``crossover_islands``, ``with_crossover``), and the kernel
+tables (``kernel_tables``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+import metaheur
+from metaheur.checkpoint import params_from_dict, params_to_dict
+from metaheur.engine.catalogue import ENGINE, kernel_tables
+from metaheur.errors import MetaheurError
+from metaheur.islands.ils import ILSIsland
+from metaheur.islands.memetic import MemeticIsland
+from metaheur.islands.params import (
+    GAParams,
+    IslandParams,
+    crossover_island,
+    crossover_islands,
+    search_sections,
+    with_crossover,
+)
+from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
+from metaheur.problems.qap import TabuParams
+from metaheur.problems.qap.tabu_island import TabuIsland
+from metaheur.problems.tsp import ILSParams
+from metaheur.problems.tsp.eax_island import EAXIsland
+from metaheur.search.perm_search import PermSearchParams
+
+
+def test_sections_are_the_problems_declarations_then_the_engines():
+    assert search_sections() == {"ils": ILSParams, "tabu": TabuParams, "perm": PermSearchParams}
+    assert QAP.search_params == (TabuParams,) and TSP.search_params == (ILSParams,)
+
+
+def test_island_params_by_section_name_or_by_class():
+    tabu, ils = TabuParams(scale=4), ILSParams(neighbours=16)
+    by_name = IslandParams(GAParams(), tabu=tabu, ils=ils)
+    assert by_name == IslandParams(GAParams(), (ils, tabu))  # one value, whatever the order given
+    assert by_name.search(TabuParams) is tabu and by_name.tabu is tabu and by_name.ils is ils
+    assert by_name.perm == PermSearchParams() == by_name.search(PermSearchParams)  # a section not given
+    assert IslandParams(tabu=TabuParams()) == IslandParams()  # the defaults are not kept apart
+    assert hash(IslandParams(tabu=TabuParams())) == hash(IslandParams())
+    changed = dataclasses.replace(by_name, tabu=TabuParams(scale=2))  # as a dataclass field
+    assert changed.tabu.scale == 2 and changed.ils is ils
+    assert by_name.with_search(TabuParams(scale=2)) == changed
+
+
+def test_island_params_refuse_what_is_not_a_section():
+    with pytest.raises(MetaheurError, match="tabu takes the parameters of section tabu, got ILSParams"):
+        IslandParams(tabu=ILSParams())
+    with pytest.raises(MetaheurError, match="GAParams is not the parameters of a local search"):
+        IslandParams(GAParams(), (GAParams(),))
+    with pytest.raises(AttributeError, match="no attribute or search section 'walk'"):
+        _ = IslandParams().walk
+
+
+def test_checkpointed_params_keep_every_section_and_refuse_unknown_ones():
+    params = IslandParams(GAParams(population=7), tabu=TabuParams(scale=4))
+    saved = json.loads(json.dumps(params_to_dict(params)))
+    assert list(saved) == ["ga", "ils", "tabu", "perm"]
+    assert params_from_dict(saved) == params
+    assert params_from_dict({"ga": saved["ga"]}) == IslandParams(GAParams(population=7))  # an older file: defaults
+    with pytest.raises(ValueError, match="unknown parameter section"):
+        params_from_dict({**saved, "walk": {}})
+
+
+def test_a_result_lists_every_section():
+    result = metaheur.solve(random_qap(10, 3), generations=1, params=metaheur.SolveParams(
+        strategy="cpu-serial", sync=True, tabu=TabuParams(scale=3)))
+    assert [k for k in result.parameters if k in search_sections()] == ["ils", "tabu", "perm"]
+    assert result.parameters["tabu"]["scale"] == 3 and result.parameters["ils"] == dataclasses.asdict(ILSParams())
+
+
+def test_solve_params_take_a_section_of_its_class_only():
+    with pytest.raises(MetaheurError, match="tabu takes TabuParams, got ILSParams"):
+        metaheur.SolveParams(tabu=ILSParams())
+
+
+def test_each_crossover_runs_the_island_its_problems_name():
+    islands = crossover_islands()
+    assert islands["eax"] is EAXIsland and islands["none"] is ILSIsland and islands["ux"] is MemeticIsland
+    assert crossover_island("none", random_qap(6)) is TabuIsland  # the QAP's own
+    assert crossover_island("ox", uniform_tsp(8)) is MemeticIsland
+
+
+def test_with_crossover_sizes_by_the_island_kind():
+    automatic = GAParams(population=0, offspring=1, crossover="eax")
+    assert (with_crossover(automatic, "ox").population, with_crossover(automatic, "ox").offspring) == (30, 10)
+    chains = with_crossover(automatic, "none")
+    assert (chains.population, chains.offspring, chains.restart_after) == (1, 1, 0)
+    ga = GAParams(population=12, offspring=6)
+    assert with_crossover(ga, "eax") == dataclasses.replace(ga, crossover="eax", population=0, offspring=1)
+    assert with_crossover(ga, "none", random_qap(6)).population == 1  # the QAP's tabu island alike
+    with pytest.raises(MetaheurError, match=r"population must be at least 1 \(0, automatic, with eax\)"):
+        GAParams(population=0, crossover="ux")
+
+
+def test_kernel_tables_are_the_engines_and_each_problems():
+    table = kernel_tables()
+    assert set(ENGINE.variants) < set(table.variants)
+    assert set(QAP.kernel_table().variants) | set(TSP.kernel_table().variants) | set(ENGINE.variants) == set(
+        table.variants)
+    assert ("qap/qap_tabu.cu", "qap_tabu_run") in table.launches
+    assert table.not_launched == QAP.kernel_table().not_launched
