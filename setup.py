@@ -1,11 +1,12 @@
 """Packages of the wheel: every package found under metaheur/, plus the design card's top-level
-problems/ (with a package per built-in problem) and kernels/ (its sources in one folder per
-owner) directories installed as metaheur.problems and metaheur.kernels (everything else is in
+problems/ (a package per built-in problem) and kernels/ (a folder of sources per owner) directories
+installed as metaheur.problems and metaheur.kernels with every subfolder (everything else is in
 pyproject.toml)."""
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 MAPPED = {"metaheur.problems": "problems", "metaheur.kernels": "kernels"}
-PROBLEMS = [f"metaheur.problems.{name}" for name in find_packages("problems")]
+SUBFOLDERS = [f"{package}.{sub}" for package, folder in MAPPED.items()
+              for sub in find_namespace_packages(folder, exclude=["*__pycache__*"])]
 
-setup(packages=[*find_packages(include=["metaheur", "metaheur.*"]), *MAPPED, *PROBLEMS], package_dir=MAPPED)
+setup(packages=[*find_packages(include=["metaheur", "metaheur.*"]), *MAPPED, *SUBFOLDERS], package_dir=MAPPED)

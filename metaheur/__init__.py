@@ -31,8 +31,8 @@ from metaheur.problems import (
     write_sln,
     write_tour,
 )
-from metaheur.problems.qap.tabu import TabuParams
-from metaheur.problems.tsp.ils import ILSParams
+from metaheur.problems.qap.params import TabuParams
+from metaheur.problems.tsp.params import ILSParams
 from metaheur.result import DeviceRow, EpochRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.search.perm_search import PermSearchParams
 from metaheur.solve_params import SolveParams

@@ -26,8 +26,9 @@ from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.island import IslandState
 from metaheur.islands.migration import Migration
 from metaheur.islands.model import RunRecord
-from metaheur.islands.params import GAParams, IslandParams, search_sections
+from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
 from metaheur.outputs import write_atomically
+from metaheur.problems.interface import Problem
 from metaheur.result import EpochRow
 from metaheur.run_settings import RunSettings
 
@@ -38,20 +39,20 @@ _SEARCH_ARRAY = re.compile(r"searches_(?P<name>.+)_(?P<island>\d+)")
 _STATE_SCALARS = ("generation", "streams", "stale", "best_cost", "ls_iterations", "restarts", "cycle_best")
 
 
-def params_to_dict(p: IslandParams) -> dict:
-    """An island's parameters as JSON: the GA's and every local search's, by section."""
-    return {"ga": dataclasses.asdict(p.ga),
-            **{name: dataclasses.asdict(p.search(cls)) for name, cls in search_sections().items()}}
+def params_to_dict(p: IslandParams, sections: dict[str, type]) -> dict:
+    """An island's parameters as JSON: the GA's and those of every local search of ``sections``
+    (:func:`~metaheur.islands.params.search_sections` of its problem), by section."""
+    return {"ga": dataclasses.asdict(p.ga), **searches_as_dicts(p, sections)}
 
 
-def params_from_dict(d: dict) -> IslandParams:
-    """The parameters of :func:`params_to_dict` (a section it lacks has its defaults); a section no
-    registered problem declares is an error."""
-    sections = search_sections()
+def params_from_dict(d: dict, sections: dict[str, type], *, strict: bool = True) -> IslandParams:
+    """The parameters of :func:`params_to_dict` (a section it lacks has its defaults); a section
+    not among ``sections`` is an error, or with ``strict=False`` left out."""
     unknown = sorted(set(d) - {"ga", *sections})
-    if unknown:
+    if unknown and strict:
         raise ValueError(f"unknown parameter section(s) {', '.join(unknown)}")
-    return IslandParams(GAParams(**d["ga"]), (sections[name](**values) for name, values in d.items() if name != "ga"))
+    return IslandParams(GAParams(**d["ga"]), tuple(sections[name](**values) for name, values in d.items()
+                                                   if name in sections))
 
 
 class Checkpointer:
@@ -95,7 +96,7 @@ def save_checkpoint(path: str | os.PathLike, settings: RunSettings, record: RunR
         "format": CHECKPOINT_FORMAT,
         "metaheur": __version__,
         "settings": settings.to_json(),
-        "island_params": [params_to_dict(spec.params) for spec in record.specs],
+        "island_params": [params_to_dict(spec.params, search_sections(spec.problem)) for spec in record.specs],
         "islands": islands,
         "migrator": migrator.state(),
         "epochs": [dataclasses.asdict(e) for e in record.epochs],
@@ -114,12 +115,23 @@ def save_checkpoint(path: str | os.PathLike, settings: RunSettings, record: RunR
 
 @dataclasses.dataclass
 class Checkpoint:
+    path: Path
     settings: RunSettings
-    island_params: list[IslandParams]
+    params: list[dict]  # every island's parameters as saved (:func:`params_to_dict`)
     states: list[IslandState]
     migrator_state: dict
     archive: list[np.ndarray]
     record: RunRecord  # without specs (the caller rebuilds them)
+
+    def island_params(self, problem: Problem) -> list[IslandParams]:
+        """Every island's parameters, their sections read as ``problem``'s islands know them
+        (:func:`~metaheur.islands.params.search_sections`: a section of an unregistered problem's
+        own is known once the problem is); a section unknown then is a damaged checkpoint."""
+        sections = search_sections(problem)
+        try:
+            return [params_from_dict(d, sections) for d in self.params]
+        except (KeyError, TypeError, ValueError, MetaheurError) as exc:
+            raise InputFormatError(self.path, f"damaged checkpoint: {exc}") from None
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
@@ -159,12 +171,15 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
                            migrations=[(e, Migration(**m)) for e, m in header["migrations"]],
                            seconds=float(prog["seconds"]), retries=int(prog["retries"]),
                            next_epoch=int(prog["next_epoch"]), best=prog["best"], stale=int(prog["stale"]))
-        island_params = [params_from_dict(d) for d in header["island_params"]]
-        if len(island_params) != len(states):
+        params = header["island_params"]
+        sections = search_sections()
+        if not isinstance(params, list) or len(params) != len(states):
             raise ValueError("island count mismatch")
+        for d in params:  # what can be read before the problem is known: the GA's and registered sections
+            params_from_dict(d, sections, strict=False)
         settings = RunSettings.from_json(header["settings"])
     except InputFormatError:
         raise
     except (KeyError, TypeError, ValueError, MetaheurError) as exc:
         raise InputFormatError(path, f"damaged checkpoint: {exc}") from None
-    return Checkpoint(settings, island_params, states, header["migrator"], archive, record)
+    return Checkpoint(path, settings, params, states, header["migrator"], archive, record)

@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
@@ -22,7 +23,7 @@ FIGURE_SIZE = (12.0, 8.0)
 DPI = 100
 
 
-def axes_or_new(ax):
+def axes_or_new(ax: Axes | None) -> Axes:
     """``ax``, or the axes of a new figure (6 x 4 inches)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4), dpi=DPI)

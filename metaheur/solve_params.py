@@ -11,7 +11,7 @@ from typing import Any
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.params import GAParams, search_sections
+from metaheur.islands.params import GAParams
 from metaheur.search.perm_search import PermSearchParams
 
 RUN_KEYS = ("time_limit", "generations", "target", "no_improvement", "seed")  # [solve] keys that are solve()'s own
@@ -68,13 +68,10 @@ class SolveParams:
             raise MetaheurError(f"epoch_seconds must be positive, got {self.epoch_seconds}")
         if self.epoch_generations < 1:
             raise MetaheurError(f"epoch_generations must be at least 1, got {self.epoch_generations}")
-        for name, cls in search_sections().items():
-            value = getattr(self, name, None)
-            if value is not None and not isinstance(value, cls):
-                raise MetaheurError(f"{name} takes {cls.__name__}, got {type(value).__name__}")
 
     def search(self, cls: type) -> Any:
-        """The parameters given for ``cls``'s section, or None (the instance's defaults)."""
+        """The parameters given for ``cls``'s section (a field of that name), or None (the
+        instance's defaults; the solver checks their class)."""
         return getattr(self, cls.section, None)
 
     @classmethod

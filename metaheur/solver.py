@@ -28,7 +28,7 @@ from metaheur.islands.balance import gpu_wave
 from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
-from metaheur.islands.params import GAParams, IslandParams, search_sections
+from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
 from metaheur.problems import load_instance, problem_class
 from metaheur.problems.best_known import beaten_optimum, gap_percent
 from metaheur.problems.interface import Problem
@@ -97,6 +97,20 @@ def _island_params(problem: Problem, dev: Device, ga: GAParams, searches: tuple,
         chains = problem.gpu_chains(params, dev)
         ga = replace(ga, offspring=chains, population=chains) if chains > 1 else ga
     return replace(params, ga=ga)
+
+
+def _searches(search: Problem, params: SolveParams, defaults: IslandParams) -> tuple:
+    """The local searches' parameters of a run: those given (``SolveParams.tabu``, ...), else the
+    instance's defaults, for every section the islands of ``search`` know
+    (:func:`~metaheur.islands.params.search_sections`); a section given an object of another
+    class is a one-line error."""
+    out = []
+    for name, cls in search_sections(search).items():
+        given = params.search(cls)
+        if given is not None and not isinstance(given, cls):
+            raise MetaheurError(f"{name} takes {cls.__name__}, got {type(given).__name__}")
+        out.append(given or defaults.search(cls))
+    return tuple(out)
 
 
 def _with_ls_islands(problem: Problem, params: list[IslandParams], devices: list[Device],
@@ -248,7 +262,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                             "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
     defaults = problem.default_params()
     ga = (params.ga or defaults.ga).check_for(problem)
-    searches = tuple(params.search(cls) or defaults.search(cls) for cls in search_sections().values())
+    searches = _searches(search, params, defaults)
     migration = params.migration or problem.default_migration()
     island_params = [_island_params(search, d, ga, searches, strategy in ("hybrid", "gpu"), params.ga is None)
                      for d in island_devices]
@@ -295,7 +309,8 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
                                 "a checkpoint cannot hold: give stop rules to resume it")
     rules = _stop_rules(problem, stop, stop_at_optimum=saved.settings.stop_at_optimum, **shortcuts)
     settings = dataclasses.replace(saved.settings, stop=rules.built_in())
-    return _run(problem, settings, saved.island_params, rules, callbacks, checkpoint or path, checkpoint_every,
+    island_params = saved.island_params(problem.search_form().problem)
+    return _run(problem, settings, island_params, rules, callbacks, checkpoint or path, checkpoint_every,
                 scheduler, dask_local, saved, None)
 
 
@@ -362,7 +377,7 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
     ga = params[0].ga
     return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
                        "ga": dataclasses.asdict(ga),
-                       **{name: dataclasses.asdict(params[0].search(cls)) for name, cls in search_sections().items()},
+                       **searches_as_dicts(params[0], search_sections(search)),
                        "migration": dataclasses.asdict(settings.migration),
                        "sync": settings.sync, "epoch_seconds": settings.epoch_seconds,
                        "epoch_generations": settings.epoch_generations, "islands": len(island_devices),

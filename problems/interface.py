@@ -118,12 +118,13 @@ class Problem(ABC):
     Class attributes: ``kind`` (the registry name, lower case), ``title``, ``sense`` (``"min"`` or
     ``"max"``), ``formats`` (:class:`ProblemFormats` or None), ``crossovers`` (the crossovers its
     islands accept; ``"none"``: local search only), ``search_params`` (the parameter classes of
-    its own local searches, each a frozen dataclass whose ``section`` names it: its section of a
-    configuration file, of the result's parameters and of the islands' parameters,
-    :class:`~metaheur.islands.params.IslandParams`; the engine's ``PermSearchParams`` is every
-    run's), ``picture`` (the name of the panel :meth:`draw` draws, None without one) and
-    ``picture_column`` (it takes the figure's whole right column, not the space above the
-    caption). Instances have ``name``, ``n`` and ``source`` (where it was read from, or None)."""
+    its own local searches, each a frozen dataclass, constructible without arguments (its
+    defaults), whose class attribute ``section`` names it: its part of the islands' parameters,
+    :class:`~metaheur.islands.params.IslandParams`, of the result's parameters and of checkpoints;
+    the engine's ``PermSearchParams`` is every run's), ``picture`` (the name of the panel
+    :meth:`draw` draws, None without one) and ``picture_column`` (it takes the figure's whole
+    right column, not the space above the caption). Instances have ``name``, ``n`` and ``source``
+    (where it was read from, or None)."""
 
     kind: ClassVar[str] = ""
     title: ClassVar[str] = ""

@@ -3,7 +3,7 @@ snippet of device functions (the device contract, docs/problems.md).
 
 A subclass sets ``kind``, ``title``, ``sense``, ``moves`` and ``device_code``, calls
 ``super().__init__(name=..., n=...)`` and defines ``data()`` (integer arrays and scalars) and
-``evaluate(perms)`` (the exact batched reference). The generic engine (kernels/perm_*.cu,
+``evaluate(perms)`` (the exact batched reference). The generic engine (kernels/engine/perm_*.cu,
 metaheur/search/perm_search.py, metaheur/islands/perm_operators.py) runs its searches from that
 alone. A problem without ``device_code`` runs the numpy-only route (GA and a sampled
 neighbourhood on the CPU, the slow path).

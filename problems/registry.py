@@ -4,8 +4,8 @@ built-in ones among them (metaheur's own entry points, in pyproject.toml: a buil
 registered exactly as a plug-in is). :func:`problem_class` also takes a ``module:Class`` of a
 user's own.
 
-Registry order: metaheur's own entry points first, then other distributions', each as its
-metadata lists them (by name); a name registered twice keeps the first. A problem's
+Registry order: metaheur's own entry points first, by name, then other distributions', as their
+metadata lists them; a name registered twice keeps the first. A problem's
 :class:`~metaheur.problems.interface.ProblemFormats` make it found: its file extensions and
 library folder (:func:`metaheur.problems.load_instance`), its content sniffer (exact sniffers in
 registry order, then the broad ones), its ``gen:`` prefixes. A new built-in problem needs one line
@@ -17,7 +17,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.interface import Problem
@@ -51,29 +54,54 @@ def import_class(spec: str, what: str = "problem") -> type[Problem]:
 _SCANNED: dict[tuple, list] = {}
 
 
-def _entry_points() -> list:
-    """The group's entry points, metaheur's own first, scanned once for a given ``sys.path`` (a scan
-    reads every installed distribution's metadata)."""
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The group's entry points in registry order, the first of each name: metaheur's own by name,
+    then the others by distribution, as the metadata lists them; scanned once for a given
+    ``sys.path`` (a scan reads every installed distribution's metadata)."""
     key = (importlib.metadata.entry_points, tuple(sys.path))
     if key not in _SCANNED:
         _SCANNED.clear()
-        found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-        own = [ep for ep in found if ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION]
-        _SCANNED[key] = own + [ep for ep in found if ep not in own]
+        found = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+        own = sorted((ep for ep in found if ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION),
+                     key=lambda ep: ep.name)
+        first: dict[str, importlib.metadata.EntryPoint] = {}
+        for ep in own + [ep for ep in found if ep not in own]:
+            first.setdefault(ep.name, ep)
+        _SCANNED[key] = list(first.values())
     return _SCANNED[key]
 
 
-def registered() -> dict[str, type[Problem]]:
+def registered(skip_broken: bool = False) -> dict[str, type[Problem]]:
     """Every registered problem class by kind, in registry order (a name registered twice keeps
-    the first)."""
+    the first). An entry point whose class cannot be imported is a one-line error, or with
+    ``skip_broken`` a warning and left out (what the framework reads of every registered problem,
+    its parameter sections and crossovers, must not fail a run for a plug-in it does not use)."""
     out: dict[str, type[Problem]] = {}
     for ep in _entry_points():
-        if ep.name not in out:
+        try:
             out[ep.name] = import_class(ep.value, f"problem {ep.name} (entry point of {ENTRY_POINT_GROUP})")
-    if not out:
+        except MetaheurError as exc:
+            if not skip_broken:
+                raise
+            warnings.warn(f"metaheur: {exc}; left out", RuntimeWarning, stacklevel=2)
+    if not _entry_points():
         raise MetaheurError(f"no problem is registered: the entry points of {ENTRY_POINT_GROUP} are missing from "
                             "metaheur's installed metadata (reinstall it: pip install metaheur, or pip install -e .)")
     return out
+
+
+_DERIVED: dict[Callable, tuple[tuple, Any]] = {}
+
+
+def per_registry(build: Callable[[tuple[type[Problem], ...]], Any]) -> Any:
+    """``build(classes)`` of the registered classes that import (:func:`registered` with
+    ``skip_broken``), computed once for a given registry (what the framework derives from every
+    registered problem: parameter sections, crossovers)."""
+    classes = tuple(registered(skip_broken=True).values())
+    cached = _DERIVED.get(build)
+    if cached is None or cached[0] != classes:
+        cached = _DERIVED[build] = (classes, build(classes))
+    return cached[1]
 
 
 def problem_class(name_or_spec: str | type[Problem]) -> type[Problem]:
@@ -139,21 +167,14 @@ def generated(spec: str, cls: type[Problem] | None = None) -> Problem | None:
     return makers[prefix](spec)
 
 
-def _specs() -> dict[str, str]:
-    """kind -> the ``module:Class`` its entry point names (the first of a name)."""
-    out: dict[str, str] = {}
-    for ep in _entry_points():
-        out.setdefault(ep.name, ep.value)
-    return out
-
-
 def describe_problems() -> list[dict]:
-    """Every registered problem as a JSON-ready dict (``metaheur info``)."""
+    """Every registered problem as a JSON-ready dict (``metaheur info``; ``class``: its entry point)."""
+    specs = {ep.name: ep.value for ep in _entry_points()}
     out = []
     for kind, cls in registered().items():
         fmt = cls.formats
         out.append({"kind": kind, "title": cls.title, "sense": cls.sense,
                     "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
                     "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else [],
-                    "class": _specs().get(kind, f"{cls.__module__}:{cls.__qualname__}")})
+                    "class": specs[kind]})
     return out

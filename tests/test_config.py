@@ -129,7 +129,7 @@ def assert_one_line_error(write, text: str, message: str) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("[solver]\ntime_limit = 3\n",
-     r"unknown section \[solver\] \(expected solve, ga, ils, tabu, perm, migration\) \(did you mean solve\?\)"),
+     r"unknown section \[solver\] \(expected solve, ga, tabu, ils, perm, migration\) \(did you mean solve\?\)"),
     ("[GA]\npopulation = 3\n", r"unknown section \[GA\]"),
     ("[solve]\ntimelimit = 3\n", r"unknown key\(s\) in \[solve\]: timelimit \(did you mean time_limit\?\); "
                                  r"its keys are time_limit, generations, "),

@@ -107,7 +107,7 @@ def test_corrupted_checkpoint_gives_a_clean_error(checkpoint_bytes, tmp_path, da
         cp = load_checkpoint(path)
     except MetaheurError:
         return
-    assert len(cp.states) == len(cp.island_params)
+    assert len(cp.states) == len(cp.params)
 
 
 def test_checkpoint_of_a_header_without_islands_is_refused(tmp_path):

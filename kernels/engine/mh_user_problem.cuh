@@ -1,6 +1,6 @@
 /* mh_user_problem.cuh - stand-in for the header the engine generates for a user's problem
  * (metaheur/engine/user_source.py substitutes its own text for every #include of this name).
- * This file only lets the generic kernels (kernels/perm_*.cu) compile on their own, for the
+ * This file only lets the generic kernels (kernels/engine/perm_*.cu) compile on their own, for the
  * compile and resource checks: a toy problem (value = sum of |perm[i] - i|) that defines every
  * function of the device contract (docs/problems.md), so every branch of the kernels is built.
  */

@@ -1,5 +1,5 @@
 /* perm_moves.cuh - moves of a user problem's permutations and their deltas, in both builds.
- * Included by the generic kernels (kernels/perm_*.cu) after the generated mh_user_problem.cuh
+ * Included by the generic kernels (kernels/engine/perm_*.cu) after the generated mh_user_problem.cuh
  * (metaheur/engine/user_source.py), whose MH_USER_HAS_<FUNCTION> macros say which functions of
  * the device contract (docs/problems.md) the problem's snippet defines.
  *

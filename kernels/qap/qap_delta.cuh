@@ -18,8 +18,8 @@
 #define MH_QAP_DELTA_CUH
 
 /* The sums over k of the row formulas below: int32 where the host's bound on every swap delta and
- * every partial sum of it (metaheur.ops.qap.delta_bound) is below 2^28 (MH_QAP_DELTA32: twice the
- * SIMD lanes of 64-bit products on a CPU), else long long. */
+ * every partial sum of it (metaheur.problems.qap.device_data.delta_bound) is below 2^28
+ * (MH_QAP_DELTA32: twice the SIMD lanes of 64-bit products on a CPU), else long long. */
 #ifdef MH_QAP_DELTA32
 typedef int mh_qacc;
 #else

@@ -32,8 +32,8 @@
  * iteration numbers relative to stats[MH_TS_BASE]; work S x 4n. Matrix entries must be below
  * 2^29 in magnitude (checked on the host) so the int32 differences below cannot overflow.
  *
- * With MH_QAP_DELTA32 defined (the host's bound on every swap delta, metaheur.ops.qap.delta_bound,
- * is below 2^28) deltas are int32 (mh_dt): the scan and the update then move half the bytes and
+ * With MH_QAP_DELTA32 defined (the host's bound on every swap delta,
+ * metaheur.problems.qap.device_data.delta_bound, is below 2^28) deltas are int32 (mh_dt): the scan and the update then move half the bytes and
  * run twice the SIMD lanes, and the move keys d + {0, 2^29, 2^30} still fit in int32 and rank
  * aspired < allowed < tabu. Values, and so trajectories, are the same as with int64 deltas.
  */

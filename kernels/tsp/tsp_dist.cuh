@@ -10,7 +10,7 @@
  *   5 MAN_2D   nint(|dx| + |dy|)
  *   6 MAX_2D   max(nint(|dx|), nint(|dy|))
  *   7 TWIN     the symmetric instance of 2h = n cities of an ATSP of h (Jonker and Volgenant 1983;
- *              problems/atsp/problem.py): mat holds the h x h block X[i * h + j] = d(i + h, j) (twin edge
+ *              problems/atsp/twin.py): mat holds the h x h block X[i * h + j] = d(i + h, j) (twin edge
  *              -M on its diagonal), then one value, the cost of any edge joining two cities or two
  *              twins; so the 2h x 2h matrix is never stored (a quarter of its memory)
  * Both builds are compiled without floating-point contraction (gcc -ffp-contract=off, NVRTC

@@ -1,6 +1,6 @@
 """Kernel sources for a user's own permutation problem (docs/problems.md, the device contract).
 
-A generic kernel file (``kernels/perm_*.cu``) includes the virtual header
+A generic kernel file (``kernels/engine/perm_*.cu``) includes the virtual header
 ``mh_user_problem.cuh``; :class:`UserCode` generates it from a problem's ``device_code`` snippet
 and its data fields: ``MH_SENSE`` (+1 minimise, -1 maximise), one ``MH_USER_HAS_<FUNCTION>`` per
 contract function the snippet defines, then ``namespace user { struct Data {...}; typedef ...

@@ -62,7 +62,7 @@ class Island:
         return default_budget(ga, problem)
 
     @classmethod
-    def sizes(cls, ga: GAParams) -> dict:
+    def sizes(cls, ga: GAParams) -> dict[str, int]:
         """The GA sizes the algorithm needs on an island whose parameters were ``ga`` (changes to
         its fields): one member and one child a generation and no restart for an island of
         continued local searches (:attr:`local_search_only`); 30 members and 10 children for a GA

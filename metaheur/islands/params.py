@@ -5,7 +5,7 @@ that each crossover runs, with the sizes it needs (:func:`with_crossover`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from metaheur.errors import MetaheurError
@@ -78,8 +78,6 @@ class GAParams:
     ils_kicks: int | None = None
 
     def __post_init__(self) -> None:
-        if self.crossover not in ENGINE_CROSSOVERS and self.crossover not in crossover_islands():
-            raise MetaheurError(f"unknown crossover {self.crossover!r}")
         if self.population < 0 or (self.population == 0 and not crossover_island(self.crossover).automatic_population):
             auto = ", ".join(c for c, cls in crossover_islands().items() if cls.automatic_population)
             raise MetaheurError(f"population must be at least 1 (0, automatic, with {auto}), got {self.population}")
@@ -93,6 +91,8 @@ class GAParams:
             raise MetaheurError(f"local-search budget must be >= 0, got {self.ls_budget}")
         if self.restart_after < 0:
             raise MetaheurError(f"restart_after must be >= 0, got {self.restart_after}")
+        if self.crossover not in ENGINE_CROSSOVERS and self.crossover not in crossover_islands():
+            raise MetaheurError(f"unknown crossover {self.crossover!r}")
         if self.replacement not in REPLACEMENTS:
             raise MetaheurError(f"unknown replacement {self.replacement!r}: use one of {', '.join(REPLACEMENTS)}")
         if self.restart not in RESTARTS:
@@ -118,23 +118,24 @@ class GAParams:
 def crossover_islands() -> dict[str, type[Island]]:
     """Every crossover the registered problems offer, with the island algorithm it runs there
     (:meth:`Problem.island_algorithms <metaheur.problems.Problem.island_algorithms>`, else the
-    memetic GA): the first problem in registry order that offers a crossover names its algorithm.
-    Cached per registry."""
+    memetic GA): the first problem in registry order that offers a crossover names its algorithm."""
+    from metaheur.problems.registry import per_registry
+
+    return per_registry(_crossover_islands)
+
+
+def _crossover_islands(classes: tuple[type[Problem], ...]) -> dict[str, type[Island]]:
     from metaheur.islands.memetic import MemeticIsland
-    from metaheur.problems.registry import registered
 
-    classes = tuple(registered().values())
-    if _VOCABULARY.get("classes") != classes:
-        out: dict[str, type[Island]] = {}
-        for cls in classes:
+    out: dict[str, type[Island]] = {}
+    for cls in classes:
+        try:
             algorithms = cls.island_algorithms()
-            for crossover in cls.crossovers:
-                out.setdefault(crossover, algorithms.get(crossover, MemeticIsland))
-        _VOCABULARY.update(classes=classes, islands=out)
-    return _VOCABULARY["islands"]
-
-
-_VOCABULARY: dict[str, Any] = {}
+        except TypeError:  # a plug-in's instance method (before it was a class method): its islands still run
+            algorithms = {}
+        for crossover in cls.crossovers:
+            out.setdefault(crossover, algorithms.get(crossover, MemeticIsland))
+    return out
 
 
 def crossover_island(crossover: str, problem: Problem | None = None) -> type[Island]:
@@ -160,7 +161,10 @@ class IslandParams:
     ga: GAParams
     searches: tuple
 
-    def __init__(self, ga: GAParams | None = None, searches: Iterable = (), **sections) -> None:
+    def __init__(self, ga: GAParams | None = None, searches: Iterable[Any] = (), **sections: Any) -> None:
+        if not isinstance(searches, (tuple, list)) and not hasattr(searches, "__next__"):
+            raise MetaheurError("IslandParams(ga, searches): searches is a sequence of local searches' parameters; "
+                                "give one by its section, e.g. IslandParams(ga, tabu=TabuParams())")
         given = {}
         for value in [*searches, *sections.values()]:
             section = getattr(type(value), "section", None)
@@ -169,7 +173,9 @@ class IslandParams:
             given[section] = value
         for name, value in sections.items():
             if type(value).section != name:
-                raise MetaheurError(f"{name} takes the parameters of section {name}, got {type(value).__name__}")
+                expected = search_sections().get(name)
+                wanted = expected.__name__ if expected else f"the parameters of section {name}"
+                raise MetaheurError(f"{name} takes {wanted}, got {type(value).__name__}")
         # kept sorted by section and without defaults, so that equal parameters compare equal
         kept = tuple(value for _, value in sorted(given.items()) if value != type(value)())
         object.__setattr__(self, "ga", ga if ga is not None else GAParams())
@@ -179,7 +185,7 @@ class IslandParams:
         """The parameters of ``cls``'s section (a default ``cls()`` when not given)."""
         return next((value for value in self.searches if type(value).section == cls.section), None) or cls()
 
-    def with_search(self, *values) -> IslandParams:
+    def with_search(self, *values: Any) -> IslandParams:
         """These parameters with ``values`` replacing those of their sections."""
         return IslandParams(self.ga, (*self.searches, *values))
 
@@ -191,23 +197,35 @@ class IslandParams:
         return self.search(cls)
 
 
-def search_sections() -> dict[str, type]:
+def search_sections(problem: Problem | None = None) -> dict[str, type]:
     """Every local search's parameter class by its section name: those the registered problems
-    declare (:attr:`Problem.search_params <metaheur.problems.Problem.search_params>`), in registry
-    order, then the engine's own (:data:`ENGINE_SEARCHES`). The configuration file's sections, the
-    result's and the checkpoint's parameters follow this order. Cached per registry."""
-    from metaheur.problems.registry import registered
+    declare (:attr:`Problem.search_params <metaheur.problems.Problem.search_params>`; a section
+    name declared twice keeps the first class in registry order), with ``problem``'s own when it
+    is not registered, and the engine's own (:data:`ENGINE_SEARCHES`). Ordered as
+    :class:`~metaheur.solve_params.SolveParams` names them (``tabu``, ``ils``, ``perm``), then the
+    others in registry order: the configuration file's sections, the result's and the
+    checkpoint's parameters follow this order."""
+    from metaheur.problems.registry import per_registry
 
-    classes = tuple(registered().values())
-    if _SECTIONS.get("classes") != classes:
-        out = {cls.section: cls for problem in classes for cls in problem.search_params
-               if cls not in ENGINE_SEARCHES}
-        out |= {cls.section: cls for cls in ENGINE_SEARCHES}
-        _SECTIONS.update(classes=classes, sections=out)
-    return _SECTIONS["sections"]
+    sections = per_registry(_search_sections)
+    own = {cls.section: cls for cls in (problem.search_params if problem is not None else ())
+           if cls.section not in sections}
+    return sections | own if own else sections
 
 
-_SECTIONS: dict[str, Any] = {}
+def _search_sections(classes: tuple[type[Problem], ...]) -> dict[str, type]:
+    from metaheur.solve_params import SolveParams
+
+    declared: dict[str, type] = {}
+    for cls in (*ENGINE_SEARCHES, *(c for problem in classes for c in problem.search_params)):
+        declared.setdefault(cls.section, cls)
+    first = [f.name for f in fields(SolveParams) if f.name in declared]
+    return {name: declared[name] for name in [*first, *(n for n in declared if n not in first)]}
+
+
+def searches_as_dicts(params: IslandParams, sections: dict[str, type]) -> dict[str, dict]:
+    """Every section's parameters of ``params`` as JSON-ready dicts (the result's, a checkpoint's)."""
+    return {name: asdict(params.search(cls)) for name, cls in sections.items()}
 
 
 def with_crossover(ga: GAParams, crossover: str, problem: Problem | None = None) -> GAParams:

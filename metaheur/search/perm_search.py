@@ -40,9 +40,9 @@ class PermSearchParams:
     ``temperature_scale()`` (Ruiz and Stuetzle: 0.4); ``ties``: the greedy insertions (of the
     iterated greedy and of NEH) break ties between positions of equal value by the problem's
     ``partial_insert_tie`` where it has one (else, and by default, they take the first;
-    docs/decisions/pfsp-method.md). The ``[perm]`` section."""
+    docs/decisions/pfsp-method.md)."""
 
-    section: ClassVar[str] = "perm"
+    section: ClassVar[str] = "perm"  # its name in configuration files, results and checkpoints
 
     method: str = "auto"
     move: str | None = None

@@ -13,7 +13,7 @@ TENURE_RULES = {"cubic": 0, "uniform": 1}
 
 @dataclass(frozen=True)
 class TabuParams:
-    """Parameters of robust tabu search (the ``[tabu]`` section).
+    """Parameters of robust tabu search.
 
     ``tenure``: ``"cubic"`` (Taillard 2006: floor(u^3 * scale * n) per entry, ``scale`` 8 in
     Taillard's code) or ``"uniform"`` (Taillard 1991: one tenure in [0.9n, 1.1n], redrawn every
@@ -22,7 +22,7 @@ class TabuParams:
     applies at once, so use a large value instead).
     """
 
-    section: ClassVar[str] = "tabu"
+    section: ClassVar[str] = "tabu"  # its name in configuration files, results and checkpoints
 
     tenure: str = "cubic"
     aspiration: int | None = None

@@ -25,6 +25,7 @@ from metaheur.problems.interface import Problem, check_permutation
 from metaheur.problems.qap.params import TabuParams
 
 if TYPE_CHECKING:
+    from metaheur.engine.catalogue import KernelTable
     from metaheur.islands.params import IslandParams
 
 #: Dominance below which a QAP is of the uniformly random class (58 for uniform entries); none of
@@ -177,7 +178,8 @@ class QAP(Problem):
         return {"none": TabuIsland}
 
     @classmethod
-    def kernel_table(cls):
+    def kernel_table(cls) -> KernelTable:
+        """kernels/qap/: the tabu search and its standalone steps (problems/qap/kernels.py)."""
         from metaheur.problems.qap.kernels import TABLE
 
         return TABLE

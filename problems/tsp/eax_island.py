@@ -33,6 +33,7 @@ from metaheur.problems.tsp.problem import canonical_tours
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
+    from metaheur.problems.interface import Problem
 
 EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily
@@ -90,17 +91,17 @@ class EAXIsland(Island):
         return "GA (eax)"
 
     @classmethod
-    def ls_budget(cls, ga: GAParams, problem) -> int:
+    def ls_budget(cls, ga: GAParams, problem: Problem) -> int:
         """No kicks (a descent) for the members that start the population, unless given."""
         return 0 if ga.ls_budget is None else ga.ls_budget
 
     @classmethod
-    def sizes(cls, ga: GAParams) -> dict:
+    def sizes(cls, ga: GAParams) -> dict[str, int]:
         """An automatic population (0), every member a parent each generation (one child)."""
         return {"population": 0, "offspring": 1}
 
     @classmethod
-    def check_params(cls, ga: GAParams, problem) -> None:
+    def check_params(cls, ga: GAParams, problem: Problem) -> None:
         """Curve starts need city coordinates."""
         if ga.starts == "curve" and getattr(problem, "coords", None) is None:
             raise MetaheurError(f"starts = 'curve' needs city coordinates, which {problem.name} has not: "

@@ -21,8 +21,7 @@ LK_MOVES = {"2opt": 0, "3opt": 1}
 
 @dataclass(frozen=True)
 class ILSParams:
-    """Parameters of the iterated local search (the ``[ils]`` section; kernels/tsp/tsp_ils.cu
-    describes the moves).
+    """Parameters of the iterated local search (kernels/tsp/tsp_ils.cu describes the moves).
 
     - ``neighbours``: candidate list length k (1..32); ``quadrant``: when > 0, the lists of
       coordinate instances hold the ``quadrant`` nearest cities of each quadrant around a city
@@ -41,7 +40,7 @@ class ILSParams:
     The defaults are the configuration that ``experiments/bench_tsp_ils.py`` ranks first.
     """
 
-    section: ClassVar[str] = "ils"
+    section: ClassVar[str] = "ils"  # its name in configuration files, results and checkpoints
 
     neighbours: int = 10
     quadrant: int = 0

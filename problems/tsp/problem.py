@@ -10,7 +10,7 @@ memory budget. Tours are 0-based city orders in Python, 1-based in files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -20,6 +20,10 @@ from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.interface import Problem, check_permutation
 from metaheur.problems.tsp.distances import COORD_TYPES, geo_radians, pair_distances
 from metaheur.problems.tsp.params import ILSParams
+
+if TYPE_CHECKING:
+    from metaheur.engine.catalogue import KernelTable
+    from metaheur.islands.base import Island
 
 COORD_LIMIT = 7e8
 #: Default memory budget for a full distance matrix (bytes).
@@ -79,13 +83,15 @@ class TourProblem(Problem):
     directed = False  # whether a tour is read in its direction (the ATSP's arrows)
 
     @classmethod
-    def island_algorithms(cls) -> dict:
+    def island_algorithms(cls) -> dict[str, type[Island]]:
+        """The ILS island without crossover, the EAX GA for ``eax`` (problems/tsp/solving.py)."""
         from metaheur.problems.tsp import solving
 
         return solving.island_algorithms()
 
     @classmethod
-    def kernel_table(cls):
+    def kernel_table(cls) -> KernelTable:
+        """kernels/tsp/: the searches of a TSP and of an ATSP's transformation (problems/tsp/kernels.py)."""
         from metaheur.problems.tsp.kernels import TABLE
 
         return TABLE

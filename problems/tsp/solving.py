@@ -4,10 +4,15 @@ parameters, the kernels to build and the island algorithms (the decisions of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from metaheur.devices import Device
 from metaheur.engine import load_module
 from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems.tsp.problem import TSP
+
+if TYPE_CHECKING:
+    from metaheur.islands.base import Island
 
 #: From this size an instance with coordinates continues as ILS once converged (docs/decisions/tsp-ils-continuation.md).
 ILS_CONTINUATION_N = 50_000
@@ -24,7 +29,7 @@ def default_params(tsp: TSP) -> IslandParams:
                                     restart="ils" if large else "best"))
 
 
-def island_algorithms() -> dict:
+def island_algorithms() -> dict[str, type[Island]]:
     """The ILS island without crossover, the EAX GA for ``eax``."""
     from metaheur.islands.ils import ILSIsland
     from metaheur.problems.tsp.eax_island import EAXIsland

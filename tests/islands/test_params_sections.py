@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import ClassVar
 
 import pytest
 
 import metaheur
-from metaheur.checkpoint import params_from_dict, params_to_dict
+from metaheur.checkpoint import load_checkpoint, params_from_dict, params_to_dict
 from metaheur.engine.catalogue import ENGINE, kernel_tables
-from metaheur.errors import MetaheurError
+from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.ils import ILSIsland
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.params import (
@@ -32,8 +33,9 @@ from metaheur.problems.tsp.eax_island import EAXIsland
 from metaheur.search.perm_search import PermSearchParams
 
 
-def test_sections_are_the_problems_declarations_then_the_engines():
-    assert search_sections() == {"ils": ILSParams, "tabu": TabuParams, "perm": PermSearchParams}
+def test_sections_are_the_problems_declarations_and_the_engines():
+    """In the order SolveParams names them (the configuration file's, the result's)."""
+    assert list(search_sections().items()) == [("tabu", TabuParams), ("ils", ILSParams), ("perm", PermSearchParams)]
     assert QAP.search_params == (TabuParams,) and TSP.search_params == (ILSParams,)
 
 
@@ -51,8 +53,10 @@ def test_island_params_by_section_name_or_by_class():
 
 
 def test_island_params_refuse_what_is_not_a_section():
-    with pytest.raises(MetaheurError, match="tabu takes the parameters of section tabu, got ILSParams"):
+    with pytest.raises(MetaheurError, match="tabu takes TabuParams, got ILSParams"):
         IslandParams(tabu=ILSParams())
+    with pytest.raises(MetaheurError, match="searches is a sequence of local searches' parameters"):
+        IslandParams(GAParams(), TabuParams())  # the fields of old: (ga, tabu, ils, perm)
     with pytest.raises(MetaheurError, match="GAParams is not the parameters of a local search"):
         IslandParams(GAParams(), (GAParams(),))
     with pytest.raises(AttributeError, match="no attribute or search section 'walk'"):
@@ -61,24 +65,58 @@ def test_island_params_refuse_what_is_not_a_section():
 
 def test_checkpointed_params_keep_every_section_and_refuse_unknown_ones():
     params = IslandParams(GAParams(population=7), tabu=TabuParams(scale=4))
-    saved = json.loads(json.dumps(params_to_dict(params)))
-    assert list(saved) == ["ga", "ils", "tabu", "perm"]
-    assert params_from_dict(saved) == params
-    assert params_from_dict({"ga": saved["ga"]}) == IslandParams(GAParams(population=7))  # an older file: defaults
+    sections = search_sections()
+    saved = json.loads(json.dumps(params_to_dict(params, sections)))
+    assert list(saved) == ["ga", "tabu", "ils", "perm"]
+    assert params_from_dict(saved, sections) == params
+    assert params_from_dict({"ga": saved["ga"]}, sections) == IslandParams(GAParams(population=7))  # defaults
     with pytest.raises(ValueError, match="unknown parameter section"):
-        params_from_dict({**saved, "walk": {}})
+        params_from_dict({**saved, "walk": {}}, sections)
+    assert params_from_dict({**saved, "walk": {}}, sections, strict=False) == params
 
 
 def test_a_result_lists_every_section():
     result = metaheur.solve(random_qap(10, 3), generations=1, params=metaheur.SolveParams(
         strategy="cpu-serial", sync=True, tabu=TabuParams(scale=3)))
-    assert [k for k in result.parameters if k in search_sections()] == ["ils", "tabu", "perm"]
+    assert [k for k in result.parameters if k in search_sections()] == ["tabu", "ils", "perm"]
     assert result.parameters["tabu"]["scale"] == 3 and result.parameters["ils"] == dataclasses.asdict(ILSParams())
 
 
-def test_solve_params_take_a_section_of_its_class_only():
+def test_solve_takes_a_section_of_its_class_only():
     with pytest.raises(MetaheurError, match="tabu takes TabuParams, got ILSParams"):
-        metaheur.SolveParams(tabu=ILSParams())
+        metaheur.solve(random_qap(8), generations=1, params=metaheur.SolveParams(tabu=ILSParams()))
+
+
+@dataclasses.dataclass(frozen=True)
+class ShakeParams:
+    """A search's parameters of an unregistered problem's own."""
+
+    section: ClassVar[str] = "shake"
+    kicks: int = 1
+
+
+class ShakenQAP(QAP):
+    """A QAP subclass, not registered (``--problem module:Class``), declaring a search of its own."""
+
+    search_params = (TabuParams, ShakeParams)
+
+    def default_params(self) -> IslandParams:
+        return super().default_params().with_search(ShakeParams(kicks=5))
+
+
+def test_an_unregistered_problems_own_section_reaches_its_islands_result_and_checkpoint(tmp_path):
+    base = random_qap(10, 3)
+    qap = ShakenQAP(base.name, base.flow, base.distance)
+    assert list(search_sections(qap)) == ["tabu", "ils", "perm", "shake"]
+    path = tmp_path / "run.npz"
+    result = metaheur.solve(qap, generations=1, checkpoint=path, params=metaheur.SolveParams(
+        strategy="cpu-serial", sync=True))
+    assert result.parameters["shake"] == {"kicks": 5}
+    saved = load_checkpoint(path)
+    assert saved.params[0]["shake"] == {"kicks": 5}
+    assert saved.island_params(qap)[0].search(ShakeParams) == ShakeParams(kicks=5)
+    with pytest.raises(InputFormatError, match="damaged checkpoint: unknown parameter section"):
+        saved.island_params(base)  # the plain QAP knows no such section
 
 
 def test_each_crossover_runs_the_island_its_problems_name():

@@ -182,8 +182,37 @@ def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch
         steps: int = 10
 
     monkeypatch.setattr(problem_class("lin"), "search_params", (WalkParams,), raising=False)
-    assert list(search_sections()) == ["ils", "tabu", "walk", "perm"]
+    assert list(search_sections()) == ["tabu", "ils", "perm", "walk"]
     assert IslandParams(walk=WalkParams(steps=3)).walk.steps == 3 and IslandParams().walk == WalkParams()
+
+
+def test_a_broken_plug_in_fails_only_what_uses_it(monkeypatch):
+    """An entry point whose module is gone: naming it is a one-line error; a run of another problem
+    goes on (the framework reads every registered problem's sections and crossovers) with a warning."""
+    import metaheur
+    from metaheur.problems import random_qap
+
+    broken = importlib.metadata.EntryPoint(name="gone", value="no_such_module_xyz:Gone", group=ENTRY_POINT_GROUP)
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: [*real(**kw), broken] if kw.get("group") == ENTRY_POINT_GROUP else real(**kw))
+    with pytest.raises(MetaheurError, match=r"problem gone .*cannot import no_such_module_xyz"):
+        problem_class("gone")
+    with pytest.warns(RuntimeWarning, match="cannot import no_such_module_xyz"):
+        assert metaheur.GAParams(population=0, crossover="eax").population == 0
+        result = metaheur.solve(random_qap(8, 2), generations=1, params=metaheur.SolveParams(strategy="cpu-serial",
+                                                                                             sync=True))
+    assert result.cost == random_qap(8, 2).value(result.permutation)
+
+
+def test_a_plug_ins_instance_method_island_algorithms_is_tolerated(entry_point, monkeypatch):
+    """``island_algorithms`` is a class method now; a plug-in's instance method of old does not
+    break the crossovers the framework reads of every registered problem."""
+    from metaheur.islands.params import GAParams
+
+    monkeypatch.setattr(problem_class("lin"), "island_algorithms", lambda self: {}, raising=False)
+    monkeypatch.setattr(problem_class("lin"), "crossovers", ("none",), raising=False)
+    assert GAParams(population=0, crossover="eax").population == 0
 
 
 def test_without_entry_points_no_problem_is_registered_and_the_error_says_why(monkeypatch):
