@@ -108,3 +108,30 @@ def numbered_permutation(path, values: np.ndarray, line: int | None = None) -> t
     if n == 0 or p.min() < 0 or p.max() >= n or np.bincount(p, minlength=n).max() != 1:
         raise InputFormatError(path, f"not a permutation of 1..{n}", line)
     return p, zero_based
+
+
+def read_square_matrices(path, count: int, least: int, most: int, dense: str) -> np.ndarray:
+    """The matrices of a file holding ``n``, then ``count`` (1 or 2) n x n integer matrices, row-major
+    with any whitespace (QAPLIB's and LOLIB's instances), as a count x n x n int64 array; one-line
+    errors naming the file and line for an empty file, ``n`` below ``least`` or above ``most`` (too
+    large for ``dense``, "a dense QAP"), too few or too many numbers."""
+    lines = read_text(path).splitlines()
+    values = parse_ints(path, lines)
+    expected, found = ("an n x n matrix", "the {n} x {n} matrix") if count == 1 else (
+        "two n x n matrices", "the two {n} x {n} matrices")
+    if values.size == 0:
+        raise InputFormatError(path, f"empty file; expected n followed by {expected}")
+    n = int(values[0])
+    if n < least:
+        raise InputFormatError(path, f"n = {n}; the first number must be the size n >= {least}", token_line(lines, 0))
+    if n > most:
+        raise InputFormatError(path, f"n = {n} is too large for {dense}", token_line(lines, 0))
+    need = 1 + count * n * n
+    if values.size < need:
+        raise InputFormatError(
+            path, f"truncated: n = {n} needs {count * n * n} matrix entries, the file has {values.size - 1}",
+            max(len(lines), 1))
+    if values.size > need:
+        raise InputFormatError(path, f"{values.size - need} numbers after {found.format(n=n)} (is n = {n} right?)",
+                               token_line(lines, need))
+    return values[1:].reshape(count, n, n)

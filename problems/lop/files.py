@@ -18,7 +18,7 @@ from metaheur.problems.generators import generated_size
 from metaheur.problems.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.lop.generator import random_lop
 from metaheur.problems.lop.problem import LOP, overflow_reason
-from metaheur.problems.textio import numbered_permutation, parse_ints, read_text, token_line
+from metaheur.problems.textio import numbered_permutation, parse_ints, read_square_matrices, read_text, token_line
 
 MAX_N = 100_000
 SOLUTION_SUFFIX = ".sol"
@@ -26,26 +26,7 @@ SOLUTION_SUFFIX = ".sol"
 
 def read_lolib(path: str | os.PathLike, name: str | None = None) -> LOP:
     """Read a LOLIB instance file: ``n``, then ``n * n`` integers (any whitespace)."""
-    text = read_text(path)
-    lines = text.splitlines()
-    values = parse_ints(path, lines)
-    if values.size == 0:
-        raise InputFormatError(path, "empty file; expected n followed by an n x n matrix")
-    n = int(values[0])
-    if n < 2:
-        raise InputFormatError(path, f"n = {n}; the first number must be the size n >= 2", token_line(lines, 0))
-    if n > MAX_N:
-        raise InputFormatError(path, f"n = {n} is too large for a dense LOP matrix", token_line(lines, 0))
-    need = 1 + n * n
-    if values.size < need:
-        raise InputFormatError(
-            path, f"truncated: n = {n} needs {n * n} matrix entries, the file has {values.size - 1}",
-            max(len(lines), 1))
-    if values.size > need:
-        raise InputFormatError(
-            path, f"{values.size - need} numbers after the {n} x {n} matrix (is n = {n} right?)",
-            token_line(lines, need))
-    matrix = values[1:].reshape(n, n)
+    [matrix] = read_square_matrices(path, 1, 2, MAX_N, "a dense LOP matrix")
     reason = overflow_reason(matrix)
     if reason:
         raise InputFormatError(path, reason)

@@ -14,7 +14,14 @@ from metaheur.errors import InputFormatError
 from metaheur.problems.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.qap.generator import generate
 from metaheur.problems.qap.problem import QAP
-from metaheur.problems.textio import is_number_list, numbered_permutation, parse_ints, read_text, token_line
+from metaheur.problems.textio import (
+    is_number_list,
+    numbered_permutation,
+    parse_ints,
+    read_square_matrices,
+    read_text,
+    token_line,
+)
 
 
 def _looks_like_qaplib(path: str | os.PathLike) -> bool:
@@ -37,29 +44,7 @@ class QAPSolution:
 
 def read_qaplib(path: str | os.PathLike, name: str | None = None) -> QAP:
     """Read a QAPLIB ``.dat`` file: ``n``, then ``A`` and ``B`` (n*n integers each), any line breaks."""
-    text = read_text(path)
-    lines = text.splitlines()
-    values = parse_ints(path, lines)
-    if values.size == 0:
-        raise InputFormatError(path, "empty file; expected n followed by two n x n matrices")
-    n = int(values[0])
-    if n < 1:
-        raise InputFormatError(path, f"n = {n}; the first number must be the size n >= 1", token_line(lines, 0))
-    if n > 100_000:
-        raise InputFormatError(path, f"n = {n} is too large for a dense QAP", token_line(lines, 0))
-    need = 1 + 2 * n * n
-    if values.size < need:
-        last = max(len(lines), 1)
-        raise InputFormatError(
-            path, f"truncated: n = {n} needs {2 * n * n} matrix entries, the file has {values.size - 1}", last
-        )
-    if values.size > need:
-        raise InputFormatError(
-            path, f"{values.size - need} numbers after the two {n} x {n} matrices (is n = {n} right?)",
-            token_line(lines, need),
-        )
-    flow = values[1 : 1 + n * n].reshape(n, n)
-    dist = values[1 + n * n :].reshape(n, n)
+    flow, dist = read_square_matrices(path, 2, 1, 100_000, "a dense QAP")
     return QAP(name or Path(path).stem, flow, dist, source=os.fspath(path))
 
 
