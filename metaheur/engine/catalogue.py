@@ -59,12 +59,15 @@ ENGINE = KernelTable(
 
 
 def kernel_tables() -> KernelTable:
-    """The engine's table and every registered problem's, merged."""
-    from metaheur.problems.registry import registered
+    """The engine's table and every registered problem's, merged (once a registry, as the
+    framework reads every registered problem: :func:`~metaheur.problems.registry.per_registry`)."""
+    from metaheur.problems.registry import per_registry
 
+    return per_registry(_merged)
+
+
+def _merged(classes: tuple) -> KernelTable:
     out = ENGINE
-    for cls in registered().values():
-        table = cls.kernel_table()
-        if table is not None:
-            out = out | table
+    for table in (cls.kernel_table() for cls in classes):
+        out = out if table is None else out | table
     return out
