@@ -6,7 +6,8 @@ status 2, never a traceback.
 
 from __future__ import annotations
 
-import json
+import math
+import signal
 import sys
 import warnings
 
@@ -36,6 +37,25 @@ class _Group(click.Group):
             raise UserError(f"{target}{exc.strerror or exc}") from None
 
 
+class StrictInt(click.ParamType):
+    """An integer option as files write integers: ASCII digits with an optional sign
+    (:func:`metaheur.inputs.is_integer`; Python's int() also takes ``1_000`` and other scripts' digits)."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        from metaheur.inputs import is_integer
+
+        text = str(value).strip()
+        if not is_integer(text):
+            self.fail(f"{value!r} is not an integer (ASCII digits with an optional sign)", param, ctx)
+        return int(text)
+
+
+INTEGER = StrictInt()
+
 _python_warning = warnings.formatwarning
 
 
@@ -48,7 +68,9 @@ def _warning_line(message, category, filename, lineno, line=None) -> str:
 
 
 def _print_json(data: dict) -> None:
-    click.echo(json.dumps(data, indent=2))
+    from metaheur.outputs import strict_json
+
+    click.echo(strict_json(data))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -114,7 +136,13 @@ def evaluate(instance: str, solution_file: str, problem_name: str | None, as_jso
 
     inst = load_instance(instance, problem_name)
     sol = load_solution(inst, solution_file)
-    ev = evaluation(inst, sol.permutation, sol.stated_cost, sol.note)
+    try:
+        ev = evaluation(inst, sol.permutation, sol.stated_cost, sol.note)
+    except MetaheurError:
+        raise
+    except Exception as exc:  # a user's problem whose evaluate fails
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise MetaheurError(f"the problem's evaluate failed: {why}") from None
     _print_json(ev) if as_json else click.echo(format_evaluation(ev))
 
 
@@ -169,41 +197,41 @@ def _table(results) -> str:
 @click.argument("instances", nargs=-1)
 @click.option("--time-limit", "-t", type=float,
               help="Seconds of search per instance (default 10 when no --generations).")
-@click.option("--generations", "-g", type=int, help="Stop after this many generations on every island (GA "
+@click.option("--generations", "-g", type=INTEGER, help="Stop after this many generations on every island (GA "
               "generations; steps of a tabu or ILS island).")
 @click.option("--target", help="Stop at this value or better (at most this cost; at least this value for a "
               "maximisation): a number, or 'bks' (the best-known value).")
-@click.option("--no-improvement", type=int, help="Stop after this many epochs without a new best.")
+@click.option("--no-improvement", type=INTEGER, help="Stop after this many epochs without a new best.")
 @click.option("--stop-at-optimum/--no-stop-at-optimum", default=None,
               help="Stop on reaching a proven optimum of the built-in best-known table (default: stop).")
 @click.option("--initial", "initial_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Warm start: a solution file (.sln, .tour, result .json) seeding every island (repeatable).")
-@click.option("--seed", "-s", type=int, default=None, help="Random seed (default 0).")
+@click.option("--seed", "-s", type=INTEGER, default=None, help="Random seed (default 0).")
 @click.option("--problem", "problem_name", help=_PROBLEM_HELP)
 @click.option("--strategy", type=click.Choice(["auto", "cpu-serial", "cpu-islands", "gpu", "hybrid"]), default=None,
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
-@click.option("--islands", type=int, help="Number of islands (default: one per core / GPU).")
-@click.option("--tabu-islands", type=int, help="CPU islands running the problem's local-search island instead of "
+@click.option("--islands", type=INTEGER, help="Number of islands (default: one per core / GPU).")
+@click.option("--tabu-islands", type=INTEGER, help="CPU islands running the problem's local-search island instead of "
               "the GA: QAP one continued robust tabu search (default: half of them, rounded down), a flow shop's "
               "or user problem's chain (default: as the problem declares); 0: none, every island runs the problem's "
               "default method (a GA; the flow shop's default is its chain).")
-@click.option("--walk-islands", type=int, hidden=True, help="Deprecated name of --tabu-islands.")
-@click.option("--population", type=int, help="Individuals per island.")
-@click.option("--offspring", type=int, help="Children per generation and island.")
+@click.option("--walk-islands", type=INTEGER, hidden=True, help="Deprecated name of --tabu-islands.")
+@click.option("--population", type=INTEGER, help="Individuals per island.")
+@click.option("--offspring", type=INTEGER, help="Children per generation and island.")
 @click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for local-search islands (tabu, ILS).")
-@click.option("--ls-budget", type=int, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
-@click.option("--migration-interval", type=int,
+@click.option("--ls-budget", type=INTEGER, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
+@click.option("--migration-interval", type=INTEGER,
               help="Epochs between migrations, 0 for none (default 1; none on uniformly random QAP instances).")
 @click.option("--topology", type=click.Choice(["ring", "complete", "random"]), help="Migration topology.")
 @click.option("--migration-policy", type=click.Choice(["best-worst", "elite"]), help="What migrants replace.")
 @click.option("--sync", is_flag=True, default=None, help="Synchronous epochs of --epoch-generations generations "
               "(reproducible for a seed).")
 @click.option("--epoch-seconds", type=float, help="Length of an epoch in time mode (default 1 s).")
-@click.option("--epoch-generations", type=int, help="Generations per epoch in --sync mode (default 5).")
+@click.option("--epoch-generations", type=INTEGER, help="Generations per epoch in --sync mode (default 5).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="TOML file of parameters.")
 @click.option("--scheduler", help="Run the CPU islands on a Dask cluster: tcp://HOST:PORT.")
-@click.option("--dask-local", type=int, help="Start a local Dask cluster with N workers for the CPU islands.")
+@click.option("--dask-local", type=INTEGER, help="Start a local Dask cluster with N workers for the CPU islands.")
 @click.option("--checkpoint", "checkpoint_path", help="Write the run's state there regularly (resume with --resume; "
               "{name} for several instances).")
 @click.option("--checkpoint-every", type=float, default=60.0, show_default=True,
@@ -243,19 +271,29 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
                         ("--checkpoint-every", checkpoint_every)):
         if value is not None and not value > 0:
             raise MetaheurError(f"{name} must be positive, got {value}")
+        if value == math.inf:
+            raise MetaheurError(f"{name} must be a finite number of seconds, got {value}")
     templates = {"--json": json_path, "--stats": stats_path, "--solution": solution_path, "--plot": plot_path}
     flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
              "tabu_islands": tabu_islands if tabu_islands is not None else walk_islands, "sync": sync,
              "epoch_seconds": epoch_seconds,
              "epoch_generations": epoch_generations, "scheduler": scheduler, "dask_local": dask_local,
              "stop_at_optimum": stop_at_optimum}
-    params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
     if resume_path is not None:
-        if initial_paths:
-            raise MetaheurError("--initial seeds a new run; a resumed run goes on from its checkpoint")
-        _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-                checkpoint_every, scheduler, dask_local, templates, quiet, problem_name)
+        _refuse_on_resume({"--seed": seed, "--strategy": strategy, "--device": devices, "--islands": islands,
+                           "--tabu-islands": tabu_islands, "--walk-islands": walk_islands, "--population": population,
+                           "--offspring": offspring, "--crossover": crossover, "--ls-budget": ls_budget,
+                           "--migration-interval": migration_interval, "--topology": topology,
+                           "--migration-policy": migration_policy, "--sync": sync, "--epoch-seconds": epoch_seconds,
+                           "--epoch-generations": epoch_generations, "--config": config_path,
+                           "--initial": initial_paths})
+        stop = {"time_limit": time_limit, "generations": generations, "target": target,
+                "no_improvement": no_improvement, "stop_at_optimum": stop_at_optimum}
+        run = {"checkpoint_every": checkpoint_every, "scheduler": scheduler, "dask_local": dask_local}
+        _resume(instances, resume_path, problem_name, stop, run, templates | {"--checkpoint": checkpoint_path},
+                quiet, verbose)
         return
+    params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
     if not instances:
         raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
     problems = _load_all(_expand_instances(instances), problem_name)
@@ -280,7 +318,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
             initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
             checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
             no_improvement=pick(no_improvement, "no_improvement"))
-        failed += _write_outputs(problem, result, plan)
+        failed += _write_outputs(problem, result, plan) + _checkpoint_failure(result)
         results.append(result)
         echo(result.summary())
         if verbose:
@@ -338,12 +376,14 @@ def _echo_details(result, echo) -> None:
 
 
 def _exit_status(result, failed: list[str]) -> None:
-    """130 after Ctrl-C; 1 when an output could not be written (the others were) or a run had to
-    stop on an error (its best was still written)."""
+    """130 after Ctrl-C; 1 when an output or the run's last checkpoint could not be written (the
+    others were) or a run had to stop on an error (its best was still written)."""
     for message in failed:
         click.echo(f"metaheur: error: {message}", err=True)
     if result is not None and result.stop_reason == "interrupted":
-        sys.exit(130)
+        from metaheur.signals import exit_status
+
+        sys.exit(exit_status())
     if result is not None and result.stop_reason.startswith("failed"):
         click.echo(f"metaheur: warning: the run {result.stop_reason}; the best solution found was written", err=True)
         sys.exit(1)
@@ -367,37 +407,56 @@ def _reporter(entry, time_limit: float | None, label: str | None):
                             time_limit=time_limit, label=label)
 
 
-def _resume(instances, resume_path, time_limit, generations, target, no_improvement, checkpoint_path,
-            checkpoint_every, scheduler, dask_local, templates: dict, quiet, problem_name=None) -> None:
+def _refuse_on_resume(given: dict[str, object]) -> None:
+    """Refuse the options of ``given`` (option -> value; None or empty: not given) that a resumed
+    run cannot take: it continues with the checkpoint's settings."""
+    for option, value in given.items():
+        if value is not None and value != ():
+            raise MetaheurError(f"{option} cannot change on --resume: a resumed run continues with the "
+                                "checkpoint's settings (stop options, outputs, --checkpoint, --scheduler and "
+                                "--dask-local may change)")
+
+
+def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, run: dict,
+            templates: dict[str, str | None], quiet: bool, verbose: bool) -> None:
+    """``solve --resume``: continue the checkpoint's run (INSTANCE optional; ``--problem`` for a
+    problem of the user's own, which a checkpoint never names) with the ``stop`` options, the
+    ``run`` options (checkpoint interval, Dask) and the outputs of ``templates`` given here."""
     from metaheur.checkpoint import load_checkpoint
     from metaheur.outputs import check_writable, plan_outputs
-    from metaheur.problems import best_known, load_instance
-    from metaheur.solver import resume
+    from metaheur.solver import resume, resumed_instance
 
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
-    info = load_checkpoint(resume_path).settings.problem
-    kind = problem_name or info.problem_class
-    problem = load_instance(instances[0] if instances else info.source, kind) if (instances or info.source) else None
-    plan = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [info.name])[0]
+    problem = resumed_instance(load_checkpoint(resume_path), instances[0] if instances else None, problem_name)
+    plan = plan_outputs(templates, [problem.name])[0]
     check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
-    reporter = None if quiet else _reporter(best_known(info.name, info.n, kind=info.kind), time_limit, None)
-    target_value = target if target is None or target.lower() == "bks" else _int_target(target)
-    result = resume(resume_path, problem=problem, time_limit=time_limit, generations=generations,
-                    target=target_value, no_improvement=no_improvement, callbacks=reporter,
-                    checkpoint=checkpoint_path, checkpoint_every=checkpoint_every, scheduler=scheduler,
-                    dask_local=dask_local)
-    problem = problem or load_instance(info.source, kind)
-    failed = _write_outputs(problem, result, plan)
-    _echo_for([plan])(result.summary())
+    reporter = None if quiet else _reporter(problem.best_known(), stop["time_limit"], None)
+    target = stop["target"]
+    if target is not None and target.lower() != "bks":
+        stop = stop | {"target": _int_target(target)}
+    result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                    **stop, **run)
+    failed = _write_outputs(problem, result, plan) + _checkpoint_failure(result)
+    echo = _echo_for([plan])
+    echo(result.summary())
+    if verbose:
+        _echo_details(result, echo)
     _exit_status(result, failed)
 
 
+def _checkpoint_failure(result) -> list[str]:
+    """The run's last checkpoint, when it could not be written (a warning said so as it happened)."""
+    error = result.parameters.get("checkpoint_error")
+    return [f"--checkpoint {error}"] if error else []
+
+
 def _int_target(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise MetaheurError(f"--target must be a number or 'bks', got {text!r}") from None
+    from metaheur.inputs import is_integer
+
+    if not is_integer(text.strip()):
+        raise MetaheurError(f"--target must be a number or 'bks', got {text!r}")
+    return int(text)
 
 
 def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
@@ -459,12 +518,35 @@ def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point. Ctrl-C, SIGTERM and SIGHUP (:mod:`metaheur.signals`) stop a
+    run with its best solution written; outside a run they end the command with one line. The
+    exit status after a stop signal is 128 + its number (130, 143, 129)."""
+    from metaheur import signals
+
+    status = 0
     try:
-        cli.main(args=argv, prog_name="metaheur")
+        with signals.handling(signals.interrupt):
+            status = _run_cli(argv)
     except KeyboardInterrupt:
         click.echo("metaheur: interrupted", err=True)
-        sys.exit(130)
+        status = signals.exit_status()
+    for s in signals.STOP_SIGNALS:  # the work is done: a late signal does not interrupt the exit
+        signal.signal(s, signal.SIG_IGN)
+    sys.exit(status)
+
+
+def _run_cli(argv: list[str] | None) -> int:
+    """Click's main without its own handling of Ctrl-C ("Aborted!", status 1); returns the exit status."""
+    try:
+        cli.main(args=argv, prog_name="metaheur", standalone_mode=False)
+    except click.exceptions.Abort:  # click turns a KeyboardInterrupt inside its prompts into this
+        raise KeyboardInterrupt from None
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    return 0
 
 
 if __name__ == "__main__":

@@ -13,11 +13,13 @@ that a typo never silently changes nothing.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import sys
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.inputs import CONFIG, read_bytes
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams, search_sections
 from metaheur.suggest import did_you_mean
@@ -48,12 +50,15 @@ def sections() -> dict[str, type]:
 
 
 def _check_type(path, where: str, key: str, value, expected) -> None:
-    """TOML values are typed: refuse 'population = "20"' or 'time_limit = true' up front."""
+    """TOML values are typed: refuse 'population = "20"', 'time_limit = true' or 'time_limit = inf'
+    up front."""
     kinds = expected if isinstance(expected, tuple) else (expected,)
     ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if not ok:
         names = " or ".join(k.__name__ for k in kinds)
         raise InputFormatError(path, f"[{where}] {key} must be {names}, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputFormatError(path, f"[{where}] {key} must be a finite number, got {value!r}")
 
 
 def _field_type(annotation: str):
@@ -72,19 +77,19 @@ def _refuse_unknown(path, section: str, values: dict, keys: list[str]) -> None:
 
 def read_config(path: str | os.PathLike) -> dict:
     """``{"solve": {...}, "ga": GAParams | None, ...}`` from a TOML file."""
+    raw = read_bytes(path, CONFIG)
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise InputFormatError(path, "no such file") from None
-    except OSError as exc:
-        raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         if line is None:  # before Python 3.14 the line is only in the message
             found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
             line = int(found.group(1)) if found else None
         raise InputFormatError(path, f"invalid TOML: {str(exc).split(' (at line')[0]}", line) from None
+    except RecursionError:
+        raise InputFormatError(path, "invalid TOML: nested too deep") from None
+    except ValueError:  # Python's limit on the digits of an integer read from text
+        raise InputFormatError(path, "invalid TOML: an integer too long to read") from None
     out: dict = {"solve": {}}
     known = sections()
     for section, values in data.items():

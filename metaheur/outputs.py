@@ -1,19 +1,24 @@
 """Output files of a run (``--json``, ``--stats``, ``--solution``, ``--plot``, ``--checkpoint``):
 checked before any search starts, and written so that one failure loses nothing else.
 
-Before the search every path is expanded (``{name}`` per instance), and refused with one line
-when it could not be written: a directory, a folder that does not exist or cannot be written in,
-a figure format matplotlib cannot write, several instances without ``{name}``, two outputs on
-one file. ``-`` sends the JSON or the statistics to standard output. At the end each output is
-written on its own through a temporary file in its folder and a rename (a reader never sees half
-a file, a failure leaves no temporary file); a failure is reported and the other outputs are
-still written.
+Before the search every path is expanded (``{name}`` per instance, by the instance's name made
+one plain file name: :func:`safe_name`), and refused with one line when it could not be
+written: a directory, a folder that does not exist or cannot be written in, a figure format
+matplotlib cannot write, several instances without ``{name}``, two outputs on one file. ``-``
+sends the JSON or the statistics to standard output. At the end each output is written on its
+own through a temporary file in its folder and a rename (a reader never sees half a file, a
+failure leaves no temporary file); a failure is reported and the other outputs are still
+written. A character device or a FIFO (``/dev/null``, a named pipe) is written in place, and a
+symlink is written through: the file it points to is replaced, the link stays.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -21,9 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaheur.errors import MetaheurError
+from metaheur.inputs import file_kind
 
 STDOUT = "-"
 STDOUT_OPTIONS = ("--json", "--stats")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+_NAME_LIMIT = 200
 FIGURE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf", ".jpg": "jpeg", ".jpeg": "jpeg"}
 
 
@@ -44,10 +52,33 @@ def figure_format(path: str, option: str = "--plot") -> str:
     return fmt
 
 
+def in_place(path: str | os.PathLike) -> bool:
+    """Whether an output is written in place, opened and written as it is: a character device
+    (``/dev/null``) or a FIFO, also through a symlink; a regular file is replaced instead."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def output_file(path: str | os.PathLike) -> str:
+    """The file an output replaces: ``path``, or the file a symlink points to (the link is kept)."""
+    return os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
+
+
 def check_writable(path: str, option: str) -> None:
-    """Refuse a path that cannot be written: a directory, a missing folder, a folder in which no
-    file can be created (tried with a temporary file, so it holds for every user)."""
-    target = Path(path)
+    """Refuse a path that cannot be written: a directory, a block device or socket, a missing
+    folder, a folder in which no file can be created (tried with a temporary file, so it holds
+    for every user). A character device or FIFO is only checked for write permission (never
+    opened: a FIFO would wait for its reader)."""
+    if in_place(path):
+        if not os.access(path, os.W_OK):
+            raise MetaheurError(f"{option} {path}: the file is not writable")
+        return
+    target = Path(output_file(path))
+    if target.exists() and not (target.is_file() or target.is_dir()):
+        raise MetaheurError(f"{option} {path}: is {file_kind(target.stat().st_mode)}; give a file name")
     if target.is_dir():
         raise MetaheurError(f"{option} {path}: is a directory; give a file name")
     folder = target.parent
@@ -62,9 +93,18 @@ def check_writable(path: str, option: str) -> None:
         raise MetaheurError(f"{option} {path}: the file is not writable")
 
 
+def safe_name(name: str) -> str:
+    """An instance name as it replaces ``{name}`` in a path: one plain file name, whatever the
+    instance file says (``NAME: ../../x``): every character but ``A-Z a-z 0-9 . _ + -`` becomes
+    ``_``, leading dots go (no ``..``, no hidden file), at most 200 characters, ``instance`` for
+    nothing left."""
+    return _UNSAFE.sub("_", name).lstrip(".")[:_NAME_LIMIT] or "instance"
+
+
 def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dict[str, str]]:
     """For each instance (``names``, in order) the paths of its outputs, ``{option: path}``, all
-    checked; ``templates``: the options as given (``None``: not asked for)."""
+    checked; ``templates``: the options as given (``None``: not asked for). Two outputs may not
+    replace one file (a device or a FIFO takes any number of them)."""
     given = {option: t for option, t in templates.items() if t is not None}
     many = len(names) > 1
     to_stdout = [option for option, t in given.items() if t == STDOUT]
@@ -78,7 +118,7 @@ def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dic
         raise MetaheurError(f"{' and '.join(to_stdout)} both ask for standard output; give one of them a file")
     plans: list[dict[str, str]] = []
     writers: dict[str, str] = {}  # real path -> the output that writes it
-    for name in names:
+    for name in map(safe_name, names):
         plan: dict[str, str] = {}
         for option, template in given.items():
             if template == STDOUT:
@@ -95,7 +135,8 @@ def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dic
             who = f"{option} of {name}" if many else option
             if key in writers:
                 raise MetaheurError(f"{who} and {writers[key]} would both write {path}")
-            writers[key] = who
+            if not in_place(path):  # several outputs may go to /dev/null or a pipe
+                writers[key] = who
             plan[option] = path
         plans.append(plan)
     return plans
@@ -114,11 +155,16 @@ def _new_file_mode() -> int:
 
 
 def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """``write(temporary path)`` in the target's folder, then rename it over ``path``; on any
-    failure the temporary file is removed and the error raised. The file gets the permissions a
-    new file gets under the umask (the temporary file's are the owner's only), or keeps those of
-    the file it replaces."""
-    target = Path(path)
+    """``write(temporary path)`` in the target's folder, then rename it over the target; on any
+    failure the temporary file is removed and the error raised. The target is ``path``, or for a
+    symlink the file it points to (the link stays a link); a character device or a FIFO
+    (:func:`in_place`) is written in place, ``write(path)``. The file gets the permissions a new
+    file gets under the umask (the temporary file's are the owner's only), or keeps those of the
+    file it replaces."""
+    if in_place(path):
+        write(os.fspath(path))
+        return
+    target = Path(output_file(path))
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -134,6 +180,23 @@ def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> N
 def write_text_atomically(path: str | os.PathLike, text: str) -> None:
     """:func:`write_atomically` of a text."""
     write_atomically(path, lambda tmp: Path(tmp).write_text(text))
+
+
+def finite(data: object) -> object:
+    """JSON-ready ``data`` with every non-finite float as None (a time limit of ``inf`` given to
+    the API, which means none, is written as null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    return data
+
+
+def strict_json(data: object) -> str:
+    """``data`` as strict JSON (indented): no NaN or Infinity, which are not JSON (:func:`finite`)."""
+    return json.dumps(finite(data), indent=2, allow_nan=False)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaheur.errors import InputFormatError
-from metaheur.outputs import write_text_atomically
+from metaheur.inputs import SOLUTION, is_integer, is_json_int, parse_json, read_utf8
+from metaheur.outputs import strict_json, write_text_atomically
 
 RESULT_FORMAT = 1
 
@@ -26,6 +28,68 @@ def _rows(cls, items, src) -> list:
                 for item in items]
     except (AttributeError, TypeError) as exc:
         raise InputFormatError(src, f"not a metaheur result: bad {cls.__name__} row ({exc})") from None
+
+
+#: Seconds (a run's times and a device's busy and idle times) lie in 0 .. SECONDS_LIMIT (31 years).
+SECONDS_LIMIT = 1e9
+_RANGES = {"utilisation": (0.0, 1.0)} | {
+    name: (0.0, SECONDS_LIMIT) for name in ("time_s", "compile_s", "setup_s", "busy_s", "idle_s")}
+
+
+def _is_int64(value) -> bool:
+    return is_json_int(value) and -(2**63) <= value < 2**63
+
+
+def _is_number(value) -> bool:
+    return (is_json_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+_CHECKS = {"int": (_is_int64, "a 64-bit integer"), "float": (_is_number, "a finite number"),
+           "str": (lambda v: isinstance(v, str), "a string"), "dict": (lambda v: isinstance(v, dict), "an object"),
+           "list[int]": (lambda v: isinstance(v, list) and all(map(_is_int64, v)), "a list of integers"),
+           "list[str]": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings")}
+
+
+def _shown(value) -> str:
+    """A JSON value as a message shows it (cut at 40 characters)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_fields(src, cls, values: dict, where: str) -> None:
+    """The JSON ``values`` of a ``cls`` (a result or one of its rows) against the fields' types
+    (:data:`_CHECKS`; ``X | None`` also takes null; ``true`` is no integer) and ranges
+    (:data:`_RANGES`), the rows' lists row by row; the first wrong one is one line naming it."""
+    for f in dataclasses.fields(cls):
+        if f.name not in values:
+            continue
+        value, name = values[f.name], f"{where}{f.name}"
+        if f.name in _ROWS and cls is Result:
+            if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                raise InputFormatError(src, f"not a metaheur result: {name} must be a list of objects")
+            for k, item in enumerate(value):
+                _check_fields(src, _ROWS[f.name], item, f"{name}[{k}].")
+            continue
+        base = f.type.replace(" | None", "")
+        if value is None and base != f.type:
+            continue
+        ok, what = _CHECKS[base]
+        if not ok(value):
+            raise InputFormatError(src, f"not a metaheur result: {name} must be {what}, got {_shown(value)}")
+        low, high = _RANGES.get(f.name, (-math.inf, math.inf))
+        if base == "float" and not low <= value <= high:
+            raise InputFormatError(src, f"not a metaheur result: {name} = {value} is out of {low:g} .. {high:g}")
+
+
+def _check_solution(src, result: Result) -> None:
+    """A result's solution as a run writes it: ``permutation`` a permutation of 0..n-1, ``sense``
+    min or max."""
+    n, perm = result.n, result.permutation
+    if n < 1 or len(perm) != n or sorted(perm) != list(range(n)):
+        raise InputFormatError(src, f"not a metaheur result: permutation is not a permutation of 0..{n - 1} "
+                                    f"(n = {n})")
+    if result.sense not in ("min", "max"):
+        raise InputFormatError(src, f"not a metaheur result: sense must be min or max, got {_shown(result.sense)}")
 
 
 @dataclass
@@ -147,37 +211,36 @@ class Result:
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
         """The result as JSON; also written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=2)
+        text = strict_json(self.to_dict())
         if path is not None:
             write_text_atomically(path, text + "\n")
         return text
 
     @classmethod
     def from_json(cls, text_or_path: str | os.PathLike) -> Result:
-        """A result from a JSON string or file (as written by :meth:`to_json`): equal to the one written."""
+        """A result from a JSON string or file (as written by :meth:`to_json`): equal to the one
+        written. Every field is checked (:func:`_check_fields`): a file that is not a result, or
+        holds a value no run writes, is one :class:`InputFormatError` line."""
         src = None
         text = str(text_or_path)
         if not text.lstrip().startswith("{"):
             src = Path(text_or_path)
-            try:
-                text = src.read_text()
-            except OSError as exc:
-                raise InputFormatError(src, f"cannot read: {exc.strerror or exc}") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputFormatError(src, f"invalid JSON: {exc.msg}", exc.lineno) from None
-        names = {f.name for f in dataclasses.fields(cls)}
+            text = read_utf8(src, SOLUTION)
+        data = parse_json(text, src)
         if not isinstance(data, dict) or not {"instance", "permutation", "cost"} <= data.keys():
             raise InputFormatError(src, "not a metaheur result (keys instance, permutation, cost expected)")
+        names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in names}
+        _check_fields(src, cls, values, "")
         for key, row in _ROWS.items():
             if key in values:
                 values[key] = _rows(row, values[key], src)
         try:
-            return cls(**values)
+            result = cls(**values)
         except TypeError as exc:
             raise InputFormatError(src, f"not a metaheur result ({exc})") from None
+        _check_solution(src, result)
+        return result
 
     def stats_csv(self, path: str | os.PathLike | None = None) -> str:
         """The per-epoch, per-island statistics as CSV; also written to ``path`` when given."""
@@ -196,9 +259,9 @@ class Result:
         """Statistics rows back from :meth:`stats_csv` (numbers as int/float, empty as None; a
         maximisation's value columns as the rows' cost fields)."""
         back = {v: k for k, v in _MAX_COLUMNS.items()}
-        with open(path, newline="") as handle:
-            return _rows(EpochRow, [{back.get(k, k): _number(v) for k, v in row.items()}
-                                    for row in csv.DictReader(handle)], path)
+        handle = io.StringIO(read_utf8(path, SOLUTION), newline="")
+        return _rows(EpochRow, [{back.get(k, k): _number(v) for k, v in row.items()}
+                                for row in csv.DictReader(handle)], path)
 
     def summary(self) -> str:
         """The lines the CLI prints after a solve: instance, cost, gap, time, strategy, stop reason."""
@@ -230,9 +293,9 @@ class Result:
 def _number(text: str):
     if text == "":
         return None
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            continue
-    return text
+    if is_integer(text):
+        return int(text)
+    try:
+        return float(text) if text.isascii() and "_" not in text else text
+    except ValueError:
+        return text

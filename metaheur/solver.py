@@ -14,22 +14,24 @@ import contextlib
 import dataclasses
 import os
 import platform
+import warnings
 from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
 
 from metaheur.callbacks import Callbacks
-from metaheur.checkpoint import Checkpointer, load_checkpoint
+from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
 from metaheur.engine import compile_seconds_total
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import gpu_wave
+from metaheur.islands.footprint import check_host_memory
 from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
-from metaheur.problems import load_instance, problem_class
+from metaheur.problems import load_instance, registered
 from metaheur.problems.best_known import beaten_optimum, gap_percent
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
@@ -252,10 +254,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     if device_list is not None and len({d.name for d in device_list}) != len(device_list):
         raise MetaheurError("a device is listed twice")
     strategy, island_devices = plan_devices(params.strategy, device_list, params.islands)
-    if (params.scheduler is None and params.dask_local is None
-            and len(island_devices) > MAX_ISLANDS_PER_CORE * cpu_count()):
-        raise MetaheurError(f"{len(island_devices)} islands are more than this machine can run ({cpu_count()} cores, "
-                            f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
+    _check_island_count(len(island_devices), params.scheduler, params.dask_local)
     search = problem.search_form().problem
     if type(search).operators is Problem.operators:
         raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
@@ -268,9 +267,10 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                      for d in island_devices]
     island_params = _with_ls_islands(search, island_params, island_devices, params.tabu_islands)
     search.check_memory(island_devices)
+    check_host_memory(search.n, island_params)
     settings = RunSettings(
         problem=InstanceInfo(problem.fingerprint(), problem.name, problem.n, problem.kind, problem.source,
-                             f"{type(problem).__module__}:{type(problem).__qualname__}"),
+                             _class_name(type(problem))),
         strategy=strategy, seed=seed, devices=tuple(d.name for d in island_devices), migration=migration,
         sync=params.sync, epoch_seconds=params.epoch_seconds, epoch_generations=params.epoch_generations,
         stop=stop_rules_.built_in(), stop_at_optimum=params.stop_at_optimum,
@@ -279,27 +279,34 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                 params.scheduler, params.dask_local, None, seeds)
 
 
+def _check_island_count(islands: int, scheduler: str | None, dask_local: int | None) -> None:
+    """Without a Dask cluster, at most :data:`MAX_ISLANDS_PER_CORE` islands a core."""
+    if scheduler is None and dask_local is None and islands > MAX_ISLANDS_PER_CORE * cpu_count():
+        raise MetaheurError(f"{islands} islands are more than this machine can run ({cpu_count()} cores, "
+                            f"at most {MAX_ISLANDS_PER_CORE * cpu_count()} islands); use a Dask cluster for more")
+
+
 def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, *,
-           problem: Problem | str | os.PathLike | None = None, callbacks: Callbacks | None = None,
+           problem: Problem | str | os.PathLike | type[Problem] | None = None, callbacks: Callbacks | None = None,
            checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0,
            time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
-           no_improvement: int | None = None, scheduler: str | None = None,
+           no_improvement: int | None = None, stop_at_optimum: bool | None = None, scheduler: str | None = None,
            dask_local: int | None = None) -> Result:
     """Continue the run saved in the checkpoint at ``path`` with its own settings, writing the
-    checkpoint there again (or to ``checkpoint``). ``problem``: the instance, when the checkpoint's
-    record of where it came from does not reach it. Stop rules given here (``stop`` and the
+    checkpoint there again (or to ``checkpoint``). ``problem``: the instance (a Problem, a path
+    or a name) when the checkpoint's record of where it came from does not reach it, or the
+    problem class that reads it: a checkpoint names its problem by registered kind, never code
+    to import, so the run of a problem of your own is resumed by giving it
+    (:func:`resumed_instance`). The checkpoint is checked whole against the instance first
+    (:meth:`~metaheur.checkpoint.Checkpoint.validate`). Stop rules given here (``stop`` and the
     shortcuts, as in :func:`solve`) replace the saved ones; without any, the saved built-in rules
-    apply (a user's callable cannot be saved: a run whose budget was one must be given rules)."""
+    apply (a user's callable cannot be saved: a run whose budget was one must be given rules);
+    ``stop_at_optimum`` replaces the saved one."""
     saved = load_checkpoint(path)
-    info = saved.settings.problem
-    if problem is None:
-        if not info.source:
-            raise MetaheurError(f"{path}: the checkpoint does not say where its instance is; give the instance")
-        problem = info.source
-    problem = load_instance(problem, _saved_class(info))
-    if problem.fingerprint() != info.key:
-        raise MetaheurError(f"{path}: checkpoint of instance {info.name} (n = {info.n}), not of "
-                            f"{problem.name} (n = {problem.n})")
+    instance, kind = (None, problem) if isinstance(problem, type) else (problem, None)
+    problem = resumed_instance(saved, instance, kind)
+    saved.validate(problem)
+    _check_island_count(len(saved.states), scheduler, dask_local)
     shortcuts = {"time_limit": time_limit, "generations": generations, "target": target,
                  "no_improvement": no_improvement}
     if stop is None and all(v is None for v in shortcuts.values()):
@@ -307,22 +314,69 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
         if shortcuts["time_limit"] is None and shortcuts["generations"] is None:
             raise MetaheurError(f"{path}: the run's time or generation budget was a stop rule of your own, which "
                                 "a checkpoint cannot hold: give stop rules to resume it")
-    rules = _stop_rules(problem, stop, stop_at_optimum=saved.settings.stop_at_optimum, **shortcuts)
-    settings = dataclasses.replace(saved.settings, stop=rules.built_in())
+    at_optimum = saved.settings.stop_at_optimum if stop_at_optimum is None else stop_at_optimum
+    rules = _stop_rules(problem, stop, stop_at_optimum=at_optimum, **shortcuts)
+    settings = dataclasses.replace(saved.settings, stop=rules.built_in(), stop_at_optimum=at_optimum)
     island_params = saved.island_params(problem.search_form().problem)
     return _run(problem, settings, island_params, rules, callbacks, checkpoint or path, checkpoint_every,
                 scheduler, dask_local, saved, None)
 
 
-def _saved_class(info: InstanceInfo) -> type[Problem] | None:
-    """The problem class a checkpoint names (None when it names none, or one that cannot be
-    imported here: the file's extension then decides)."""
-    if info.problem_class is None:
-        return None
+def resumed_instance(saved: Checkpoint, instance: Problem | str | os.PathLike | None = None,
+                     kind: str | type[Problem] | None = None) -> Problem:
+    """The instance the checkpoint ``saved`` resumes: ``instance`` (a Problem, or a path or name),
+    else the file it was read from, read by ``kind`` (a registered name, ``module:Class`` or a
+    class: what ``--problem`` says), else by the registered problem the checkpoint names
+    (:func:`_registered_class`; a problem of the user's own must be given). A given path or name
+    that the checkpoint's problem cannot read is read as ``metaheur solve`` reads it, so that
+    the fingerprint check says whose checkpoint it is. Refused unless it is the checkpoint's
+    instance."""
+    info = saved.settings.problem
+    if isinstance(instance, Problem):
+        problem = load_instance(instance, kind)
+    elif kind is not None:
+        problem = load_instance(_saved_source(saved) if instance is None else instance, kind)
+    else:
+        cls = _registered_class(info)
+        if cls is None:
+            raise MetaheurError(f"{saved.path}: the checkpoint's problem {info.problem_class or info.kind} is not "
+                                "registered here: give it with --problem module:Class (problem= in Python)")
+        problem = _read_given(instance, cls) if instance is not None else load_instance(_saved_source(saved), cls)
+    if problem.fingerprint() != info.key or problem.n != info.n:
+        ours, theirs = (f"{k.upper()} " if k and info.kind != problem.kind else "" for k in (info.kind, problem.kind))
+        raise MetaheurError(f"{saved.path}: checkpoint of {ours}instance {info.name} (n = {info.n}), not of "
+                            f"{theirs}{problem.name} (n = {problem.n})")
+    return problem
+
+
+def _saved_source(saved: Checkpoint) -> str:
+    """Where the checkpoint's instance was read from (a path, a library or ``gen:`` name)."""
+    if not saved.settings.problem.source:
+        raise MetaheurError(f"{saved.path}: the checkpoint does not say where its instance is; give the instance")
+    return saved.settings.problem.source
+
+
+def _read_given(instance: str | os.PathLike, cls: type[Problem]) -> Problem:
+    """The instance given to resume, read by the checkpoint's problem ``cls``, else (another
+    problem's file or name) as ``metaheur solve`` reads it."""
     try:
-        return problem_class(info.problem_class)
+        return load_instance(instance, cls)
     except MetaheurError:
+        return load_instance(instance)
+
+
+def _registered_class(info: InstanceInfo) -> type[Problem] | None:
+    """The registered problem of the checkpoint's kind when it is the class that wrote it (an
+    older checkpoint names no class), else None; nothing the registry does not name is imported."""
+    cls = registered(skip_broken=True).get(info.kind)
+    if cls is None or info.problem_class not in (None, _class_name(cls)):
         return None
+    return cls
+
+
+def _class_name(cls: type[Problem]) -> str:
+    """A problem class as a checkpoint names it, ``module:Class`` (never imported from there)."""
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _stop_rules(problem: Problem, stop, time_limit, generations, target, no_improvement,
@@ -384,7 +438,28 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
                        "stop": stop.built_in(), "stop_at_optimum": settings.stop_at_optimum,
                        "initial": 0 if seeds is None else len(seeds),
                        "dask": scheduler or (f"local:{dask_local}" if dask_local else None),
-                       "checkpoint": checkpoint, "resumed": saved is not None})
+                       "checkpoint": checkpoint, "resumed": saved is not None,
+                       "checkpoint_error": checkpointer.error if checkpointer else None})
+
+
+def _best_or_identity(problem: Problem, form, record: RunRecord) -> tuple[np.ndarray, int]:
+    """The run's best solution mapped back from the search form and its exact value (the tracked
+    engine cost must be ``engine_sign`` times it). A run stopped (a signal, the time limit) before
+    any island had a solution gives the identity permutation, with a warning."""
+    found = record.best_solution()
+    if found is None:
+        if record.stop_reason not in ("interrupted", "time_limit"):
+            raise MetaheurError("internal error: the run ended without a solution")
+        warnings.warn("metaheur: the run stopped before any island had a solution; the result is the identity "
+                      "permutation (give more time to build the first members)", RuntimeWarning, stacklevel=3)
+        best = np.arange(problem.n, dtype=np.int64)
+        return best, problem.value(best)
+    best, tracked, _ = found
+    best = form.from_search(best)
+    value = problem.value(best)
+    if problem.engine_sign * value != tracked:
+        raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact value {value}")
+    return best, value
 
 
 def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int, compile_s: float,
@@ -392,12 +467,8 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
     """The run's result in the problem's sense: the best solution mapped back from the search form
     (whose maps keep values, so the tracked engine cost must be ``engine_sign`` times its exact
     value), and every cost of the rows turned from engine costs to values."""
-    best, tracked, _ = record.best_solution()
-    best = form.from_search(best)
+    best, value = _best_or_identity(problem, form, record)
     sign = problem.engine_sign
-    value = problem.value(best)
-    if sign * value != tracked:
-        raise MetaheurError(f"internal error: a search tracked cost {tracked} for a solution of exact value {value}")
     entry = problem.best_known()
     bks = entry.value if entry and not beaten_optimum(entry, value, problem.sense) else None
 

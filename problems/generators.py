@@ -6,6 +6,7 @@ are in problems/<name>/). The CLI's built-in instances and the unit tests' data.
 from __future__ import annotations
 
 from metaheur.errors import MetaheurError
+from metaheur.inputs import parse_int
 
 
 def generated_size(spec: str, max_n: int) -> tuple[int, int]:
@@ -15,8 +16,8 @@ def generated_size(spec: str, max_n: int) -> tuple[int, int]:
     if len(parts) not in (3, 4):
         raise MetaheurError(f"unknown built-in instance {spec!r}: {usage}")
     try:
-        n = int(parts[2])
-        seed = int(parts[3]) if len(parts) == 4 else 1
+        n = parse_int(parts[2])
+        seed = parse_int(parts[3]) if len(parts) == 4 else 1
     except ValueError:
         raise MetaheurError(f"bad built-in instance {spec!r}: {usage}") from None
     if seed < 0:

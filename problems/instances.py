@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.inputs import SOLUTION, is_json_int, parse_json
 from metaheur.problems.interface import LoadedSolution, Problem
 from metaheur.problems.registry import (
     class_for_extension,
@@ -181,7 +182,7 @@ def load_solution(instance: Problem, path: str | os.PathLike) -> LoadedSolution:
     city list for the TSP and ATSP). A file of another problem, or one that names another
     instance, is refused with both named."""
     path = Path(path)
-    text = read_text(path)
+    text = read_text(path, SOLUTION)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         return _load_result_json(instance, path, text)
     if instance.formats is None or instance.formats.read_solution is None:
@@ -196,12 +197,7 @@ def _shown(value: object) -> str:
 
 
 def _load_result_json(instance: Problem, path: Path, text: str) -> LoadedSolution:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
-    except (ValueError, RecursionError) as exc:  # a number too long for int(), nesting too deep
-        raise InputFormatError(path, f"invalid JSON: {exc}") from None
+    data = parse_json(text, path)
     if not isinstance(data, dict) or "permutation" not in data:
         raise InputFormatError(path, "no 'permutation' key (expected a metaheur result JSON)")
     problem, name = data.get("problem"), data.get("instance")
@@ -210,9 +206,13 @@ def _load_result_json(instance: Problem, path: Path, text: str) -> LoadedSolutio
                                      f"instance {instance.name} is a {instance.kind.upper()}")
     if isinstance(name, str) and name.lower() != instance.name.lower():
         raise InputFormatError(path, f"a result of instance {_shown(name)}, not of {instance.name}")
+    perm, cost = data["permutation"], data.get("cost")
+    if not (isinstance(perm, list) and all(map(is_json_int, perm))):
+        raise InputFormatError(path, "'permutation' must be a list of integers")
+    if cost is not None and not is_json_int(cost):
+        raise InputFormatError(path, f"'cost' must be an integer, got {_shown(json.dumps(cost))[:40]}")
     try:
-        perm = instance.check_solution(data["permutation"], os.fspath(path))
+        perm = instance.check_solution(perm, os.fspath(path))
     except MetaheurError as exc:
         raise InputFormatError(path, str(exc).split(": ", 1)[-1]) from None
-    cost = data.get("cost")
-    return LoadedSolution(perm, int(cost) if isinstance(cost, int) else None, None)
+    return LoadedSolution(perm, cost, None)

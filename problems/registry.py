@@ -2,7 +2,7 @@
 ``metaheur.problems`` (name -> ``"module:Class"``, as pytest and flake8 find plugins), the
 built-in ones among them (metaheur's own entry points, in pyproject.toml: a built-in problem is
 registered exactly as a plug-in is). :func:`problem_class` also takes a ``module:Class`` of a
-user's own.
+user's own, imported from the current folder too (:func:`working_folder_on_path`).
 
 Registry order: metaheur's own entry points first, by name, then other distributions', as their
 metadata lists them; a name registered twice keeps the first. A problem's
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -49,6 +50,15 @@ def import_class(spec: str, what: str = "problem") -> type[Problem]:
     if not (isinstance(cls, type) and issubclass(cls, Problem)):
         raise MetaheurError(f"{what} {spec!r}: {class_name} is not a metaheur.Problem subclass")
     return cls
+
+
+def working_folder_on_path() -> None:
+    """Put the current folder first on ``sys.path`` (unless it is there), as ``python -m`` does,
+    so that a user's ``module:Class`` imports from it; for good, as the worker processes started
+    later take the parent's ``sys.path``."""
+    here = os.getcwd()
+    if not any(os.path.abspath(entry or os.curdir) == here for entry in sys.path):
+        sys.path.insert(0, here)
 
 
 _SCANNED: dict[tuple, list] = {}
@@ -112,6 +122,7 @@ def problem_class(name_or_spec: str | type[Problem]) -> type[Problem]:
         return name_or_spec
     text = str(name_or_spec)
     if ":" in text:
+        working_folder_on_path()
         return import_class(text)
     classes = registered()
     if text.lower() in classes:

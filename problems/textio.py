@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from metaheur.errors import InputFormatError
+from metaheur.inputs import INSTANCE, is_integer, parse_int, read_bytes
 
 
 def split_pick(spec: str | os.PathLike) -> tuple[str | os.PathLike, str | None]:
@@ -25,17 +26,11 @@ def split_pick(spec: str | os.PathLike) -> tuple[str | os.PathLike, str | None]:
     return base, pick
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """Whole file as text; a missing, unreadable or binary file is an :class:`InputFormatError`."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        raise InputFormatError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputFormatError(path, "is a directory, not a file") from None
-    except OSError as exc:
-        raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+def read_text(path: str | os.PathLike, kind: str = INSTANCE) -> str:
+    """Whole file as text (UTF-8, else Latin-1), read through :func:`metaheur.inputs.read_bytes`
+    (a regular file within the cap of ``kind``); a missing, unreadable, special, too large or
+    binary file is an :class:`InputFormatError`."""
+    raw = read_bytes(path, kind)
     if b"\x00" in raw:
         raise InputFormatError(path, "binary data (NUL bytes); expected a text file")
     try:
@@ -55,11 +50,16 @@ def token_line(lines: Sequence[str], index: int, first_line: int = 1) -> int:
     return first_line + max(len(lines) - 1, 0)
 
 
+def _plain(text: str) -> bool:
+    """Whether the numbers of ``text`` may go to Python's or numpy's conversions: ASCII without
+    underscores (they also take ``1_000`` and other scripts' digits, which a file never means)."""
+    return text.isascii() and "_" not in text
+
+
 def _bad_token(path, lines: Sequence[str], tokens: list[str], first_line: int, kind: str) -> InputFormatError:
-    convert = int if kind == "integer" else float
     for k, tok in enumerate(tokens):
         try:
-            value = convert(tok)
+            value = parse_int(tok) if kind == "integer" else _parse_float(tok)
         except ValueError:
             return InputFormatError(path, f"{tok!r} is not {'an' if kind == 'integer' else 'a'} {kind}",
                                     token_line(lines, k, first_line))
@@ -71,10 +71,21 @@ def _bad_token(path, lines: Sequence[str], tokens: list[str], first_line: int, k
     return InputFormatError(path, f"cannot read the {kind}s", first_line)
 
 
+def _parse_float(token: str) -> float:
+    """``token`` as a float when it is plain ASCII (:func:`_plain`); a ValueError otherwise."""
+    if not _plain(token):
+        raise ValueError(token)
+    return float(token)
+
+
 def parse_ints(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
-    """All tokens of ``lines`` as int64; a non-integer token raises with its line."""
-    tokens = " ".join(lines).split()
+    """All tokens of ``lines`` as int64 (ASCII digits with an optional sign,
+    :func:`metaheur.inputs.is_integer`); a non-integer token raises with its line."""
+    text = " ".join(lines)
+    tokens = text.split()
     try:
+        if not _plain(text):
+            raise ValueError
         values = np.array([int(t) for t in tokens], dtype=np.int64)
     except (ValueError, OverflowError):
         raise _bad_token(path, lines, tokens, first_line, "integer") from None
@@ -83,8 +94,11 @@ def parse_ints(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
 
 def parse_floats(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
     """All tokens of ``lines`` as float64; a non-numeric or non-finite token raises with its line."""
-    tokens = " ".join(lines).split()
+    text = " ".join(lines)
+    tokens = text.split()
     try:
+        if not _plain(text):
+            raise ValueError
         values = np.array(tokens, dtype=np.float64) if tokens else np.zeros(0)
     except ValueError:
         raise _bad_token(path, lines, tokens, first_line, "number") from None
@@ -96,7 +110,7 @@ def parse_floats(path, lines: Sequence[str], first_line: int = 1) -> np.ndarray:
 def is_number_list(text: str) -> bool:
     """Whether a solution file is a plain list of numbers (no TSPLIB keywords)."""
     first = text.split(maxsplit=1)[:1]
-    return bool(first) and first[0].lstrip("+-").isdigit()
+    return bool(first) and is_integer(first[0])
 
 
 def numbered_permutation(path, values: np.ndarray, line: int | None = None) -> tuple[np.ndarray, bool]:

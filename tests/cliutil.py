@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -43,3 +46,25 @@ def write_dat(path: Path, n: int, seed: int) -> Path:
     rows = [str(n)] + [" ".join(map(str, r)) for r in q.flow] + [""] + [" ".join(map(str, r)) for r in q.distance]
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+@contextlib.contextmanager
+def fifo(path: Path):
+    """A FIFO at ``path``; while the block runs, a watchdog opens its write end (and closes it at
+    once) whenever a reader waits on it, so that code which wrongly opens it reads nothing and
+    goes on instead of waiting for ever."""
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def unblock() -> None:
+        while not done.wait(0.05):
+            with contextlib.suppress(OSError):  # ENXIO: no reader waits
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Thread(target=unblock, daemon=True)
+    watchdog.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        watchdog.join()

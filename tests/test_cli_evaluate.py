@@ -4,10 +4,11 @@ and locations (issue 24, item 4)."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
-from cliutil import cpu_runner, ok, user_error
+from cliutil import QUICK, cpu_runner, fifo, ok, user_error
 
 from metaheur.cli import cli
 from metaheur.problems import random_qap, uniform_tsp, write_sln, write_tour
@@ -83,3 +84,61 @@ def test_plain_assignment_list(runner, files, tmp_path):
     (tmp_path / "zero.txt").write_text(" ".join(str(p) for p in perm) + "\n")
     ev = cost(runner, QAP_SPEC, "zero.txt")
     assert ev["cost"] == files["qap"].cost(perm) and ev["note"] == "the file numbers locations from 0"
+
+
+def test_a_one_line_list_is_an_assignment_not_a_sln(runner, files, tmp_path):
+    """``1 2 3`` for n = 9 is a list of 3 locations, not a .sln of n = 1 and cost 2; a .sln on one
+    line (n, the cost, n locations) still reads as one."""
+    (tmp_path / "three.txt").write_text("1 2 3\n")
+    user_error(runner.invoke(cli, ["evaluate", QAP_SPEC, "three.txt"]),
+               "three.txt: the list has 3 numbers, the instance has n = 9")
+    perm, qap = files["perm"], files["qap"]
+    (tmp_path / "flat.sln").write_text(f"9 {qap.cost(perm)} " + " ".join(str(p + 1) for p in perm) + "\n")
+    ev = cost(runner, QAP_SPEC, "flat.sln")
+    assert ev["cost"] == ev["stated_cost"] == qap.cost(perm)
+
+
+def test_special_files_are_not_read(runner, files, tmp_path):
+    """A FIFO (which would wait for a writer) or a device (``/dev/zero`` would fill the memory;
+    ``/dev/null`` checks it safely) as a solution, a warm start or a configuration: one line."""
+    with fifo(tmp_path / "pipe"):
+        for args in (["evaluate", QAP_SPEC, "pipe"], ["solve", QAP_SPEC, *QUICK, "--initial", "pipe"],
+                     ["solve", QAP_SPEC, *QUICK, "--config", "pipe"]):
+            user_error(runner.invoke(cli, args), "pipe: not a regular file (a FIFO)")
+        for args in (["evaluate", QAP_SPEC, "/dev/null"], ["solve", QAP_SPEC, *QUICK, "--initial", "/dev/null"],
+                     ["solve", QAP_SPEC, *QUICK, "--config", "/dev/null"]):
+            user_error(runner.invoke(cli, args), "/dev/null: not a regular file (a character device)")
+
+
+FAILING = """
+from pathlib import Path
+
+from metaheur import Problem, ProblemFormats
+
+
+class Failing(Problem):
+    kind = "failing"
+
+    def __init__(self, n, source):
+        self.name, self.n, self.source = "failing", n, source
+
+    def evaluate(self, perms):
+        raise ZeroDivisionError("no value\\nfor this one")
+
+    def fingerprint(self):
+        return "failing"
+
+
+Failing.formats = ProblemFormats(read=lambda path: Failing(int(Path(path).read_text()), str(path)))
+"""
+
+
+def test_a_users_evaluate_that_fails_is_one_line(runner, tmp_path, monkeypatch):
+    (tmp_path / "failing_problem.py").write_text(FAILING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "three.inst").write_text("3\n")
+    (tmp_path / "r.json").write_text('{"permutation": [2, 0, 1]}')
+    result = runner.invoke(cli, ["evaluate", "--problem", "failing_problem:Failing", "three.inst", "r.json"])
+    sys.modules.pop("failing_problem", None)
+    err = user_error(result)
+    assert err == "metaheur: error: the problem's evaluate failed: ZeroDivisionError: no value for this one"

@@ -7,12 +7,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import socket
+import stat
+import subprocess
 
 import pytest
 from cliutil import QUICK, cpu_runner, ok, user_error, write_dat
 
 from metaheur import plots
 from metaheur.cli import cli
+from metaheur.errors import MetaheurError
+from metaheur.outputs import plan_outputs, safe_name
 
 
 @pytest.fixture
@@ -134,3 +140,102 @@ def test_figure_format_follows_the_extension(runner, tmp_path):
     user_error(runner.invoke(cli, ["plot", "r.json", "again.gif"]), "unknown figure format .gif")
     user_error(runner.invoke(cli, ["plot", "r.json", "nodir/again.png"]), "no folder nodir")
     assert leftovers(tmp_path) == []
+
+
+
+# ------------------------------------------------------------------ special files, links, names
+
+
+def test_a_symlink_to_a_device_is_written_through(runner, tmp_path):
+    """Outputs through symlinks to /dev/null (``solve --json``, ``--plot``, ``plot FIGURE``): the
+    links stay links and /dev/null a character device, written in place (as root, ``--json
+    /dev/null`` used to replace the device by a file)."""
+    for name in ("null.json", "null.png", "again.png"):
+        (tmp_path / name).symlink_to("/dev/null")
+    ok(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK, "-q", "--json", "null.json", "--plot", "null.png",
+                           "--stats", "r.csv"]))
+    (tmp_path / "r.json").write_text(json.dumps({"instance": "x"}))
+    ok(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK, "-q", "--json", "r.json"]))
+    ok(runner.invoke(cli, ["plot", "r.json", "again.png"]))
+    for name in ("null.json", "null.png", "again.png"):
+        assert (tmp_path / name).is_symlink() and os.readlink(tmp_path / name) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert leftovers(tmp_path) == []
+
+
+def test_a_fifo_output_reaches_its_reader(runner, tmp_path):
+    """A named pipe is written in place: its reader gets the JSON. Checking the path before the
+    run does not open it (that would wait for a reader)."""
+    os.mkfifo(tmp_path / "out.json")
+    assert plan_outputs({"--json": "out.json"}, ["x"]) == [{"--json": "out.json"}]  # no reader: not opened
+    reader = subprocess.Popen(["cat", str(tmp_path / "out.json")], stdout=subprocess.PIPE)
+    try:
+        ok(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK, "-q", "--json", "out.json"]))
+        received = reader.communicate(timeout=30)[0]
+    finally:
+        reader.kill()
+        reader.wait()
+    assert json.loads(received)["instance"] == "gen-qap-8-s1"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "out.json").st_mode)
+
+
+def test_a_symlink_to_a_file_replaces_the_file_it_points_to(runner, tmp_path):
+    """The file behind the link is replaced atomically (in its own folder); the link stays."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "latest.json").write_text("old")
+    (tmp_path / "link.json").symlink_to(tmp_path / "store" / "latest.json")
+    (tmp_path / "dangling.csv").symlink_to(tmp_path / "store" / "new.csv")
+    ok(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK, "-q", "--json", "link.json", "--stats", "dangling.csv"]))
+    assert (tmp_path / "link.json").is_symlink() and (tmp_path / "dangling.csv").is_symlink()
+    assert json.loads((tmp_path / "store" / "latest.json").read_text())["instance"] == "gen-qap-8-s1"
+    assert (tmp_path / "store" / "new.csv").read_text().startswith("epoch,")
+    assert leftovers(tmp_path) == [] and leftovers(tmp_path / "store") == []
+
+
+def test_a_socket_is_refused_before_the_search(runner, tmp_path):
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "s.json"))
+        user_error(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK, "--json", "s.json"]),
+                   "--json s.json: is a socket; give a file name")
+    assert stat.S_ISSOCK(os.lstat(tmp_path / "s.json").st_mode)
+
+
+def test_instance_names_cannot_leave_the_output_folder(runner, tmp_path):
+    """``{name}`` is the instance's name made one plain file name: a TSPLIB NAME or an OR-Library
+    ``instance`` line of ``../../x`` or ``/etc/passwd`` writes under the folder given, nowhere else."""
+    coords = "NODE_COORD_SECTION\n1 0 0\n2 10 0\n3 10 10\n4 0 10\n5 5 15\nEOF\n"
+    for file, name in (("up.tsp", "../../x"), ("abs.tsp", "/etc/passwd")):
+        (tmp_path / file).write_text(f"NAME: {name}\nTYPE: TSP\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\n{coords}")
+    (tmp_path / "shop.txt").write_text("instance ../../trav\nthree jobs\n3 2\n0 5 1 3\n0 6 1 2\n0 1 1 9\n")
+    (tmp_path / "res" / "sub").mkdir(parents=True)
+    before = sorted(tmp_path.iterdir())
+    ok(runner.invoke(cli, ["solve", "up.tsp", "abs.tsp", "shop.txt", *QUICK, "-q", "--json", "res/sub/{name}.json"]))
+    assert sorted(tmp_path.iterdir()) == before
+    written = sorted(p.name for p in (tmp_path / "res" / "sub").iterdir())
+    assert written == ["_.._trav.json", "_.._x.json", "_etc_passwd.json"]
+    assert json.loads((tmp_path / "res" / "sub" / "_.._x.json").read_text())["instance"] == "../../x"
+
+
+@pytest.mark.parametrize(("name", "safe"), [
+    ("tai12a", "tai12a"), ("a\x00b", "a_b"), ("line\nbreak", "line_break"), ("..", "instance"), ("", "instance"),
+    (".hidden", "hidden"), ("caf\u00e9 1+2", "caf__1+2"), ("x" * 300, "x" * 200),
+])
+def test_safe_names(name, safe):
+    assert safe_name(name) == safe
+
+
+def test_names_that_come_out_alike_are_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(MetaheurError, match=r"--json of a_b and --json of a_b would both write a_b\.json"):
+        plan_outputs({"--json": "{name}.json"}, ["a/b", "a\nb"])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-t", "inf", "-g", "1"], "--time-limit must be a finite number of seconds, got inf"),
+    (["-t", "nan"], "--time-limit must be positive, got nan"),
+    (["-g", "1", "--epoch-seconds", "inf"], "--epoch-seconds must be a finite number of seconds, got inf"),
+])
+def test_non_finite_seconds_are_refused(runner, tmp_path, args, message):
+    """``-t inf`` used to write ``"time_limit": Infinity``, which is not JSON."""
+    user_error(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK[2:], *args, "--json", "r.json"]), message)
+    assert not (tmp_path / "r.json").exists()

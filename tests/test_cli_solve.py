@@ -387,3 +387,15 @@ def test_walk_islands_is_a_hidden_alias_of_tabu_islands(runner, tmp_path):
     assert runs["--walk-islands"]["islands"] == runs["--tabu-islands"]["islands"]
     help_text = runner.invoke(cli, ["solve", "--help"]).output
     assert "--tabu-islands" in help_text and "--walk-islands" not in help_text
+
+
+@pytest.mark.parametrize("args", [["-g", "1_000"], ["-g", "\u0661\u0662"], ["--seed", "+1_0"], ["--population", "٣٠"]])
+def test_integer_options_are_ascii_digits(monkeypatch, tmp_path, args):
+    """Python's int() takes ``1_000`` and other scripts' digits; an option does not."""
+    result = cpu_runner(monkeypatch, tmp_path).invoke(cli, ["solve", "gen:qap:12", *args])
+    assert result.exit_code == 2 and "is not an integer" in result.output
+
+
+def test_a_target_is_ascii_digits(monkeypatch, tmp_path):
+    result = cpu_runner(monkeypatch, tmp_path).invoke(cli, ["solve", "gen:qap:12", "-g", "1", "--target", "1_0"])
+    user_error(result, "--target must be a number or 'bks'")

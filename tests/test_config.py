@@ -191,7 +191,7 @@ def test_missing_file(tmp_path):
 
 
 def test_directory_is_a_clean_error(tmp_path):
-    with pytest.raises(MetaheurError, match="cannot read"):
+    with pytest.raises(MetaheurError, match="not a regular file"):
         read_config(tmp_path)
 
 
@@ -242,6 +242,24 @@ def test_bad_parameter_values(write, text, message):
     ("[solve]\nislands = 2.0\n", r"\[solve\] islands must be int"),
 ])
 def test_values_of_the_wrong_type(write, text, message):
+    assert_one_line_error(write, text, message)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[solve]\ntime_limit = inf\n", r"\[solve\] time_limit must be a finite number, got inf"),
+    ("[solve]\nepoch_seconds = nan\n", r"\[solve\] epoch_seconds must be a finite number, got nan"),
+    ("[ils]\ntemperature = -inf\n", r"\[ils\] temperature must be a finite number, got -inf"),
+])
+def test_non_finite_numbers(write, text, message):
+    """TOML has inf and nan; no parameter means them (a time limit of inf wrote Infinity in the JSON)."""
+    assert_one_line_error(write, text, message)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "invalid TOML: nested too deep"),
+    ("[solve]\nseed = " + "9" * 5000 + "\n", "invalid TOML: an integer too long to read"),
+])
+def test_what_python_cannot_hold_is_one_line(write, text, message):
     assert_one_line_error(write, text, message)
 
 

@@ -124,3 +124,30 @@ def test_a_run_that_fails_before_any_result_raises():
 
     with pytest.raises(MetaheurError, match="no device"):
         _model(1, always_fails, in_process=True).run(stop_rules(generations=2))
+
+
+def test_worker_processes_that_cannot_start_are_one_line(monkeypatch, tmp_path):
+    """Where worker processes cannot start (no shared memory for loky's semaphores, a process
+    limit), the run says so in one line, with the strategy that needs none."""
+    from click.testing import CliRunner
+
+    from metaheur import cli
+    from metaheur.islands import model as model_module
+
+    class NoWorkers:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            raise PermissionError(13, "Permission denied", "/dev/shm")
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(model_module, "Parallel", NoWorkers)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.cli, ["solve", "gen:qap:12", "-g", "2", "--strategy", "cpu-islands",
+                                          "--islands", "2"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert "\n" not in err and "worker processes could not start" in err and "cpu-serial" in err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -9,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from cliutil import fifo, user_error
 
 from metaheur.cli import cli
 from metaheur.plots import plot_convergence, plot_devices, result_figure
@@ -125,3 +128,58 @@ def test_plot_command_takes_log_time(tmp_path, monkeypatch):
     out = CliRunner().invoke(cli, ["plot", "r.json", "r.png", "--log-time"])
     assert out.exit_code == 0, out.output
     assert (tmp_path / "r.png").stat().st_size > 1000
+
+
+# ------------------------------------------------------------------------ hostile result files
+
+
+def _result_text(**changes) -> str:
+    """A result JSON with the top-level ``changes`` written over it (values as JSON text)."""
+    data = json.loads(make_result().to_json())
+    text = json.dumps({k: v for k, v in data.items() if k not in changes})
+    return text[:-1] + "".join(f', "{k}": {v}' for k, v in changes.items()) + "}"
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ('{"instance": ' + "[" * 100_000 + "]" * 100_000 + "}", "invalid JSON: nested too deep"),
+    (_result_text(cost="9" * 5000), "invalid JSON: an integer too long to read"),
+    (_result_text(permutation="[999, 1, 2, 3, 4]"), "permutation is not a permutation of 0..4 (n = 5)"),
+    (_result_text(permutation="[0, 1, 2, 3]"), "permutation is not a permutation of 0..4"),
+    (_result_text(trace='[{"time_s": 1e308, "island": 0, "cost": 5}]'),
+     "trace[0].time_s = 1e+308 is out of 0 .. 1e+09"),
+    (_result_text(trace='[{"time_s": 0.5, "island": 0, "cost": 1e308}]'), "trace[0].cost must be a 64-bit integer"),
+    (_result_text(time_s="1e999"), "time_s must be a finite number"),
+    (_result_text(time_s="NaN"), "invalid JSON: NaN is not a JSON number"),
+    (_result_text(cost="true"), "cost must be a 64-bit integer, got true"),
+    (_result_text(n="5.0"), "n must be a 64-bit integer, got 5.0"),
+    (_result_text(best_known=str(2**64)), "best_known must be a 64-bit integer"),
+    (_result_text(devices='"cpu"'), "devices must be a list of strings"),
+    (_result_text(history="[1, 2]"), "history must be a list of objects"),
+    (_result_text(device_loads='[{"utilisation": 1e308}]'), "device_loads[0].utilisation = 1e+308 is out of 0 .. 1"),
+    (_result_text(sense='"up"'), 'sense must be min or max, got "up"'),
+])
+def test_plot_of_a_hostile_result_is_one_line(tmp_path, monkeypatch, text, fragment):
+    """Result.from_json checks every field (types, ranges, the permutation): what no run writes is
+    one line naming the field, never a traceback from the JSON parser or from matplotlib."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.json").write_text(text)
+    user_error(CliRunner().invoke(cli, ["plot", "r.json", "r.png"]), "r.json: ", fragment)
+    assert not (tmp_path / "r.png").exists()
+
+
+def test_plot_reads_no_special_file(tmp_path, monkeypatch):
+    """A device (``/dev/zero`` would fill the memory; ``/dev/null`` checks it safely) or a FIFO
+    (which would wait for a writer) is refused before it is read."""
+    monkeypatch.chdir(tmp_path)
+    with fifo(tmp_path / "pipe.json"):
+        for source, kind in (("/dev/null", "a character device"), ("pipe.json", "a FIFO")):
+            user_error(CliRunner().invoke(cli, ["plot", source, "r.png"]), f"{source}: not a regular file ({kind})")
+
+
+def test_a_result_round_trips_through_strict_json(tmp_path):
+    """No NaN or Infinity in what is written (a time limit of inf from the API is null), and
+    what is read back equals what was written."""
+    result = make_result(parameters={"time_limit": float("inf")})
+    text = result.to_json(tmp_path / "r.json")
+    assert "Infinity" not in text and json.loads(text)["parameters"]["time_limit"] is None
+    assert Result.from_json(tmp_path / "r.json") == make_result(parameters={"time_limit": None})

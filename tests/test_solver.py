@@ -137,7 +137,7 @@ def test_from_json_ignores_unknown_keys_and_rejects_non_results(tmp_path):
     bad.write_text("{\n  \"instance\": \n")
     with pytest.raises(MetaheurError, match="invalid JSON"):
         Result.from_json(bad)
-    with pytest.raises(MetaheurError, match="cannot read"):
+    with pytest.raises(MetaheurError, match="no such file"):
         Result.from_json(tmp_path / "missing.json")
 
 

@@ -28,6 +28,12 @@ __device__ __forceinline__ int mh_tid(void) {
   return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
 }
 __device__ __forceinline__ int mh_nthreads(void) { return (int)(blockDim.x * blockDim.y * blockDim.z); }
+
+#ifndef MH_CPU
+/* A GPU launch is never cut short (its length is the launch pacer's, metaheur/search/batch.py);
+ * the CPU build's mh_time_up stops a search at a deadline or the run's stop flag (mh_cpu_shim.h). */
+__device__ __forceinline__ bool mh_time_up(void) { return false; }
+#endif
 __device__ __forceinline__ long long mh_block(void) {
   return (long long)blockIdx.x + (long long)gridDim.x * ((long long)blockIdx.y + (long long)gridDim.y * blockIdx.z);
 }

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -60,12 +61,16 @@ struct mh_launch_t {
   int threads;       /* OpenMP threads for the block loop (1 = sequential) */
   int error;         /* out: non-zero when a simulated block diverged at a barrier */
   int order;         /* sim mode: thread order between barriers (0 forward, 1 reverse, >= 2 random) */
+  double deadline;   /* CLOCK_MONOTONIC seconds at which the launch's searches stop (0: none) */
+  const volatile int *stop; /* the run's stop flag (non-zero: stop now), or null */
 };
 
 static __thread mh_uint3 blockIdx;
 static __thread mh_uint3 gridDim;
+static __thread const mh_launch_t *mh_launch_; /* the launch of this thread's block */
 
 static inline void mh_set_block(const mh_launch_t *L, long long b) {
+  mh_launch_ = L;
   gridDim.x = L->grid[0]; gridDim.y = L->grid[1]; gridDim.z = L->grid[2];
   blockIdx.x = (unsigned int)(b % L->grid[0]);
   blockIdx.y = (unsigned int)((b / L->grid[0]) % L->grid[1]);
@@ -255,5 +260,24 @@ template <typename F> static void mh_run_grid_sim(mh_launch_t *L, F f) {
 
 #define MH_RUN_GRID(L, CALL) mh_run_grid_sim((L), [&]() { CALL; })
 #endif /* MH_SIM_THREADS */
+
+/* Whether this block's search should stop now: the run's stop flag is up or the launch's deadline
+ * has passed (docs/long-runs.md). Searches call it between steps (an iteration, a descent's row),
+ * where what they hold is a whole solution with its exact cost, so a long launch ends within one
+ * step of a time limit or a Ctrl-C. The threads of a simulated block must agree on every branch,
+ * so the simulation (tests) never stops early; nor does a GPU (mh_common.cuh). */
+static inline bool mh_time_up(void) {
+#ifdef MH_SIM_THREADS
+  return false;
+#else
+  const mh_launch_t *L = mh_launch_;
+  if (L == NULL) return false;
+  if (L->stop != NULL && *L->stop) return true;
+  if (L->deadline <= 0.0) return false;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec >= L->deadline;
+#endif
+}
 
 #endif /* MH_CPU_SHIM_H */

@@ -189,12 +189,16 @@ __device__ __forceinline__ void mh_ps_scan(mh_ps_t *S, int type, int rowfn, int 
 }
 
 /* The best move of the whole neighbourhood (block-wide, ties to the smallest index; idx
- * MH_LL_MAX when there is none); tabu search (TABU) with the order aspired < allowed < tabu. */
+ * MH_LL_MAX when there is none, or when the time is up before the scan ends: mh_time_up between
+ * rows); tabu search (TABU) with the order aspired < allowed < tabu. */
 template <int TABU>
 __device__ __forceinline__ void mh_ps_best_move(mh_ps_t *S, int type, int rowfn, int now, ll *key, ll *idx) {
   const ll thr = S->st[MH_PS_BEST] - S->st[MH_PS_COST];
   *key = MH_LL_MAX; *idx = MH_LL_MAX;
-  for (int i = 0; i < S->n; ++i) mh_ps_scan<TABU>(S, type, rowfn, i, now, thr, key, idx);
+  for (int i = 0; i < S->n; ++i) {
+    if (mh_time_up()) { *key = MH_LL_MAX; *idx = MH_LL_MAX; return; }
+    mh_ps_scan<TABU>(S, type, rowfn, i, now, thr, key, idx);
+  }
   mh_block_argmin(key, idx);
   if (TABU && *idx == MH_LL_MAX) { /* every move tabu and none aspired */
     for (int i = 0; i < S->n; ++i) mh_ps_scan<0>(S, type, rowfn, i, now, thr, key, idx);
@@ -225,7 +229,7 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
   const int n = S->n;
   const int rowfn = mh_perm_has_row(type);
   int i0 = 0, since = 0;
-  while (S->st[MH_PS_BEST] > target) {
+  while (S->st[MH_PS_BEST] > target && !mh_time_up()) {
     ll key = MH_LL_MAX, idx = MH_LL_MAX;
     if (first) {
       mh_ps_scan<0>(S, type, rowfn, i0, 0, 0, &key, &idx);
@@ -258,7 +262,7 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
     for (ll e = S.tid; e < 2 * (ll)n * n; e += S.nt) S.tb[e] = 0; /* tb and tm */
     mh_ps_start(&S);
   }
-  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
+  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1 && !mh_time_up(); ++it) {
     const int now = (int)S.st[MH_PS_ITER] + 1;
     ll key, idx;
     mh_ps_best_move<1>(&S, type, rowfn, now, &key, &idx);
@@ -292,7 +296,7 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
     mh_ps_start(&S);
     mh_ps_descend(&S, type, first, target);
   }
-  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
+  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1 && !mh_time_up(); ++it) {
     const ll before = S.st[MH_PS_COST];
     mh_ps_copy(save, S.p, n, S.tid, S.nt);
     if (S.tid == 0) {
@@ -336,7 +340,7 @@ extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const
     mh_ps_start(&S);
     mh_ps_descend(&S, MH_INSERT, first, target);
   }
-  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1; ++it) {
+  for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1 && !mh_time_up(); ++it) {
     const ll before = S.st[MH_PS_COST];
     mh_ps_copy(save, S.p, n, S.tid, S.nt);
     if (S.tid == 0) { /* destruction: d random elements out of p, which keeps the rest in order */

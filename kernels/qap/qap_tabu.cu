@@ -293,7 +293,7 @@ qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *b
     base += shift;
   }
 
-  for (ll it = 0; it < iters && best > target; ++it) {
+  for (ll it = 0; it < iters && best > target && ((it & 63) || !mh_time_up()); ++it) {
     const int now = (int)(iter - base + 1);
     const ll lim_ll = (ll)now - asp;
     const int lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);

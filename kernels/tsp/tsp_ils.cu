@@ -250,7 +250,7 @@ extern "C" __global__ void tsp_ils_run(const double *xy, const int *mat, const i
   const int ws = mh_imax(2, mh_imin(mh_imin(window, n - 2), MH_ILS_LOG / 2)); /* a shuffle logs a swap a city */
   if (n >= 8) {
     S.logging = 1;
-    for (; done < kicks && best > target; ++done) {
+    for (; done < kicks && best > target && ((done & 15) || !mh_time_up()); ++done) {
       S.nlog = 0; S.overflow = 0;
       const int p = mh_below(key, ctr++, n);
       ll delta = mh_kick(&S, kick, p, window, w1, ws, key, &ctr);

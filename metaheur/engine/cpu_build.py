@@ -48,6 +48,8 @@ class LaunchConfig(ctypes.Structure):
         ("threads", ctypes.c_int),
         ("error", ctypes.c_int),
         ("order", ctypes.c_int),
+        ("deadline", ctypes.c_double),
+        ("stop", ctypes.c_void_p),
     ]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metaheur import live
 from metaheur.devices import Device, cpu_count, parse_device
 from metaheur.engine import cpu_build, gpu_build, shapes
 from metaheur.engine.source import KernelSource, Param, load_source
@@ -165,8 +166,10 @@ class Kernel:
             with self.module.device.context():
                 self._fn(g, b, tuple(checked), stream=stream)
             return
+        deadline, stop = live.launch_controls()  # a search's steps stop at the island's deadline or Ctrl-C
         config = cpu_build.LaunchConfig((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b),
-                                        int(threads or cpu_threads()), 0, sim_order() if self.module.sim else 0)
+                                        int(threads or cpu_threads()), 0, sim_order() if self.module.sim else 0,
+                                        deadline, stop)
         raw = [a.ctypes.data if p.pointer else a.item() for p, a in zip(self.params, checked, strict=True)]
         self._fn(ctypes.byref(config), *raw)
         if config.error:

@@ -12,7 +12,8 @@ and device buffers, built once per process).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -30,6 +31,19 @@ def seconds_to(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.perf_counter())
 
 
+@dataclass(frozen=True)
+class SavedSearches:
+    """The arrays an island algorithm keeps of its searches between epochs
+    (``IslandState.searches``), as a checkpoint checks them: ``shapes`` by name (``"S"``: one row
+    a search, ``"n"``: the searched problem's size, an int: that length), the names of those that
+    hold permutations (``solutions``), and the columns that hold the engine costs of solutions
+    (``costs``: (array, column) -> the solutions' array)."""
+
+    shapes: dict[str, tuple]
+    solutions: tuple[str, ...]
+    costs: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
 class Island:
     """One island algorithm on the operators ``ops`` of its problem and device.
 
@@ -39,12 +53,14 @@ class Island:
     ``sized_by_gpu_wave`` (a GPU island improves at least one wave of children a generation);
     ``local_search_only``: its generations are steps of local searches, not GA generations (the
     run's counters keep them apart; such an island keeps one member and one child, :meth:`sizes`);
-    ``automatic_population``: a population of size 0 is sized by the algorithm (EAX)."""
+    ``automatic_population``: a population of size 0 is sized by the algorithm (EAX);
+    ``saved_searches``: what it keeps of its searches between epochs (none by default)."""
 
     candidate_quadrant: int | None = None
     sized_by_gpu_wave = False
     local_search_only = False
     automatic_population = False
+    saved_searches: ClassVar[SavedSearches | None] = None
 
     def __init__(self, spec: IslandSpec, ops):
         self.spec = spec

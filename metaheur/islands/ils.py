@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metaheur.islands.base import Island, seconds_to
+from metaheur.islands.base import Island, SavedSearches, seconds_to
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
@@ -22,6 +22,8 @@ class ILSIsland(Island):
     """Local searches continued member by member (crossover ``none``)."""
 
     local_search_only = True
+    #: where each chain stands and the member it left
+    saved_searches = SavedSearches({"best": ("S", "n"), "current": ("S", "n")}, ("best", "current"))
 
     @classmethod
     def label(cls, spec: IslandSpec) -> str:

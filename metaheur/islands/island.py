@@ -23,7 +23,7 @@ import numpy as np
 
 from metaheur import live
 from metaheur.engine import set_cpu_threads
-from metaheur.islands.base import Island
+from metaheur.islands.base import Island, seconds_to
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import GAParams, IslandParams, crossover_island
 from metaheur.problems.interface import Problem
@@ -231,20 +231,22 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     island = island_for(spec)
     state = replace(state, population=None if state.population is None else state.population.copy(),
                     costs=None if state.costs is None else state.costs.copy())
-    with live.island_epoch(spec.live_folder, spec.index, state):
-        return _epoch(spec, island, state, t0, generations, seconds, time_left, elapsed, limit, generation_limit)
+    deadline = None if time_left is None else t0 + time_left
+    with live.island_epoch(spec.live_folder, spec.index, state, deadline):
+        out = _epoch(spec, island, state, t0, generations, seconds, deadline, elapsed, limit, generation_limit)
+        live.beat(final=True)  # the epoch's best reported, should the run give up waiting for its result
+        return out
 
 
 def _epoch(spec: IslandSpec, island: Island, state: IslandState, t0: float, generations: int | None,
-           seconds: float | None, time_left: float | None, elapsed: float, limit: float | None,
+           seconds: float | None, deadline: float | None, elapsed: float, limit: float | None,
            generation_limit: int | None) -> tuple[IslandState, EpochStats]:
     """The body of :func:`run_epoch` on the epoch's own copy of the state."""
     start_best, start_iters = state.best_cost, state.ls_iterations
     improvements: list[tuple[float, int]] = []
-    deadline = None if time_left is None else t0 + time_left
     built = state.population is None
     if built:
-        state.population, state.costs = island.first_population(state, deadline, time_left)
+        state.population, state.costs = island.first_population(state, deadline, seconds_to(deadline))
         _update_best(state)
         improvements.append((time.perf_counter() - t0, state.best_cost))
     elif _resize(island, state, deadline):

@@ -13,19 +13,17 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import signal
 import sys
 import threading
 import time
 import warnings
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
-from metaheur import live
+from metaheur import live, signals
 from metaheur.callbacks import Callbacks
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
@@ -47,10 +45,13 @@ from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
 from metaheur.problems.interface import Problem
 from metaheur.result import EpochRow
-from metaheur.stopping import Progress, ProvenOptimum, StopRules
+from metaheur.stopping import MaxGenerations, Progress, ProvenOptimum, StopRules, TimeLimit
 
 MAX_RETRIES = 3
 PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an epoch runs
+WAIT_POLL_SECONDS = 0.05  # how often the run's thread looks at its deadline while islands work
+GRACE_SECONDS = 1.0  # after a stop signal, or past the time limit: how long islands get to come back
+GRACE_SHARE = 0.025  # the time limit's grace, as a share of the limit (at least GRACE_SECONDS)
 
 
 @contextlib.contextmanager
@@ -80,16 +81,24 @@ def _keep_worker_caches() -> None:
 
 def _worker_warm_up(spec: IslandSpec) -> int:
     leave_ctrl_c_to_owner(spec)
+    signals.watch_parent(spec.owner_pid)
     return warm_up(spec)
 
 
 def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
     _keep_worker_caches()
+    signals.watch_parent(spec.owner_pid)
     return epoch(spec, state, **budget, in_worker=True)
 
 
 def _unpickled_epoch(epoch, spec: IslandSpec, state: bytes, budget: dict):
     return epoch(spec, pickle.loads(state), **budget, in_worker=True)
+
+
+def _no_workers(exc: Exception) -> MetaheurError:
+    """The one-line error of worker processes that could not start."""
+    return MetaheurError(f"the worker processes could not start ({type(exc).__name__}: {exc}); "
+                         "--strategy cpu-serial runs without them")
 
 
 @dataclass
@@ -115,11 +124,12 @@ class RunRecord:
     #: checkpoint), but their best is the run's best solution when it is better
     dropped: list[IslandState] = field(default_factory=list)
 
-    def best_solution(self) -> tuple[np.ndarray, int, int]:
-        """(solution, cost as tracked, island) of the best island, a dropped epoch's included."""
+    def best_solution(self) -> tuple[np.ndarray, int, int] | None:
+        """(solution, cost as tracked, island) of the best island, a dropped epoch's included; None
+        when no island has a solution (the run was stopped while the first members were built)."""
         done = [s for s in self.states + self.dropped if s.best_cost is not None]
         if not done:
-            raise MetaheurError("no island finished an epoch")
+            return None
         s = min(done, key=lambda x: (x.best_cost, x.index))
         return s.best, s.best_cost, s.index
 
@@ -186,7 +196,11 @@ class IslandModel:
         self.callbacks = callbacks or Callbacks()
         self.balancer = LoadBalancer(self.specs, self.main)
         self.balance = balance
-        self.interrupted = False
+        self.interrupted = False  # a stop signal came: the islands end the epoch under way
+        self.interrupted_at: float | None = None
+        self.aborted = False  # a second stop signal came: the run stops waiting for its islands
+        self.abandoned: str | None = None  # why the run gave up waiting for islands, once it did
+        self.time_limit: float | None = None  # the run's time limit (seconds), for giving islands up
         self.start_time: float | None = None
         self.epoch = epoch
         self.parallel: Parallel | None = None  # the worker islands' executor while a run is on
@@ -224,32 +238,113 @@ class IslandModel:
         return self.epoch(moved, state, **budget)
 
     def _epoch(self, states: list[IslandState], budget: dict) -> list[tuple[IslandState, EpochStats]]:
-        main = [i for i in range(len(states)) if i in self.main]
+        """One epoch of every island: the main-process islands each on a thread of their own, the
+        worker islands through the executor (a failed worker costs a retry), all waited for
+        (:meth:`_wait`); an island that does not come back in time is given up
+        (:meth:`_given_up`)."""
         workers = [i for i in range(len(states)) if i not in self.main]
-        results: dict[int, tuple[IslandState, EpochStats]] = {}
-        pool = ThreadPoolExecutor(max_workers=max(1, len(main))) if main else None
-        futures = {i: pool.submit(self._run_main, self.specs[i], states[i], budget) for i in main} if pool else {}
+        results: dict[int, tuple[IslandState, EpochStats]] = {}  # filled as the islands come back
+        calls = {i: (lambda i=i: results.__setitem__(i, self._run_main(self.specs[i], states[i], budget)))
+                 for i in self.main}
+        if workers:
+            calls[-1] = lambda: self._run_workers(workers, states, budget, results)
+        self._wait(calls)
+        return [results[i] if i in results else self._given_up(states[i]) for i in range(len(states))]
+
+    def _run_workers(self, workers: list[int], states: list[IslandState], budget: dict, results: dict) -> None:
+        """The worker islands' epochs through the executor, each result put in ``results`` as it
+        comes; a worker that dies costs a rerun of the epochs not back yet from the islands' last
+        states, :data:`MAX_RETRIES` times at most."""
         for attempt in range(MAX_RETRIES + 1):
+            pending = [i for i in workers if i not in results]
             try:
                 if attempt and self.backend == "dask":  # the specs scattered to the workers may have died with them
                     self.parallel = self._open_parallel()
-                if workers:
-                    out = self.parallel(self._task(self.specs[i], states[i], budget) for i in workers)
-                    results.update(zip(workers, out, strict=True))
-                break
-            except (KeyboardInterrupt, MetaheurError):
+                for state, stats in self.parallel(self._task(self.specs[i], states[i], budget) for i in pending):
+                    results[state.index] = (state, stats)
+                return
+            except MetaheurError:
                 raise
             except Exception as exc:  # a worker died (killed, out of memory, ...): rerun its epoch
+                if self.abandoned is not None:
+                    raise
                 if attempt == MAX_RETRIES:
                     raise MetaheurError(f"worker processes failed {MAX_RETRIES + 1} times in a row: {exc}") from exc
                 self.retries += 1
+                left = sum(i not in results for i in workers)
                 warnings.warn(f"metaheur: a worker failed ({type(exc).__name__}); rerunning the epoch of "
-                              f"{len(workers)} CPU island(s) from their last state", RuntimeWarning, stacklevel=2)
-        for i, fut in futures.items():
-            results[i] = fut.result()
-        if pool:
-            pool.shutdown()
-        return [results[i] for i in range(len(states))]
+                              f"{left} CPU island(s) from their last state", RuntimeWarning, stacklevel=2)
+
+    def _wait(self, calls: dict) -> None:
+        """Run every call of ``calls`` on a thread of its own and wait for them all. Should the
+        run's time limit pass by more than its grace, or a stop signal's grace pass
+        (:meth:`_overdue`), the calls still under way are given up: the worker processes are
+        ended and a main-process island's thread is left to end its launch by itself. The first
+        error of a call is raised."""
+        errors: list[BaseException] = []
+        left = threading.Semaphore(0)
+
+        def run(call) -> None:
+            try:
+                call()
+            except BaseException as exc:  # handed to the waiting thread
+                errors.append(exc)
+            finally:
+                left.release()
+
+        for key, call in calls.items():
+            threading.Thread(target=run, args=(call,), name=f"metaheur-island-{key}", daemon=True).start()
+        back = 0
+        while back < len(calls):
+            if left.acquire(timeout=WAIT_POLL_SECONDS):
+                back += 1
+                continue
+            reason = self._overdue()
+            if reason is not None:
+                self.abandoned = reason
+                self._end_workers()
+                warnings.warn(f"metaheur: {reason}: gave up waiting for {len(calls) - back} island task(s) under "
+                              "way; each keeps the best it reported", RuntimeWarning, stacklevel=2)
+                return
+        if errors:
+            raise errors[0]
+
+    def _overdue(self) -> str | None:
+        """Why the run stops waiting for its islands now, or None: the time limit passed by more
+        than its grace (:data:`GRACE_SHARE` of it, at least :data:`GRACE_SECONDS`), the first stop
+        signal's grace passed, or a second stop signal came (the time limit counts once the islands
+        are built and the clock runs)."""
+        now = time.perf_counter()
+        if self.aborted:
+            return "stopped by a second signal"
+        if self.interrupted_at is not None and now - self.interrupted_at >= GRACE_SECONDS:
+            return "interrupted"
+        limit = self.time_limit
+        if limit is not None and self.record is not None and \
+                now - self.start_time >= limit + max(GRACE_SECONDS, GRACE_SHARE * limit):
+            return "time limit"
+        return None
+
+    def _end_workers(self) -> None:
+        """End the worker processes of the executor (their islands were given up)."""
+        backend = getattr(self.parallel, "_backend", None)
+        if backend is not None:
+            with contextlib.suppress(Exception):
+                backend.abort_everything(ensure_ready=False)
+                self.parallel._aborted = True  # joblib's own abort at the run's end finds nothing left to end
+
+    def _given_up(self, state: IslandState) -> tuple[IslandState, EpochStats]:
+        """A given-up island's epoch: its state before the epoch, with the best solution it
+        reported during the epoch (:meth:`metaheur.live.Board.best_solution`) when better."""
+        spec = self.specs[state.index]
+        reported = self.board.best_solution(state.index) if self.board is not None else None
+        state = replace(state)
+        improved = False
+        if reported is not None and (state.best_cost is None or reported[0] < state.best_cost):
+            cost, solution = reported
+            if solution.shape == (self.problem.n,):
+                state.best, state.best_cost, improved = solution.astype(np.int64), cost, True
+        return state, EpochStats(state.index, spec.device, 0, 0, 0.0, state.best_cost, improved, state.restarts)
 
     def _task(self, spec: IslandSpec, state: IslandState, budget: dict):
         """One worker island's epoch as a joblib task. On Dask the state travels pickled inside
@@ -260,8 +355,6 @@ class IslandModel:
         return delayed(_worker_epoch)(self.epoch, spec, state, budget)
 
     def _budget(self, stop: StopRules) -> dict:
-        from metaheur.stopping import MaxGenerations, TimeLimit
-
         limit, gens = stop.find(TimeLimit), stop.find(MaxGenerations)
         elapsed = time.perf_counter() - self.start_time
         left = None if limit is None else max(0.0, limit.seconds - elapsed)
@@ -281,8 +374,10 @@ class IslandModel:
         backend, options = self.backend or "loky", {}
         if backend == "dask":
             options["scatter"] = [s for s in self.specs if s.index not in self.main]
+        # loky hands each island's epoch back as it ends (a run that gives up on a late island keeps the others')
+        order = "generator_unordered" if backend == "loky" else "list"
         with parallel_config(backend=backend, **options):  # registers external backends such as dask
-            return self._open.enter_context(Parallel(n_jobs=self.n_jobs))
+            return self._open.enter_context(Parallel(n_jobs=self.n_jobs, return_as=order))
 
     def _warm_up(self, parallel, workers: list[IslandSpec]) -> None:
         """Start the worker processes and build the islands' kernels before the clock: on loky one
@@ -292,7 +387,7 @@ class IslandModel:
 
             get_client().run(warm_up_all, workers)
         else:
-            parallel(delayed(_worker_warm_up)(s) for s in workers)
+            list(parallel(delayed(_worker_warm_up)(s) for s in workers))
 
     def _warm_up_main(self) -> None:
         """Build the main-process islands' operators (kernels, instance data on the device, the
@@ -327,11 +422,14 @@ class IslandModel:
         self.retries = 0
         record = resume or RunRecord([IslandState(i) for i in range(len(self.specs))], self.specs)
         stop = self._without_beaten_optimum(stop, record)  # a resumed run may be beyond it already
-        previous = self._install_sigint()
+        limit = stop.find(TimeLimit)
+        self.time_limit = None if limit is None else limit.seconds
         reason = None
         try:
-            with contextlib.ExitStack() as self._open:
+            with signals.handling(self._on_signal), contextlib.ExitStack() as self._open:
                 self._start(record)
+                if self.abandoned is not None:  # stopped while the islands were being built
+                    reason = "interrupted"
                 while reason is None:
                     t0 = time.perf_counter()
                     try:
@@ -359,11 +457,11 @@ class IslandModel:
                                                  generations=generations, epochs=record.next_epoch,
                                                  epochs_without_improvement=record.stale,
                                                  interrupted=self.interrupted))
+                    if self.abandoned is not None and reason is None:
+                        reason = "interrupted" if self.interrupted else "time_limit"
                     if checkpoint is not None:
                         checkpoint(record, self.migrator, False)
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
             self.board.close()
         record.stop_reason = reason
         record.loads = [load.as_dict() for load in self.balancer.loads.values()]
@@ -378,20 +476,27 @@ class IslandModel:
         (the time this takes is ``record.setup_seconds``), then start the clock. A terminal's
         Ctrl-C reaches the worker processes too: one that arrives while they start ends them, so
         new ones are started and build the islands in the first epoch, which the stop request
-        keeps short."""
-        self.parallel = self._open_parallel()
+        keeps short. Worker processes that cannot start are a one-line error."""
+        try:
+            self.parallel = self._open_parallel()
+        except MetaheurError:
+            raise
+        except Exception as exc:
+            raise _no_workers(exc) from exc
         t_setup = time.perf_counter()
         self.start_time = t_setup - record.seconds  # for on_progress while the workers start
         workers = [s for s in self.specs if s.index not in self.main]
         with self._heartbeat():
             if self.parallel is not None:
                 try:
-                    self._warm_up(self.parallel, workers)
-                except Exception:
+                    self._wait({0: lambda: self._warm_up(self.parallel, workers)})
+                except MetaheurError:
+                    raise
+                except Exception as exc:
                     if not self.interrupted:
-                        raise
+                        raise _no_workers(exc) from exc
                     self.parallel = self._open_parallel()
-            self._warm_up_main()
+            self._wait({0: self._warm_up_main})
         record.setup_seconds = time.perf_counter() - t_setup
         self.start_time = time.perf_counter() - record.seconds
         self.record = record
@@ -489,15 +594,12 @@ class IslandModel:
         best = min((s.best_cost for s in states if s.best_cost is not None), default=None)
         return LiveProgress(best, run_counters(self.specs, states))
 
-    def _install_sigint(self):
-        if threading.current_thread() is not threading.main_thread():
-            return None
-
-        def handler(signum, frame):
-            if self.interrupted:  # the second Ctrl-C: stop now
-                raise KeyboardInterrupt
-            self.interrupted = True
-            self.board.request_stop()  # the islands end the epoch under way
-
-        return signal.signal(signal.SIGINT, handler)
-
+    def _on_signal(self, signum: int, frame) -> None:
+        """A stop signal (:mod:`metaheur.signals`): the first asks the islands to end the epoch
+        under way, keeping what they found, and stops the run; the second stops waiting for them."""
+        signals.note(signum)
+        if self.interrupted:
+            self.aborted = True
+            return
+        self.interrupted, self.interrupted_at = True, time.perf_counter()
+        self.board.request_stop()

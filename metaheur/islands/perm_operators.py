@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaheur import live
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine.user_source import upload
 from metaheur.ga.order_ga import CROSSOVER as ORDER_CROSSOVER
@@ -29,7 +30,8 @@ def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray
     """NEH (Nawaz, Enscore and Ham 1983) with the problem's ``construction_key``: elements in
     decreasing key order (stable), each inserted at its best position of the partial sequence
     (``partial_insert_row``; ties: the least ``partial_insert_tie`` where ``ties`` and the problem
-    has one, then the first)."""
+    has one, then the first). Should the island's time be up (:func:`metaheur.live.time_up`), the
+    elements not inserted yet follow in key order: a whole permutation, at once."""
     dev, n = parse_device(device), problem.n
     code = problem.user_code()
     mod = code.module("engine/perm_eval.cu", dev)
@@ -42,6 +44,9 @@ def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray
     pos = dev.zeros(1, np.int64)
     buf = np.zeros((1, n), np.int32)
     for elem in order[1:]:
+        if live.time_up():
+            seq.extend(int(e) for e in order[len(seq):])
+            break
         buf[0, :len(seq)] = seq
         kernel(1, 1, (dev.asarray(buf), dev.asarray(np.array([len(seq)], np.int32)),
                       dev.asarray(np.array([elem], np.int32)), 1, n, int(ties), work, ws, rows, pos, *data))
@@ -89,9 +94,12 @@ class PermOperators:
         out = np.array([rng.permutation(self.n) for _ in range(count)], dtype=np.int64)
         code = self.problem.user_code()
         if count and code.has("partial_insert_row") and self.problem.construction_key() is not None:
-            if self._neh is None:
-                self._neh = neh(self.problem, self.device, self.params.search(PermSearchParams).ties)
-            out[0] = self._neh
+            start = self._neh
+            if start is None:
+                start = neh(self.problem, self.device, self.params.search(PermSearchParams).ties)
+                if not live.time_up():  # a whole NEH, not one cut short, is kept for later members
+                    self._neh = start
+            out[0] = start
         return out
 
     def crossover(self, population: np.ndarray, pairs: np.ndarray, keys: np.ndarray):

@@ -146,9 +146,10 @@ class PermSearchBatch:
         def reached() -> bool:
             return bool((to_host(self.stats[:count, _BEST]) <= goal).all())
 
-        def progress() -> tuple[int, int]:  # for the island's live report while the batch runs
+        def progress() -> tuple[int, int, np.ndarray]:  # the island's live report while the batch runs
             stats = to_host(self.stats[:count])
-            return int(stats[:, _BEST].min()), int((stats[:, _ITER] + stats[:, _MOVES]).sum())
+            k = int(np.argmin(stats[:, _BEST]))
+            return int(stats[k, _BEST]), int((stats[:, _ITER] + stats[:, _MOVES]).sum()), to_host(self.best[k])
 
         pacer = LaunchPacer(budget, time_limit, max(1, budget if time_limit is None else 1))
         done = pacer.run(launch, dev.synchronize, reached, progress=progress)

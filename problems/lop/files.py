@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError
+from metaheur.inputs import SOLUTION, is_integer
 from metaheur.problems.generators import generated_size
 from metaheur.problems.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.lop.generator import random_lop
@@ -40,7 +41,7 @@ def looks_like_lolib(path: str | os.PathLike) -> bool:
         tokens = read_text(path).split()
     except InputFormatError:
         return False
-    if not tokens or not tokens[0].isdigit():
+    if not tokens or not is_integer(tokens[0], signed=False):
         return False
     n = int(tokens[0])
     return n >= 2 and len(tokens) == 1 + n * n
@@ -49,7 +50,7 @@ def looks_like_lolib(path: str | os.PathLike) -> bool:
 def read_order(path: str | os.PathLike, lop: LOP | None = None) -> np.ndarray:
     """Read a solution file: the items in order, 1-based (or 0-based over 0..n-1), any whitespace;
     returned 0-based. With ``lop`` given, the count must be its ``n``."""
-    lines = read_text(path).splitlines()
+    lines = read_text(path, SOLUTION).splitlines()
     values = parse_ints(path, lines)
     if values.size == 0:
         raise InputFormatError(path, "empty file; expected the items in their order, 1-based")

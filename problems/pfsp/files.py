@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError
+from metaheur.inputs import SOLUTION, is_integer
 from metaheur.problems.pfsp.generator import TAILLARD_SEEDS
 from metaheur.problems.textio import parse_ints, read_text, split_pick
 
@@ -52,10 +53,10 @@ def is_flow_shop_file(path: str | os.PathLike) -> bool:
     if _TAILLARD_LABEL in head.lower() or re.search(r"(?im)^\s*instance\s+\S+\s*$", head):
         return True
     lines = [line.split() for line in head.splitlines() if line.strip()]
-    if len(lines) < 2 or len(lines[0]) != 2 or not all(t.isdigit() for t in lines[0]):
+    if len(lines) < 2 or len(lines[0]) != 2 or not all(is_integer(t, signed=False) for t in lines[0]):
         return False
     row = lines[1]
-    return len(row) % 2 == 0 and all(t.isdigit() for t in row) and row[0] == "0"
+    return len(row) % 2 == 0 and all(is_integer(t, signed=False) for t in row) and row[0] == "0"
 
 
 def read_flow_shops(path: str | os.PathLike) -> list[FlowShopData]:
@@ -87,7 +88,7 @@ def read_flow_shop(spec: str | os.PathLike, pick: str | None = None) -> FlowShop
         names = ", ".join(f.name for f in found[:4]) + (", ..." if len(found) > 4 else "")
         raise InputFormatError(path, f"holds {len(found)} instances ({names}); name one as FILE#NAME "
                                      f"or number it as FILE#K (1..{len(found)})")
-    if pick.isdigit():
+    if is_integer(pick):
         k = int(pick)
         if not 1 <= k <= len(found):
             raise InputFormatError(path, f"instance #{k} asked for, the file holds {len(found)}")
@@ -230,7 +231,7 @@ def _read_orlib(path: Path, lines: list[str]) -> list[FlowShopData]:
 
 def _two_ints(line: str) -> bool:
     tokens = line.split()
-    return len(tokens) == 2 and all(t.lstrip("+-").isdigit() for t in tokens)
+    return len(tokens) == 2 and all(map(is_integer, tokens))
 
 
 # ------------------------------------------------------------------------------------ solutions
@@ -248,12 +249,12 @@ class JobOrder:
 def read_job_order(path: str | os.PathLike, n: int) -> JobOrder:
     """A job-order file: ``#`` comment lines (``# makespan 1278`` states the value), then the ``n`` jobs
     1-based (0-based when the numbers run over 0..n-1), any line breaks."""
-    lines = read_text(path).splitlines()
+    lines = read_text(path, SOLUTION).splitlines()
     stated = None
     body = []
     for line in lines:
         if line.lstrip().startswith("#"):
-            found = re.search(r"makespan\s*[:=]?\s*(-?\d+)", line, re.IGNORECASE)
+            found = re.search(r"makespan\s*[:=]?\s*(-?[0-9]+)", line, re.IGNORECASE)
             if found and stated is None:
                 stated = int(found.group(1))
             body.append("")

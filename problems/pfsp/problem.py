@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metaheur.errors import MetaheurError
+from metaheur.inputs import parse_int
 from metaheur.problems.arrays import exact_integers
 from metaheur.problems.best_known import BestKnown
 from metaheur.problems.interface import LoadedSolution, ProblemFormats
@@ -253,8 +254,8 @@ def generated_pfsp(spec: str) -> PFSP:
     if len(parts) not in (4, 5):
         raise MetaheurError(f"bad built-in instance {spec!r}: {GENERATOR_USAGE}")
     try:
-        n, m = int(parts[2]), int(parts[3])
-        seed = int(parts[4]) if len(parts) == 5 else 1
+        n, m = parse_int(parts[2]), parse_int(parts[3])
+        seed = parse_int(parts[4]) if len(parts) == 5 else 1
     except ValueError:
         raise MetaheurError(f"bad built-in instance {spec!r}: {GENERATOR_USAGE}") from None
     if not (1 <= n <= 100_000 and 1 <= m <= 1000 and n * m <= 1_000_000):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError
+from metaheur.inputs import SOLUTION, is_integer
 from metaheur.problems.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.qap.generator import generate
 from metaheur.problems.qap.problem import QAP
@@ -26,8 +27,7 @@ from metaheur.problems.textio import (
 
 def _looks_like_qaplib(path: str | os.PathLike) -> bool:
     """Whether a file starts with a number, as a QAPLIB ``.dat`` does (TSPLIB files start with a keyword)."""
-    first = read_text(path).lstrip()[:32].split()
-    return bool(first) and first[0].lstrip("+-").isdigit()
+    return is_number_list(read_text(path).lstrip()[:32])
 
 
 
@@ -56,7 +56,7 @@ def read_sln(path: str | os.PathLike, qap: QAP | None = None) -> QAPSolution:
     the permutation is returned as written with ``orientation = "direct"`` and the caller sees the
     mismatch by comparing ``stated_cost`` with the recomputed cost.
     """
-    text = read_text(path)
+    text = read_text(path, SOLUTION)
     lines = text.splitlines()
     values = parse_ints(path, lines)
     if values.size < 2:
@@ -85,7 +85,7 @@ def read_assignment(path: str | os.PathLike, qap: QAP) -> tuple[np.ndarray, bool
     """Read a plain assignment list (the location of unit 1, unit 2, ...: n numbers, any line
     breaks, 1-based, or 0-based when they run over 0..n-1) as a 0-based permutation, and whether
     the file numbered locations from 0."""
-    lines = read_text(path).splitlines()
+    lines = read_text(path, SOLUTION).splitlines()
     p = parse_ints(path, lines)
     n = qap.n
     if p.size != n:
@@ -103,18 +103,28 @@ def write_sln(path: str | os.PathLike, qap: QAP, perm) -> int:
     return cost
 
 
+def _is_sln(text: str, n: int) -> bool:
+    """Whether a QAP solution file of numbers is a QAPLIB ``.sln`` (``n``, the cost, the
+    permutation) rather than a plain assignment list: ``n`` numbers are a list; ``n + 2`` numbers
+    starting with ``n``, or a first line of two numbers (the size and the cost), a ``.sln``."""
+    tokens = text.split()
+    if len(tokens) == n:
+        return False
+    first_line = next((line.split() for line in text.splitlines() if line.strip()), [])
+    return len(first_line) == 2 or (len(tokens) == n + 2 and is_integer(tokens[0]) and int(tokens[0]) == n)
+
+
 def read_solution(qap: QAP, path: str | os.PathLike) -> LoadedSolution:
     """A QAP solution file: a QAPLIB ``.sln`` or a plain assignment list; a TSP tour file is
     refused with both problems named."""
     path = Path(path)
-    text = read_text(path)
+    text = read_text(path, SOLUTION)
     if path.suffix.lower() == ".tour" or "TOUR_SECTION" in text.upper():
         raise InputFormatError(path, f"this is a TSP tour file, the instance {qap.name} is a QAP")
     if not is_number_list(text):
         raise InputFormatError(path, f"not a QAP solution: {qap.name} is a QAP, which takes a QAPLIB .sln "
                                      "or a plain list of locations")
-    values = text.split()
-    if len(values) == qap.n:
+    if not _is_sln(text, qap.n):
         perm, zero_based = read_assignment(path, qap)
         return LoadedSolution(perm, None, "the file numbers locations from 0" if zero_based else None)
     sol = read_sln(path, qap)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metaheur.islands.base import Island, seconds_to
+from metaheur.islands.base import Island, SavedSearches, seconds_to
 from metaheur.islands.params import IslandParams
-from metaheur.problems.qap.tabu import SAVED_SEARCH
+from metaheur.problems.qap.tabu import BEST, COST, N_STATS, SAVED_SEARCH
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
@@ -23,6 +23,10 @@ class TabuIsland(Island):
     """Continued robust tabu searches of the QAP, one per member (crossover ``none``)."""
 
     local_search_only = True
+    #: the searches' snapshot (``QAPTabuBatch.snapshot``: SAVED_SEARCH), statistics with the costs
+    saved_searches = SavedSearches({"perm": ("S", "n"), "best": ("S", "n"), "stats": ("S", N_STATS),
+                                    "tabu": ("S", "n", "n"), "left": ("S", "n", "n"), "keys": ("S",)},
+                                   ("perm", "best"), {("stats", COST): "perm", ("stats", BEST): "best"})
 
     @classmethod
     def label(cls, spec: IslandSpec) -> str:

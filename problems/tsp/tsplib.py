@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.inputs import SOLUTION, parse_int
 from metaheur.problems.best_known import best_known
 from metaheur.problems.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.textio import (
@@ -100,7 +101,7 @@ def _dimension(path, header) -> int:
         raise InputFormatError(path, "missing DIMENSION")
     value, line = header["DIMENSION"]
     try:
-        n = int(value)
+        n = parse_int(value)
     except ValueError:
         raise InputFormatError(path, f"DIMENSION {value!r} is not an integer", line) from None
     if n < 1:
@@ -238,7 +239,7 @@ def read_tour(path: str | os.PathLike, tsp: TSP | None = None) -> np.ndarray:
     The ``-1`` terminator and ``EOF`` are optional. With ``tsp`` given the tour must visit its
     cities; otherwise its DIMENSION (or its own length) decides.
     """
-    text = read_text(path)
+    text = read_text(path, SOLUTION)
     lines = text.splitlines()
     if is_number_list(text):
         return read_city_list(path, tsp)[0]
@@ -271,7 +272,7 @@ def read_city_list(path: str | os.PathLike, tsp: TSP | None = None) -> tuple[np.
     Cities are 1-based, or 0-based when they run over 0..n-1 (Concorde). A leading count equal
     to n (Concorde's first line) and a ``-1`` terminator are allowed.
     """
-    lines = read_text(path).splitlines()
+    lines = read_text(path, SOLUTION).splitlines()
     values = parse_ints(path, lines)
     stop = np.flatnonzero(values == -1)
     cities = values[: stop[0]] if stop.size else values
@@ -312,7 +313,7 @@ def read_solution(tsp, path: str | os.PathLike) -> LoadedSolution:
     """A tour of a TSP or ATSP: a TSPLIB ``.tour`` or a plain city list; a QAP ``.sln``, or a
     ``.tour`` that names another known instance, is refused with both named."""
     path = Path(path)
-    text = read_text(path)
+    text = read_text(path, SOLUTION)
     if path.suffix.lower() == ".sln":
         raise InputFormatError(path, f"this is a QAP solution file (.sln), the instance {tsp.name} is a "
                                      f"{tsp.kind.upper()}")

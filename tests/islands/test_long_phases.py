@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from metaheur import live
@@ -83,13 +84,16 @@ def test_worker_islands_report_progress_during_the_build(long_build):
 def test_a_stop_request_reaches_an_island_and_its_launches(tmp_path):
     board = live.Board()
     try:
-        state = type("S", (), {"best_cost": 7, "generation": 3, "ls_iterations": 10})()
+        state = type("S", (), {"best_cost": 7, "generation": 3, "ls_iterations": 10, "best": np.arange(4)})()
         with live.island_epoch(board.folder, 2, state):
             pacer = LaunchPacer(None, 60.0, first=5)
             assert not live.stop_requested() and pacer.next_step() == 5
             time.sleep(live.REPORT_SECONDS)
-            live.beat(lambda: (5, 4))  # a batch under way: its best and iterations count
+            live.beat(lambda: (5, 4, np.array([3, 1, 2, 0])))  # a batch under way: its best, iterations, solution
             assert board.reports()[2] == live.Report(best_cost=5, generation=3, ls_iterations=14)
+            cost, solution = board.best_solution(2)
+            assert cost == 5 and solution.tolist() == [3, 1, 2, 0]
+            assert board.best_solution(1) is None  # island 1 reported nothing
             board.request_stop()
             time.sleep(live.STOP_POLL_SECONDS)
             assert live.stop_requested() and pacer.next_step() == 0 and pacer.out_of_time()
@@ -116,7 +120,7 @@ def test_a_batch_of_generic_searches_reports_its_best_and_iterations_while_it_ru
     starts = np.array([rng.permutation(shop.n) for _ in range(2)])
     board = live.Board()
     try:
-        state = type("S", (), {"best_cost": None, "generation": 0, "ls_iterations": 0})()
+        state = type("S", (), {"best_cost": None, "generation": 0, "ls_iterations": 0, "best": None})()
         with live.island_epoch(board.folder, 0, state):
             result = PermSearchBatch(shop, "cpu", 2, PermSearchParams(method="ig")).run(
                 starts, np.array([1, 2], dtype=np.uint64), budget=10**9, time_limit=0.3)

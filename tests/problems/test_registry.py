@@ -148,6 +148,21 @@ def test_a_users_class_by_module_path(user_module, tmp_path):
         load_instance(path)  # not registered: the extension says nothing, the QAP's sniffer claims numbers
 
 
+def test_a_users_class_imports_from_the_working_folder(tmp_path, monkeypatch):
+    """``--problem module:Class`` finds the module in the current folder without PYTHONPATH, as
+    ``python -m`` would (docs/cli.md); the folder stays on sys.path for the worker processes."""
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here_lin.py").write_text(MODULE)
+    (tmp_path / "small.lin").write_text("5 1 3\n")
+    try:
+        code, out, err = run_cli(["info", "--problem", "here_lin:Lin", "small.lin", "--json"])
+    finally:
+        sys.modules.pop("here_lin", None)
+    assert code == 0, err
+    assert json.loads(out)["n"] == 3 and sys.path[0] == str(tmp_path)
+
+
 def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tmp_path, monkeypatch):
     lin_class = problem_class("lin")
     assert list(registered()) == ["atsp", "lop", "pfsp", "qap", "tsp", "lin"]

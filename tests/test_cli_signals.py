@@ -1,0 +1,128 @@
+"""Stop signals at the command line (docs/long-runs.md): SIGTERM and SIGHUP are a Ctrl-C, the
+outputs are written and the exit status says which signal; no process outlives a run, however its
+process ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _start(tmp_path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "metaheur.cli", "solve", *args], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ | (env or {}))
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live (not zombie) process below ``pid``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.add(pid)
+        except OSError:
+            pass
+    return alive
+
+
+def _wait_for_workers(proc: subprocess.Popen, count: int, timeout: float = 60.0) -> set[int]:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        found = _descendants(proc.pid)
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("the worker processes did not start")
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_the_run_with_its_outputs_and_leave_no_process(tmp_path, signum, status):
+    proc = _start(tmp_path, "gen:qap:40", "-t", "60", "--strategy", "cpu-islands", "--islands", "2",
+                  "--json", "r.json", "--solution", "r.sln")
+    workers = _wait_for_workers(proc, 2)
+    time.sleep(3.0)  # the islands are searching
+    t0 = time.monotonic()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 5.0
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["stop_reason"] == "interrupted" and (tmp_path / "r.sln").is_file()
+    time.sleep(1.0)
+    assert not _alive(workers)
+
+
+def test_workers_end_when_the_run_is_killed(tmp_path):
+    proc = _start(tmp_path, "gen:qap:40", "-t", "60", "--strategy", "cpu-islands", "--islands", "2", "-q")
+    workers = _wait_for_workers(proc, 2)
+    time.sleep(3.0)
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 5.0
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(workers)
+
+
+def test_ctrl_c_while_the_kernels_are_built_is_an_interruption(tmp_path):
+    """A cold kernel cache: the first seconds build the kernels; Ctrl-C then ends the command with
+    one line and status 130 (not click's "Aborted!" and 1)."""
+    proc = _start(tmp_path, "gen:qap:30", "-t", "30", "--strategy", "cpu-serial", "-q",
+                  env={"METAHEUR_CACHE_DIR": str(tmp_path / "cache")})
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Aborted" not in err and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("metaheur:")
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line(monkeypatch, capsys):
+    """The console script imports the command line (numpy, the solver) inside its handling of
+    Ctrl-C: a Ctrl-C then is one line and status 130, not a traceback."""
+    import builtins
+
+    import _metaheur_launch
+
+    real_import = builtins.__import__
+
+    def interrupted_import(name, *args, **kwargs):
+        if name == "metaheur.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted_import)
+    with pytest.raises(SystemExit) as stop:
+        _metaheur_launch.main()
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "metaheur: interrupted\n"
