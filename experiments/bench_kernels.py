@@ -48,6 +48,12 @@ in an H200's 50 MB L2 cache, so DRAM bandwidth is not what bounds the TSP kernel
 says how far a kernel is from that roofline, not that it is memory-bound.
 
     python experiments/bench_kernels.py [--quick] [--repeat 3] [--out experiments/results] [--label NAME]
+    python experiments/bench_kernels.py --gpu-check QAP_N TSP_N BATCH [--gpu-tours T1,T2,...] ...
+
+``--gpu-check`` keeps the rows of experiments/gpu_check.sh only; with it, ``--gpu-tours`` gives
+the GPU rows of the 2-opt kernels (``tsp_2opt_cand``, ``tsp_2opt_full``) one row per tour count
+instead of BATCH / 8 tours, each count still raised to two per multiprocessor (e.g. 264,660,1320:
+2, 5 and 10 a multiprocessor of a 132-SM H100 SXM or H200); the or-opt rows keep BATCH / 8.
 
 Writes ``bench_kernels_<label>.csv`` and ``.md`` (label: --label, else the host name) under
 --out, and prints the table and the ratio "CPU build 1 core / numpy" for the O(1) QAP update at
@@ -103,6 +109,7 @@ class Config:
     tsp_batches: list
     tsp_gpu_batches: list
     knn_sizes: list
+    tsp_2opt_gpu_batches: list | None = None  # the 2-opt kernels' GPU tour counts (None: tsp_gpu_batches)
     k: int = 10
     library: bool = True  # also pla85900 from $METAHEUR_INSTANCES (not in --quick or --gpu-check)
     gpus: tuple = ()
@@ -263,6 +270,23 @@ def tsp_instances(cfg: Config):
     return out
 
 
+def gpu_tour_counts(cfg: Config, kernel: str) -> list:
+    """The GPU tour counts of ``kernel``'s rows."""
+    if kernel.startswith("tsp_2opt") and cfg.tsp_2opt_gpu_batches is not None:
+        return cfg.tsp_2opt_gpu_batches
+    return cfg.tsp_gpu_batches
+
+
+def tsp_batch_kernels(cfg: Config, kernels: list, dev) -> list[tuple[int, list]]:
+    """(tours, the kernels timed with that many) on ``dev``: the CPU batches for every kernel, then
+    on a GPU each kernel's GPU tour counts."""
+    out = [(batch, kernels) for batch in cfg.tsp_batches]
+    if dev.is_gpu:
+        counts = dict.fromkeys(b for kernel in kernels for b in gpu_tour_counts(cfg, kernel))
+        out += [(b, [k for k in kernels if b in gpu_tour_counts(cfg, k)]) for b in counts]
+    return out
+
+
 def bench_tsp(cfg: Config) -> None:
     for tsp in tsp_instances(cfg):
         n, k = tsp.n, cfg.k
@@ -277,7 +301,7 @@ def bench_tsp(cfg: Config) -> None:
             module = load_module("tsp/tsp_moves.cu", dev, data.defines)
             sync = dev.synchronize if dev.is_gpu else _no_sync
             neigh_dev = dev.asarray(neigh)
-            for batch in cfg.tsp_batches + (cfg.tsp_gpu_batches if dev.is_gpu else []):
+            for batch, batch_kernels in tsp_batch_kernels(cfg, kernels, dev):
                 rng = np.random.default_rng(batch)
                 tours = np.array([rng.permutation(n) for _ in range(batch)], np.int32)
                 t_dev = dev.asarray(tours)
@@ -286,7 +310,7 @@ def bench_tsp(cfg: Config) -> None:
                 placeholder = dev.zeros(1, np.int64)
                 move_out = dev.zeros((batch, 4), np.int32)
                 delta_out = dev.zeros(batch, np.int64)
-                for kernel in kernels:
+                for kernel in batch_kernels:
                     block = ((32, 8) if kernel == "tsp_2opt_full" else (128,)) if dev.is_gpu else (1,)
                     if kernel == "tsp_2opt_full":
                         args = (data.xy, data.mat, t_dev, n, 0, placeholder, move_out, delta_out)
@@ -451,6 +475,24 @@ def write_results(cfg: Config, out: Path, label: str, argv: list[str]) -> tuple[
     return csv_path, md_path
 
 
+def tour_counts(text: str) -> list[int]:
+    """``T1,T2,...`` as positive tour counts (argparse type)."""
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected tour counts T1,T2,..., got {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"tour counts must be positive integers, got {text!r}")
+    return counts
+
+
+def two_per_sm(counts: list, gpus: tuple) -> list:
+    """``counts`` each raised to at least two tours (blocks) per multiprocessor of the largest GPU,
+    without repeats."""
+    floor = 2 * max((g.cores for g in gpus), default=0)
+    return list(dict.fromkeys(max(b, floor) for b in counts))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -466,7 +508,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the rows of experiments/gpu_check.sh: QAP n = QAP_N with BATCH solutions on a "
                              "GPU, TSP n = TSP_N (2-opt over all pairs too) with BATCH / 8 tours on a GPU (at least "
                              "two per multiprocessor)")
+    parser.add_argument("--gpu-tours", type=tour_counts, default=None, metavar="T1,T2,...",
+                        help="with --gpu-check: the GPU rows of the 2-opt kernels with these tour counts (one row "
+                             "each, each raised to two per multiprocessor) instead of BATCH / 8")
     args = parser.parse_args(argv)
+    if args.gpu_tours and not args.gpu_check:
+        parser.error("--gpu-tours needs --gpu-check")
     args.out = out_folder(args.out, args.quick)
     quick = args.quick
     cfg = Config(
@@ -490,8 +537,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg.qap_sizes, cfg.qap_batches, cfg.qap_gpu_batches = [qap_n], [1], [batch]
         cfg.tsp_sizes, cfg.tsp_full_sizes, cfg.tsp_batches = [tsp_n], [tsp_n], [1]
         cfg.tsp_gpu_batches, cfg.library = [max(1, batch // 8)], False
+        if args.gpu_tours:
+            cfg.tsp_2opt_gpu_batches = two_per_sm(args.gpu_tours, cfg.gpus)
     # a GPU row of the TSP kernels launches at least two blocks (tours) per multiprocessor
-    cfg.tsp_gpu_batches = [max(b, 2 * max((g.cores for g in cfg.gpus), default=0)) for b in cfg.tsp_gpu_batches]
+    cfg.tsp_gpu_batches = two_per_sm(cfg.tsp_gpu_batches, cfg.gpus)
     parts = args.only or ["qap", "tsp", "knn"]
     print("\n".join(header_lines(cfg, argv)), flush=True)
     if "qap" in parts:

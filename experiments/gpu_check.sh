@@ -33,44 +33,10 @@
 # bench_search_gpu.md, solves.md, gpu_check.log (everything printed, complete when the script
 # returns). Exits non-zero when a step fails.
 set -uo pipefail
-
-usage() {
-    echo "usage: bash experiments/gpu_check.sh [--simulated [--tiny]] OUTDIR" >&2
-    exit 2
-}
-SIMULATED=0
-TINY=0
-while [ $# -gt 1 ]; do
-    case "$1" in
-        --simulated) SIMULATED=1 ;;
-        --tiny) TINY=1 ;;
-        *) usage ;;
-    esac
-    shift
-done
-[ $# -eq 1 ] || usage
-case "$1" in -*) usage ;; esac
-if [ "$TINY" -eq 1 ] && [ "$SIMULATED" -eq 0 ]; then
-    echo "gpu_check.sh: --tiny is for --simulated runs" >&2
-    exit 2
-fi
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-mkdir -p "$1"
-OUT=$(cd "$1" && pwd)
-PY=${PYTHON:-python3}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/metaheur-gpu-check.XXXXXX")
-TEE_PID=""
-# On exit: give the log's tee the end of its input and wait until it has written everything, so
-# that gpu_check.log is complete when the script returns; then remove the temporary tree.
-finish() {
-    if [ -n "$TEE_PID" ]; then
-        exec 1>&3 2>&4 3>&- 4>&-
-        wait "$TEE_PID" 2>/dev/null || while kill -0 "$TEE_PID" 2>/dev/null; do sleep 0.1; done
-    fi
-    rm -rf "$TMP"
-}
-trap finish EXIT
+SCRIPT=gpu_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/gpu_shell.sh"
+gpu_args "$@"
+gpu_setup
 
 if [ "$TINY" -eq 1 ]; then
     QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,4; ITERATIONS=60; SECONDS_SOLVE=1
@@ -79,107 +45,7 @@ else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024; ITERATIONS=2000; SECONDS_SOLVE=15
     QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; LOP_SOLVE=gen:lop:300; PFSP_SOLVE=gen:pfsp:100:20; TESTS=(tests/engine tests/gpu)
 fi
-if [ "$SIMULATED" -eq 1 ]; then
-    export METAHEUR_SIMULATED_GPUS=${METAHEUR_SIMULATED_GPUS:-1}
-    [ "$TINY" -eq 1 ] && export METAHEUR_SIMULATED_GPU_SMS=${METAHEUR_SIMULATED_GPU_SMS:-2}
-    COMPUTE_MODE="Default (simulated)"
-else
-    # CuPy 14 compiles with the CUDA runtime headers (cuda.pathfinder: site-packages, conda,
-    # CUDA_PATH): point CUDA_PATH at a toolkit that has them when it is unset
-    if [ -z "${CUDA_PATH:-}" ]; then
-        for root in "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /none/bin/nvcc)")")" \
-                    /usr/local/cuda /usr/local/cuda-*; do
-            if [ -f "$root/include/cuda_runtime.h" ]; then
-                export CUDA_PATH=$root
-                break
-            fi
-        done
-    fi
-    # EXCLUSIVE_PROCESS allows one CUDA context per GPU: the precompilation then runs one GPU compile at a time
-    COMPUTE_MODE=$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader -i 0 2>/dev/null || echo unknown)
-fi
-
-# ------------------------------------------------------------------ import tree, no installation
-mkdir -p "$TMP/src/metaheur"
-for entry in "$REPO"/metaheur/*; do
-    ln -s "$entry" "$TMP/src/metaheur/$(basename "$entry")"
-done
-ln -s "$REPO/problems" "$TMP/src/metaheur/problems"
-ln -s "$REPO/kernels" "$TMP/src/metaheur/kernels"
-export PYTHONPATH="$TMP/src${PYTHONPATH:+:$PYTHONPATH}"
-# The repository root holds a metaheur/ without problems/ and kernels/: never let the current
-# directory (python -c, python -m) shadow the import tree (Python >= 3.11).
-export PYTHONSAFEPATH=1
-export MPLBACKEND=Agg PYTHONUNBUFFERED=1
-cd "$REPO" || exit 2
-
-status=0
-exec 3>&1 4>&2 > >(tee "$OUT/gpu_check.log") 2>&1
-TEE_PID=$!
-printf '| step | status | seconds |\n|---|---|---|\n' > "$TMP/steps.md"
-
-# step NAME COMMAND...: run, time and record a step (its output goes to the log)
-step() {
-    local name=$1 t0 rc tenths
-    shift
-    echo "== $(date -u +%H:%M:%S) $name: $*"
-    t0=$(date +%s%N)
-    "$@"
-    rc=$?
-    tenths=$(( ($(date +%s%N) - t0) / 100000000 ))
-    printf '| %s | %s | %d.%d |\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")" \
-        $((tenths / 10)) $((tenths % 10)) >> "$TMP/steps.md"
-    [ $rc -eq 0 ] || status=1
-    return $rc
-}
-
-system_info() {
-    echo "gpu_check.sh on $(hostname) at $(date -Is), repository $REPO"
-    echo "git: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
-         "$(git -C "$REPO" status --porcelain 2>/dev/null | wc -l) changed files"
-    echo "python: $(command -v "$PY") $("$PY" --version 2>&1)"
-    echo "C compiler: $( (${CC:-gcc} --version 2>/dev/null || cc --version 2>/dev/null) | head -1 || true)"
-    echo "mode: $([ "$SIMULATED" -eq 1 ] && echo "simulated GPUs ($METAHEUR_SIMULATED_GPUS)" || echo "real GPUs")" \
-         "$([ "$TINY" -eq 1 ] && echo ", tiny sizes")"
-    nvidia-smi 2>&1 || echo "(nvidia-smi not available)"
-    echo "compute mode of GPU 0: $COMPUTE_MODE"
-    echo "CUDA_PATH: ${CUDA_PATH:-(unset)}"
-    "$PY" -c "
-import sys, metaheur, metaheur.problems, metaheur.kernels, metaheur.engine
-assert metaheur.__file__.startswith(sys.argv[1]), metaheur.__file__
-print('import tree:', metaheur.__file__)
-" "$TMP/src" || return 1
-    "$PY" -m metaheur.cli info || return 1
-    compile_probe || return 1
-    "$PY" -c "import sys; from metaheur.devices import gpu_devices; sys.exit(0 if gpu_devices() else 3)" ||
-        { echo "no GPU visible (use --simulated on a machine without one)"; return 3; }
-}
-
-# A one-line kernel compiled and loaded on the first GPU through CuPy's RawModule, before anything
-# long: a CuPy that finds no CUDA headers fails here, in words, not 80 compiles later.
-compile_probe() {
-    "$PY" - <<'EOF'
-import sys
-from metaheur.devices import gpu_devices
-
-gpus = gpu_devices()
-if not gpus:
-    sys.exit(0)  # the next check says that there is no GPU
-cp = gpus[0].cupy
-try:
-    with cp.cuda.Device(gpus[0].index):
-        cp.RawModule(code='extern "C" __global__ void mh_probe(int *x) { x[0] = 1; }\n').get_function("mh_probe")
-except Exception as exc:
-    text = f"{type(exc).__name__}: {exc}".splitlines()[0]
-    if "CUDA headers" in text:
-        print("compile probe: CuPy finds no CUDA runtime headers (cuda_runtime.h): install them "
-              "(pip install 'cupy-cuda13x[ctk]') or set CUDA_PATH to a CUDA toolkit that has include/; " + text)
-    else:
-        print(f"compile probe: a one-line kernel does not compile or load on {gpus[0].name}: {text}")
-    sys.exit(1)
-print(f"compile probe: a one-line kernel compiles and loads on {gpus[0].name}")
-EOF
-}
+gpu_log "$OUT/gpu_check.log"
 
 # Every (kernel source, defines) the later steps load on cuda:0, compiled by parallel processes,
 # the slowest first (NVRTC takes over a minute for tsp_ils.cu); one GPU compile at a time when
@@ -246,11 +112,13 @@ solve() {  # solve INSTANCE STRATEGY
 }
 
 summary() {
-    "$PY" - "$TMP" "$OUT" "$QAP_N" "$TSP_N" "$BATCH" "$SIMULATED" <<'EOF'
-import csv, json, sys
+    "$PY" experiments/gpu_targets.py "$TMP/bench" --kernels-only --qap-n "$QAP_N" --tsp-n "$TSP_N" --batch "$BATCH" \
+        --out "$TMP/targets.md"
+    "$PY" - "$TMP" "$OUT" "$SIMULATED" <<'EOF'
+import json, sys
 from pathlib import Path
 
-tmp, out, qap_n, tsp_n, batch, simulated = Path(sys.argv[1]), Path(sys.argv[2]), *map(int, sys.argv[3:])
+tmp, out, simulated = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
 lines = ["| instance | strategy | devices | cost | time s | generations | ls iterations | device loads |",
          "|---|---|---|---|---|---|---|---|"]
 for path in sorted(tmp.glob("solve_*.json")):
@@ -260,33 +128,15 @@ for path in sorted(tmp.glob("solve_*.json")):
                  f"| {r['generations']} | {r['search_iterations']:,} | {loads} |")
 (out / "solves.md").write_text("# Short solves\n\n" + "\n".join(lines) + "\n")
 
-def rows(name):
-    path = tmp / "bench" / name
-    return list(csv.DictReader(ln for ln in open(path) if not ln.startswith("#"))) if path.is_file() else []
-
-def first(table, column, **match):
-    found = [r[column] for r in table if all(r.get(k) == str(v) for k, v in match.items())]
-    return float(found[-1]) if found else None
-
-kernels, tabu = rows("bench_kernels_gpu.csv"), rows("bench_search_gpu.csv")
-delta = first(kernels, "moves_per_s", kernel="qap_delta_update", n=qap_n, batch=batch, backend="cuda:0")
-two_opt = first(kernels, "moves_per_s", kernel="tsp_2opt_full", n=tsp_n, backend="cuda:0")
-ratio = first(tabu, "vs_cpu_2_cores", device="cuda:0")  # the last row: the largest batch
-fmt = lambda v: "not measured" if v is None else f"{v:.3g}"  # noqa: E731
 steps = (tmp / "steps.md").read_text()
 head = "Simulated GPUs: the timings below are those of the CPU build and mean nothing.\n\n" if simulated else ""
-(out / "summary.md").write_text(
-    f"# GPU acceptance check\n\n{head}## Steps\n\n{steps}\n## Targets\n\n"
-    "| target | measured | goal |\n|---|---|---|\n"
-    f"| QAP delta update, {batch} solutions of n = {qap_n}: entries/s | {fmt(delta)} | >= 1e11 |\n"
-    f"| 2-opt over all pairs at n = {tsp_n}: moves/s | {fmt(two_opt)} | >= 2e11 |\n"
-    f"| tabu search, largest batch at n = {qap_n}: iterations/s vs the CPU build on 2 cores | {fmt(ratio)} "
-    "| >= 100 |\n")
+(out / "summary.md").write_text(f"# GPU acceptance check\n\n{head}## Steps\n\n{steps}\n## Targets\n\n"
+                                + (tmp / "targets.md").read_text())
 print((out / "summary.md").read_text())
 EOF
 }
 
-step "system" system_info > "$OUT/system.txt" 2>&1
+step "system" system_lines > "$OUT/system.txt" 2>&1
 cat "$OUT/system.txt"
 if [ "$status" -ne 0 ]; then
     cp "$TMP/steps.md" "$OUT/summary.md"

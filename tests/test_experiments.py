@@ -233,3 +233,83 @@ def test_bench_descent_quick(tmp_path):
     assert all(r["stop"] == "local optimum" and int(r["length"]) < int(r["start_length"]) for r in rows.values())
     assert int(rows["curve", "several"]["passes"]) < int(rows["random", "one"]["passes"])
     assert "- settings: " in (tmp_path / "bench_descent_quick.md").read_text()
+
+
+def fake_run(lib, sense: str, cost: int, history: list[tuple[float, int]], best_known: int | None = None):
+    """A Run of lib.runs around a stand-in result: its sense, value, best known and (time, global_best) rows."""
+    from types import SimpleNamespace
+
+    rows = [SimpleNamespace(time_s=t, global_best=best, island=0, ls_iterations=1, busy_s=1.0) for t, best in history]
+    result = SimpleNamespace(sense=sense, cost=cost, best_known=best_known, history=rows, time_s=1.0,
+                             search_iterations=1, generations=1, islands=[], device_loads=[])
+    return lib.runs.Run("fake", 3, "LOP" if sense == "max" else "QAP", "c", "cpu-serial", None, 0, 1.0, result=result)
+
+
+def test_gap_reference_and_time_to_cost_follow_the_sense(lib):
+    """A maximisation's reference is the greatest value seen, its gaps are >= 0 below it and its
+    target is reached from below; a minimisation's the other way round."""
+    runs = lib.runs
+    high = fake_run(lib, "max", 200, [(1.0, 150), (2.0, 198), (3.0, 200)])
+    low = fake_run(lib, "max", 180, [(1.0, 180)])
+    assert runs.reference([high, low]) == (200, "best seen")
+    assert runs.reference([fake_run(lib, "max", 180, [], best_known=210)]) == (210, "bks")
+    assert runs.gap_to(180, 200, "max") == pytest.approx(10.0) and runs.gap_to(200, 200, "max") == 0.0
+    assert runs.gap_to(220, 200, "min") == pytest.approx(10.0)
+    assert runs.time_to_cost(high.result, 198) == 2.0 and runs.time_to_cost(high.result, 201) is None
+    assert runs.time_to_target(high.result, 200, 1.0) == 2.0  # 198 is within 1 % below 200
+    row = runs.summarise([high, low], 200, "best seen", 1.0)
+    assert row["best_cost"] == 200 and row["mean_gap_%"] == pytest.approx(5.0) and row["best_gap_%"] == 0.0
+    assert row["reached"] == "1/2" and row["time_to_target_s"] == runs.NOT_REACHED  # median of 2.0 and never
+    assert runs.summarise([high], 200, "best seen", 1.0)["time_to_target_s"] == 2.0
+    fast = fake_run(lib, "min", 100, [(1.0, 130), (2.0, 101), (4.0, 100)])
+    slow = fake_run(lib, "min", 120, [(1.0, 120)])
+    assert runs.reference([fast, slow]) == (100, "best seen")
+    assert runs.time_to_cost(fast.result, 101) == 2.0 and runs.time_to_target(fast.result, 100, 1.0) == 2.0
+    assert runs.summarise([fast, slow], 100, "best seen", 1.0)["best_cost"] == 100
+
+
+def test_a_maximisation_run_has_gaps_and_targets_in_its_sense(lib):
+    """A real linear ordering run (maximised): its history holds values, it is the reference of
+    its own table, at gap 0 and reaching the target."""
+    run = lib.runs.solve_run("gen:lop:20", config="cpu-serial", strategy="cpu-serial", seconds=0.5, seed=0,
+                             epoch_seconds=0.25, quiet=True)
+    assert run.ok and run.result.sense == "max"
+    assert max(row.global_best for row in run.result.history) == run.result.cost > 0
+    (row,) = lib.runs.run_rows([run])
+    assert row["reference"] == run.result.cost and row["gap_%"] == 0.0
+    assert row["time_to_target_s"] != lib.runs.NOT_REACHED and row["time_to_best_s"] is not None
+
+
+def test_cpu_islands_selects_the_configurations(lib, monkeypatch):
+    """--cpu-islands K1,K2 runs cpu-serial, cpu-islands xK1, xK2, gpu and hybrid; without it
+    cpu-islands x1 .. all cores, capped by --max-cores."""
+    labels = [c.label for c in lib.strategies.strategy_configs(cores=4, gpus=0, islands=[16])]
+    assert labels == ["cpu-serial", "cpu-islands x16", "gpu", "hybrid"]
+    labels = [c.label for c in lib.strategies.strategy_configs(cores=4, gpus=0, max_cores=2)]
+    assert labels == ["cpu-serial", "cpu-islands x1", "cpu-islands x2", "gpu", "hybrid"]
+    import strategies
+
+    args = strategies.parse_args(["--cpu-islands", "2,16", "--pfsp", "gen:pfsp:20:5", "--lop", "gen:lop:30"])
+    assert args.cpu_islands == [2, 16] and args.target_gap_lop == 0.5 and args.target_gap_pfsp == 1.0
+    assert strategies.instance_names(args)[-2:] == ["gen:pfsp:20:5", "gen:lop:30"]
+    assert strategies.instance_names(strategies.parse_args(["--quick"])) == ["gen:qap:20", "gen:tsp:200"]
+    with pytest.raises(SystemExit):
+        strategies.parse_args(["--cpu-islands", "0"])
+
+
+def test_engine_chains_quick(tmp_path, monkeypatch):
+    """One core and a simulated GPU of 2 multiprocessors: per problem the one-core row, then the
+    GPU rows (one chain, the island's, twice it), the island's row judged against the target."""
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPU_SMS", "2")
+    run("engine_chains.py", tmp_path, timeout=120)
+    rows = table(tmp_path, "engine_chains", {"problem", "n", "method", "device", "chains", "chains_per_sm",
+                                             "iterations", "seconds", "iters_per_s", "cores_worth", "target", "met"})
+    problems = ["flow shop", "LOP", "weighted tardiness (user)"]
+    assert [r["problem"] for r in rows if r["device"].startswith("cpu")] == problems
+    for problem in problems:
+        gpu = [r for r in rows if r["problem"] == problem and r["device"] == "cuda:0"]
+        chains = [int(r["chains"]) for r in gpu]
+        assert chains[0] == 1 and len(chains) >= 2 and chains == sorted(set(chains)), gpu
+        assert sum(r["met"] in ("yes", "no") for r in gpu) == 1
+    assert all(r["status"] == "ok" and int(r["iterations"]) > 0 and float(r["iters_per_s"]) > 0 for r in rows)

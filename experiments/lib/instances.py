@@ -58,8 +58,12 @@ def present(names: Iterable[str]) -> tuple[list[str], list[str]]:
     return found, missing
 
 
+#: The size that gets the base time budget, per problem kind (others: that of the TSP).
+SIZE_UNIT = {"qap": 50, "tsp": 1000, "pfsp": 50, "lop": 100}
+
+
 def budget_seconds(kind: str, n: int, base: float) -> float:
-    """Time budget scaled by size: QAP ``base * n / 50``, TSP ``base * n / 1000``, clipped to
-    ``[base / 2, 10 * base]``."""
-    scale = n / 50 if kind == "qap" else n / 1000
+    """Time budget scaled by size: ``base * n / SIZE_UNIT[kind]`` (QAP n / 50, TSP n / 1000, PFSP
+    n / 50 jobs, LOP n / 100), clipped to ``[base / 2, 10 * base]``."""
+    scale = n / SIZE_UNIT.get(kind, SIZE_UNIT["tsp"])
     return round(float(min(10 * base, max(base / 2, base * scale))), 2)

@@ -9,11 +9,18 @@ Conventions of every table made here:
   worker-process strategies are penalised by their start-up; ``busy_ls_per_s`` (the sum over
   islands of iterations / seconds spent inside their epochs, from ``result.history``) shows the
   rate while working.
+* sense: every cost here is a value in the problem's sense (``result.sense``: "min", or "max" for
+  the linear ordering problem, whose ``cost`` and ``history`` rows are values to maximise); a
+  gap is never negative short of the reference: ``100 * (cost - ref) / |ref|`` for a
+  minimisation, ``100 * (ref - cost) / |ref|`` for a maximisation.
 * time to a target: the first ``time_s`` of ``result.history`` (the end of an epoch) at which
-  ``global_best <= (1 + gap / 100) * reference``; it has the resolution of an epoch. Over seeds,
-  the median with "not reached" counted as infinite ("not reached" when that median is).
-* reference: the best-known value when the instance has one, else the best cost found by any run
-  of the same instance in the same table ("best seen"), e.g. for generated ``gen:`` instances.
+  ``global_best`` was within the target gap of the reference (at most ``ref + gap / 100 * |ref|``
+  for a minimisation, at least ``ref - gap / 100 * |ref|`` for a maximisation); it has the
+  resolution of an epoch. Over seeds, the median with "not reached" counted as infinite ("not
+  reached" when that median is).
+* reference: the best-known value when the instance has one, else the best value found by any
+  run of the same instance in the same table, in the problem's sense ("best seen"), e.g. for
+  generated ``gen:`` instances.
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ from metaheur.devices import gpu_devices
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
+from metaheur.problems.best_known import gap_percent
 from metaheur.result import Result
 
 from .instances import problem
 from .report import log
 
-TARGET_GAP = {"qap": 1.0, "tsp": 2.0}  # default target gaps (%) for the time to target
+TARGET_GAP = {"qap": 1.0, "tsp": 2.0, "pfsp": 1.0, "lop": 0.5}  # default target gaps (%) for the time to target
 NOT_REACHED = "not reached"
 
 
@@ -116,10 +124,36 @@ def busy_ls_per_s(run: Run) -> float | None:
     return sum(its[i] / busy[i] for i in its if busy[i] > 0) or None
 
 
+def as_good(value: float, bound: float, sense: str) -> bool:
+    """Whether ``value`` is ``bound`` or better in the sense ("min": at most, "max": at least)."""
+    return value <= bound if sense == "min" else value >= bound
+
+
+def best_of(values, sense: str):
+    """The best of ``values`` in the sense (the least for "min", the greatest for "max")."""
+    return min(values) if sense == "min" else max(values)
+
+
+def target_cost(ref: float, gap: float, sense: str) -> float:
+    """The worst value within ``gap`` % of ``ref`` in the sense: above it for "min", below for "max"."""
+    slack = gap / 100 * abs(ref)
+    return ref + slack if sense == "min" else ref - slack
+
+
 def time_to_cost(result: Result, cost: float) -> float | None:
-    """First end-of-epoch time at which the run's best was <= cost (None: never)."""
-    times = [row.time_s for row in result.history if row.global_best is not None and row.global_best <= cost]
+    """First end-of-epoch time at which the run's best was ``cost`` or better in the problem's
+    sense (None: never)."""
+    times = [row.time_s for row in result.history
+             if row.global_best is not None and as_good(row.global_best, cost, result.sense)]
     return min(times) if times else None
+
+
+def time_to_target(result: Result, ref: float | None, gap: float | None) -> float | None:
+    """First end-of-epoch time at which the run's best was within ``gap`` % of ``ref`` (None: never,
+    or no reference or gap)."""
+    if ref is None or gap is None:
+        return None
+    return time_to_cost(result, target_cost(ref, gap, result.sense))
 
 
 def time_to_best(result: Result) -> float | None:
@@ -142,21 +176,20 @@ def device_split(result: Result) -> str:
 
 
 def reference(runs: list[Run]) -> tuple[float | None, str]:
-    """(reference cost, "bks" or "best seen") for runs of one instance."""
+    """(reference value, "bks" or "best seen") for runs of one instance: the best-known value, else
+    the best value of the runs in the problem's sense."""
     done = [r for r in runs if r.ok]
     if not done:
         return None, ""
     if done[0].result.best_known is not None:
         return done[0].result.best_known, "bks"
-    return min(r.result.cost for r in done), "best seen"
+    return best_of([r.result.cost for r in done], done[0].result.sense), "best seen"
 
 
-def gap_to(cost: float, ref: float | None) -> float | None:
-    if ref is None:
-        return None
-    if ref == 0:
-        return 0.0 if cost == 0 else None
-    return 100.0 * (cost - ref) / abs(ref)
+def gap_to(cost: float, ref: float | None, sense: str = "min") -> float | None:
+    """Gap (%) of ``cost`` to ``ref`` in the sense, positive when worse (None: no reference, or
+    it is 0 and the cost is not)."""
+    return gap_percent(cost, ref, sense)
 
 
 def rounded(x, digits=4):
@@ -193,9 +226,8 @@ def run_rows(runs: list[Run], target_gap: dict[str, float] | None = None) -> lis
                "seed": run.seed, "status": run.status, "budget_s": run.budget_s}
         if run.ok:
             r = run.result
-            gap = gap_to(r.cost, ref)
-            limit = None if ref is None else (1 + target_gap[r.problem.lower()] / 100) * ref
-            ttt = time_to_cost(r, limit) if limit is not None else None
+            gap = gap_to(r.cost, ref, r.sense)
+            ttt = time_to_target(r, ref, target_gap.get(r.problem.lower()))
             row.update({"time_s": r.time_s, "cost": r.cost, "reference": ref, "ref_kind": kind, "gap_%": rounded(gap),
                         "ls_iterations": r.search_iterations, "ls_per_s": rounded(ls_per_s(run), 1),
                         "busy_ls_per_s": rounded(busy_ls_per_s(run), 1), "generations": r.generations,
@@ -216,13 +248,14 @@ def summarise(runs: list[Run], ref: float | None, ref_kind: str, target_gap: flo
         row["status"] = first.status
         return row
     row["status"] = "ok" if len(done) == len(runs) else f"{len(runs) - len(done)} failed: {runs[0].status}"
-    gaps = [gap_to(r.result.cost, ref) for r in done]
+    gaps = [gap_to(r.result.cost, ref, r.result.sense) for r in done]
     gaps = [g for g in gaps if g is not None]
     rates = [ls_per_s(r) for r in done]
     busy = [b for b in (busy_ls_per_s(r) for r in done) if b is not None]
     row.update({
         "time_s": rounded(statistics.mean(r.result.time_s for r in done), 2),
-        "best_cost": min(r.result.cost for r in done), "reference": ref, "ref_kind": ref_kind,
+        "best_cost": best_of([r.result.cost for r in done], done[0].result.sense),
+        "reference": ref, "ref_kind": ref_kind,
         "mean_gap_%": rounded(statistics.mean(gaps)) if gaps else None,
         "best_gap_%": rounded(min(gaps)) if gaps else None,
         "sd_gap_%": rounded(statistics.stdev(gaps)) if len(gaps) > 1 else None,
@@ -233,8 +266,7 @@ def summarise(runs: list[Run], ref: float | None, ref_kind: str, target_gap: flo
         "device_split": device_split(done[0].result),
     })
     if target_gap is not None and ref is not None:
-        limit = (1 + target_gap / 100) * ref
-        times = [time_to_cost(r.result, limit) for r in done]
+        times = [time_to_target(r.result, ref, target_gap) for r in done]
         row.update({"target_gap_%": target_gap, "reached": f"{sum(t is not None for t in times)}/{len(done)}",
                     "time_to_target_s": median_time(times)})
     return row

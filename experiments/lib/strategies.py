@@ -25,14 +25,15 @@ class StrategyConfig:
     gpus: int
 
 
-def strategy_configs(cores: int | None = None, gpus: int | None = None, max_cores: int | None = None
-                     ) -> list[StrategyConfig]:
-    """cpu-serial; cpu-islands with 1..all cores (islands = k); gpu; hybrid (Van Luong et al. 2012)."""
+def strategy_configs(cores: int | None = None, gpus: int | None = None, max_cores: int | None = None,
+                     islands: list[int] | None = None) -> list[StrategyConfig]:
+    """cpu-serial; cpu-islands with k cores (islands = k) for each k of ``islands`` (default 1 ..
+    all cores, capped by ``max_cores``); gpu; hybrid (Van Luong et al. 2012)."""
     cores = cores or cpu_count()
     gpus = len(gpu_devices()) if gpus is None else gpus
-    top = min(cores, max_cores or cores)
+    ks = islands or range(1, min(cores, max_cores or cores) + 1)
     out = [StrategyConfig("cpu-serial", "cpu-serial", None, 1, 0)]
-    out += [StrategyConfig(f"cpu-islands x{k}", "cpu-islands", k, k, 0) for k in range(1, top + 1)]
+    out += [StrategyConfig(f"cpu-islands x{k}", "cpu-islands", k, k, 0) for k in ks]
     out += [StrategyConfig("gpu", "gpu", None, 1, gpus), StrategyConfig("hybrid", "hybrid", None, cores, gpus)]
     return out
 

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# The prepared GPU session: what a lent GPU machine measures first, whatever issue the session
+# works on (docs/gpu.md). One call, about six minutes of an H100 or H200 after the machine has
+# started; experiments/gpu_check.sh stays the correctness check.
+#
+#   bash experiments/gpu_session.sh OUTDIR                      # on a machine with a CUDA GPU
+#   bash experiments/gpu_session.sh --simulated [--tiny] OUTDIR  # on simulated GPUs (any machine)
+#
+# Parts, in order of value; each writes its table to OUTDIR as soon as it ends, so a call that
+# runs out of time still returns every table before it. Seconds on an H100 (the budget; a part
+# is ended at 1.5 times its budget, the next one then runs):
+#   1 system and clocks: nvidia-smi, SM and memory clocks, whether ncu exists     10 s  system.md
+#   2 compile what the later parts load (solves: Problem.precompile on cuda:0 and
+#     the CPU; the kernel benches' modules), CuPy's and metaheur's caches in
+#     .gpu_cache/ of the working tree ($GPU_SESSION_CACHE), so a rerun on the same
+#     machine is warm                                                             70 s  (log)
+#   3 kernels side by side: the QAP tabu search at 1, 64, 1,024 and 2,112
+#     searches of n = 100 against the CPU build on 2 cores; the QAP delta update
+#     of 1,024 solutions; 2-opt over all pairs at n = 10,000 with 264, 660 and
+#     1,320 tours; every variant the benches know (one each until the QAP and the
+#     TSP/engine kernel issues add theirs)                                       50 s  kernels.md
+#   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
+#     the tutorial's weighted tardiness n = 100: the GPU against one core of the
+#     same machine (1 chain, the island's, twice as many, one an SM)           40 s  chains.md
+#   5 the paper's comparison (Van Luong, Taillard, Melab, Talbi 2012): cpu-serial,
+#     cpu-islands on all 16 cores, gpu, hybrid at equal time (7 s a run) on
+#     generated gen:qap:100, gen:tsp:10000, gen:pfsp:100:20, gen:lop:300: gap at
+#     equal time and time to a target gap                                       165 s  strategies.md
+#   6 ncu profiles of one tabu and one 2-opt launch (a line where ncu is absent)  20 s  ncu.txt
+#   7 the round's GPU targets, | target | measured | goal | met |                 2 s  targets.md
+# and parts.md (each part's status and seconds), session.log (everything printed, complete when
+# the script returns): 8 files. Run it in one device call with a timeout that leaves room for a
+# second call (e.g. 420 s of a 15-minute lease), then give the machine back and commit the tables
+# under experiments/results/gpu_session/ (docs/gpu.md).
+#
+# Needs what gpu_check.sh needs (python3 with numpy, CuPy, click, joblib, matplotlib; a C
+# compiler; no installation: the import tree of lib/gpu_shell.sh). --simulated runs every part
+# on METAHEUR_SIMULATED_GPUS (default 1) simulated devices: it rehearses the script and the GPU
+# host paths, its timings mean nothing; --tiny shrinks every size (the test suite runs
+# `--simulated --tiny`). Exits non-zero when a part fails.
+set -uo pipefail
+SCRIPT=gpu_session.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/gpu_shell.sh"
+gpu_args "$@"
+gpu_setup
+
+if [ "$TINY" -eq 1 ]; then
+    QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,8,64; ITERATIONS=60; TOURS=4,8
+    CHAINS=(--quick); RUN_SECONDS=1; CORES=2
+    QAP=gen:qap:12; TSP=gen:tsp:200; PFSP=gen:pfsp:20:5; LOP=gen:lop:30
+else
+    QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024,2112; ITERATIONS=1000; TOURS=264,660,1320
+    CHAINS=(--seconds 1.5); RUN_SECONDS=7; CORES=$(nproc)
+    QAP=gen:qap:100; TSP=gen:tsp:10000; PFSP=gen:pfsp:100:20; LOP=gen:lop:300
+fi
+CACHE=${GPU_SESSION_CACHE:-$REPO/.gpu_cache}
+mkdir -p "$CACHE"
+export CUPY_CACHE_DIR="$CACHE/cupy" METAHEUR_CACHE_DIR="$CACHE/metaheur"
+mkdir -p "$TMP/tables"
+gpu_log "$OUT/session.log"
+
+# limit SECONDS COMMAND...: the command, ended at 1.5 times a part's budget on a GPU (a
+# simulated run takes what it takes)
+limit() {
+    local budget=$1
+    shift
+    if [ "$SIMULATED" -eq 1 ]; then
+        "$@"
+    else
+        timeout -k 10 $((budget * 3 / 2)) "$@"
+    fi
+}
+
+# publish NAME.md: a table into OUTDIR at once (the parts after it may not finish)
+publish() {
+    cp "$TMP/tables/$1" "$OUT/$1"
+}
+
+system_and_clocks() {
+    system_lines || return
+    echo
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,temperature.gpu \
+        --format=csv 2>&1 || echo "(no clocks: nvidia-smi not available)"
+    if command -v ncu > /dev/null; then
+        echo "ncu: $(command -v ncu) $(ncu --version 2>&1 | tail -1)"
+    else
+        echo "ncu: not found (part 6 is skipped)"
+    fi
+    echo "cores: $CORES; caches: $CACHE"
+}
+
+# Every module the later parts load, built by parallel processes before they run: the solves'
+# (Problem.precompile on cuda:0 and the CPU, as solve() does before its clock), the QAP delta
+# update's and 2-opt's modules; the GPU compiles one at a time under EXCLUSIVE_PROCESS.
+compile_measured() {
+    limit 70 "$PY" - "$COMPUTE_MODE" "$QAP" "$TSP" "$PFSP" "$LOP" "$QAP_N" "$TSP_N" <<'EOF'
+import sys, time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+mode, *names, qap_n, tsp_n = sys.argv[1:]
+
+def build(name, device):
+    from metaheur.devices import parse_device
+    from metaheur.problems import load_instance
+    t0 = time.perf_counter()
+    load_instance(name).search_form().problem.precompile(parse_device(device))
+    return name, device, time.perf_counter() - t0
+
+def bench_modules(device):
+    from metaheur.engine import load_module
+    t0 = time.perf_counter()
+    load_module("qap/qap_moves.cu", device)
+    load_module("tsp/tsp_moves.cu", device, {"MH_TSP_WEIGHT": 1})  # the generated instances' EUC_2D
+    return "kernel benches", device, time.perf_counter() - t0
+
+exclusive = mode.strip().upper() == "EXCLUSIVE_PROCESS"
+t0 = time.perf_counter()
+jobs = [(build, name, device) for name in names for device in ("cuda:0", "cpu")]
+jobs += [(bench_modules, device) for device in ("cuda:0", "cpu")]
+gpu_jobs = [j for j in jobs if j[-1] == "cuda:0"]
+cpu_jobs = [j for j in jobs if j[-1] != "cuda:0"]
+print(f"compute mode {mode}: " + ("one GPU compile at a time" if exclusive else "every compile in parallel"))
+pools = [ProcessPoolExecutor(max_workers=1 if exclusive else len(gpu_jobs)), ProcessPoolExecutor(len(cpu_jobs))]
+futures = [pools[0].submit(*j) for j in gpu_jobs] + [pools[1].submit(*j) for j in cpu_jobs]
+for job in as_completed(futures):
+    what, device, seconds = job.result()
+    print(f"  {device} {what}: {seconds:.1f} s")
+for pool in pools:
+    pool.shutdown()
+print(f"compiled in {time.perf_counter() - t0:.1f} s")
+EOF
+}
+
+kernels_side_by_side() {
+    limit 25 "$PY" experiments/bench_search.py --gpu-only --gpu-rows "gen:qap:$QAP_N" "$COUNTS" "$ITERATIONS" \
+        --out "$TMP/tables" || return
+    limit 25 "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" "$BATCH" --gpu-tours "$TOURS" \
+        --only qap tsp --label gpu --out "$TMP/tables" --repeat 2 \
+        --min-time "$([ "$TINY" -eq 1 ] && echo 0.01 || echo 0.1)" --numpy-budget 1 || return
+    cat "$TMP/tables/bench_search_gpu.md" <(echo) "$TMP/tables/bench_kernels_gpu.md" > "$TMP/tables/kernels.md"
+    publish kernels.md
+}
+
+engine_chains() {
+    limit 40 "$PY" experiments/engine_chains.py "${CHAINS[@]}" --out "$TMP/tables" || return
+    cp "$TMP/tables/engine_chains.md" "$TMP/tables/chains.md"
+    publish chains.md
+}
+
+strategies() {
+    limit 165 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
+        --cpu-islands "$CORES" --seconds "$RUN_SECONDS" --seeds 1 --out "$TMP/tables" || return
+    publish strategies.md
+}
+
+# ncu_profile FILE KERNEL COMMAND...: one launch of KERNEL (a regex) profiled, its report in FILE
+ncu_profile() {
+    local file=$1 kernel=$2
+    shift 2
+    limit 10 ncu --target-processes all --launch-count 1 --kernel-name "regex:$kernel" \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+        "$@" > "$file" 2>&1
+}
+
+ncu_profiles() {
+    if ! command -v ncu > /dev/null; then
+        echo "ncu: not found on this machine; no profiles" | tee "$OUT/ncu.txt"
+        return 0
+    fi
+    ncu_profile "$TMP/ncu_tabu.txt" qap_tabu "$PY" experiments/bench_search.py --gpu-only \
+        --gpu-rows "gen:qap:$QAP_N" "$BATCH" 50 --out "$TMP/ncu_bench" &&
+    ncu_profile "$TMP/ncu_2opt.txt" tsp_2opt_full "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" \
+        "$BATCH" --gpu-tours "${TOURS%%,*}" --only tsp --label ncu --out "$TMP/ncu_bench" --repeat 1 \
+        --min-time 0.01 --numpy-budget 1
+    local rc=$?
+    cat "$TMP/ncu_tabu.txt" <(echo) "$TMP/ncu_2opt.txt" > "$OUT/ncu.txt" 2>/dev/null
+    return $rc
+}
+
+targets() {
+    "$PY" experiments/gpu_targets.py "$TMP/tables" --qap-n "$QAP_N" --tsp-n "$TSP_N" --batch "$BATCH" \
+        --out "$OUT/targets.md" && cat "$OUT/targets.md"
+}
+
+parts() {
+    local head=""
+    [ "$SIMULATED" -eq 1 ] && head="Simulated GPUs: the timings are those of the CPU build and mean nothing."
+    printf '# GPU session\n\n%s\n\n' "$head" | cat - "$TMP/steps.md" > "$OUT/parts.md"
+}
+
+step "1 system and clocks" system_and_clocks > "$TMP/tables/system.md" 2>&1
+cp "$TMP/tables/system.md" "$OUT/system.md"
+cat "$OUT/system.md"
+if [ "$status" -ne 0 ]; then
+    parts
+    echo "$SCRIPT: no usable device; nothing else run" >&2
+    exit 2
+fi
+step "2 compile what is measured" compile_measured
+parts
+step "3 kernels side by side" kernels_side_by_side
+parts
+step "4 engine chains vs one core" engine_chains
+parts
+step "5 strategies at equal time" strategies
+parts
+step "6 ncu profiles" ncu_profiles
+step "7 targets" targets
+parts
+echo "== $SCRIPT done: status $status; results in $OUT"
+exit $status
