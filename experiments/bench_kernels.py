@@ -202,7 +202,8 @@ def bench_qap(cfg: Config) -> None:
                     after[sol, [r, s]] = after[sol, [s, r]]
                 p_dev, a_dev, m_dev = dev.asarray(perms), dev.asarray(after), dev.asarray(moves)
                 delta = dev.zeros((batch, n, n), np.int64)
-                work = dev.zeros((batch, 4 * n), np.int32)
+                work = dev.zeros((batch, 8 * n), np.int32)  # the streaming update's u, v and sums
+                bt = dev.asarray(np.ascontiguousarray(q.distance.T).astype(np.int32))
                 tabu = dev.asarray(rng.integers(0, 20, size=(batch, n, n)).astype(np.int32))
                 now = dev.asarray(np.full(batch, 10, np.int64))
                 cost = dev.asarray(np.full(batch, 10**9, np.int64))
@@ -217,6 +218,13 @@ def bench_qap(cfg: Config) -> None:
                     "qap_best_move": partial(module.kernel("qap_best_move"), batch, block,
                                              (delta, a_dev, tabu, now, cost, best, n, move_out, value_out),
                                              threads=threads),
+                    # the streaming variants, side by side until a GPU decides (docs/gpu-model.md)
+                    "qap_delta_update_stream": partial(module.kernel("qap_delta_update_stream"), batch, block,
+                                                       (data.a, data.at, data.b, bt, a_dev, m_dev, delta, work, n),
+                                                       threads=threads),
+                    "qap_best_move_stream": partial(module.kernel("qap_best_move_stream"), batch, block,
+                                                    (delta, a_dev, tabu, now, cost, best, n, move_out, value_out),
+                                                    threads=threads),
                 }
                 calls["qap_delta_full"]()
                 sync()

@@ -38,6 +38,7 @@ from lib.yardstick import build_rots, rots_start, run_rots
 from metaheur.devices import gpu_devices
 from metaheur.engine import set_cpu_threads
 from metaheur.problems import best_known, load_instance
+from metaheur.problems.qap.params import KERNELS, TabuParams
 from metaheur.problems.qap.tabu import QAPTabuBatch
 
 SPEED = ["tai50a", "tai100a", "tai256c", "tai60b", "sko100a"]
@@ -101,9 +102,10 @@ def qap_quality(exe: Path, names: list[str], seconds: float, seeds: int) -> list
     return rows
 
 
-def _batch_rate(qap, device, count: int, iterations: int) -> float:
-    """Tabu iterations per second of ``count`` searches together (after a warm-up launch)."""
-    batch = QAPTabuBatch(qap, device, count=count, seed=1)
+def _batch_rate(qap, device, count: int, iterations: int, kernel: str = "classic") -> float:
+    """Tabu iterations per second of ``count`` searches together (after a warm-up launch), with
+    the tabu ``kernel`` (TabuParams.kernel)."""
+    batch = QAPTabuBatch(qap, device, count=count, seed=1, params=TabuParams(kernel=kernel))
     batch.run(50)
     t0 = time.perf_counter()
     res = batch.run(iterations)
@@ -111,9 +113,10 @@ def _batch_rate(qap, device, count: int, iterations: int) -> float:
 
 
 def gpu_rows(names: list[str], counts: tuple[int, ...] = (1, 64, 1024), iterations: int = 2000) -> list[dict]:
-    """Batches of 1, 64 and 1,024 searches (``counts``) of ``iterations`` each on each GPU, and the
-    CPU build on 2 cores (two OpenMP threads over the same 64-search batch) for the ratio (target:
-    1,024 on a GPU >= 100x)."""
+    """Batches of 1, 64 and 1,024 searches (``counts``) of ``iterations`` each on each GPU with
+    every tabu kernel (``variant``: the same search, side by side until a GPU decides), and the
+    CPU build on 2 cores (two OpenMP threads over the same 64-search batch, the classic kernel)
+    for the ratio (target: 1,024 on a GPU >= 100x)."""
     devices = gpu_devices()
     if not devices:
         return []
@@ -123,13 +126,14 @@ def gpu_rows(names: list[str], counts: tuple[int, ...] = (1, 64, 1024), iteratio
         set_cpu_threads(2)
         cpu2 = _batch_rate(qap, "cpu", 64, max(100, iterations // 4))
         set_cpu_threads(0)
-        rows.append({"device": "cpu (2 cores)", "instance": name, "n": qap.n, "searches": 64,
+        rows.append({"device": "cpu (2 cores)", "variant": "classic", "instance": name, "n": qap.n, "searches": 64,
                      "iters_per_s": round(cpu2), "vs_cpu_2_cores": 1.0})
         for dev in devices:
             for count in counts:
-                rate = _batch_rate(qap, dev, count, iterations)
-                rows.append({"device": dev.name, "instance": name, "n": qap.n, "searches": count,
-                             "iters_per_s": round(rate), "vs_cpu_2_cores": round(rate / cpu2, 1)})
+                for kernel in KERNELS:
+                    rate = _batch_rate(qap, dev, count, iterations, kernel)
+                    rows.append({"device": dev.name, "variant": kernel, "instance": name, "n": qap.n, "searches": count,
+                                 "iters_per_s": round(rate), "vs_cpu_2_cores": round(rate / cpu2, 1)})
     return rows
 
 

@@ -41,6 +41,8 @@ SMS, CLOCK_HZ = 132, 1.98e9
 HBM_BYTES_S = 4.8e12  # datasheet; 4.3e12 measured on a copy
 INT32_OPS_S = SMS * 64 * CLOCK_HZ
 FP64_OPS_S = SMS * 64 * CLOCK_HZ
+DRAM_LATENCY_S = 0.75e-6  # a dependent round trip to DRAM under load (fits the H200's 1, 64, 1,024-search tabu rows)
+L2_LATENCY_S = 0.3e-6  # a dependent round trip to L2 (fits the H200's delta-update launch: 120 us)
 SQRT, DIST_INT = 10, 6  # fp64 ops of a double sqrt; int ops of loading two cities' coordinates (index maths)
 #: fp64 operations of one EUC_2D distance: 2 differences, 2 products, 1 sum, the root, +0.5, to int.
 EUC_FP64 = 2 + 2 + 1 + SQRT + 1 + 1
@@ -61,16 +63,50 @@ class Model:
     lanes: int = 32
     basis: str = ""
     useful: float = 1.0  # the fraction of the lanes' loop iterations that do a unit of work
+    round_trips: float = 0.0  # dependent memory round trips a unit waits for (0: not latency-bound)
+    resident: float = 0.0  # units in flight on the whole chip (resident searches)
+    latency_s: float = DRAM_LATENCY_S  # the round trips' latency
 
     def bounds(self) -> dict:
         lane = self.lanes / 32 * self.useful
         bw = HBM_BYTES_S / self.bytes if self.memory == "DRAM" and self.bytes else float("inf")
         ints = INT32_OPS_S * lane / self.int_ops if self.int_ops else float("inf")
         fps = FP64_OPS_S * lane / self.fp64_ops if self.fp64_ops else float("inf")
-        bound = min(bw, ints, fps)
-        limit = "memory" if bound == bw else ("int32" if bound == ints else "fp64")
-        return {"bw_bound_per_s": bw, "int_bound_per_s": ints, "fp64_bound_per_s": fps, "bound_per_s": bound,
-                "limited_by": limit + ("" if self.lanes == 32 else " (1 lane a warp)")}
+        lat = self.resident / (self.round_trips * self.latency_s) if self.round_trips else float("inf")
+        bound = min(bw, ints, fps, lat)
+        limit = ("memory" if bound == bw else "int32" if bound == ints else "fp64" if bound == fps else "latency")
+        return {"bw_bound_per_s": bw, "int_bound_per_s": ints, "fp64_bound_per_s": fps, "latency_bound_per_s": lat,
+                "bound_per_s": bound, "limited_by": limit + ("" if self.lanes == 32 else " (1 lane a warp)")}
+
+
+#: Dependent DRAM round trips of one tabu iteration (the third read of the H200 figures,
+#: ../shared/GPU_REVIEW.md): qap_tabu_run walks the triangle row by row, a min pass then a locate
+#: pass a row, unbatched update loads, a serial O(n) sums loop and thread 0's delta_rows (about
+#: 130); qap_tabu_stream's threads own pairs (independent loads), the update fused with the next
+#: scan, the sums split between thread groups, the pair (r, s) summed by the block (about 20).
+TABU_ROUND_TRIPS = {"qap_tabu_run": 130, "qap_tabu_stream": 20}
+TABU_RESIDENT = 4 * SMS  # n = 100: blocks of 32 x 4 threads, 4 resident a multiprocessor (registers)
+
+
+def tabu_models(n: int, pairs: float) -> list[Model]:
+    """Both tabu kernels' iteration at size n with 1,024 searches: the bytes of qap_tabu_run's
+    count (the same for both: the same tables), and the latency of their dependent round trips."""
+    out = []
+    for kernel, trips in TABU_ROUND_TRIPS.items():
+        out += [
+            Model(kernel, "iteration of one search", f"n={n}, int32 deltas, asymmetric",
+                  # scan: d, tmin, lpick (4 B each) per pair; update: d read+written (8 B) per pair;
+                  # 2n pairs by the O(n) sums: bp and bpt rows (a, at are shared by all searches: L2)
+                  pairs * (12 + 8) + n * n * 8, pairs * (7 + 10) + n * n * 10, 0, "DRAM",
+                  round_trips=trips, resident=TABU_RESIDENT,
+                  basis=f"scan 12 B + 7 ops a pair, O(1) update 8 B + 10 ops a pair, O(n) sums of the 2n pairs "
+                        f"touching the move 8 B + 10 ops per (k, m); {trips} dependent round trips of "
+                        f"{DRAM_LATENCY_S * 1e6:g} us for {TABU_RESIDENT} resident searches"),
+            Model(kernel, "iteration of one search", f"n={n}, int32 deltas, symmetric",
+                  pairs * (12 + 8) + n * n * 4, pairs * (7 + 5) + n * n * 6, 0, "DRAM",
+                  round_trips=trips, resident=TABU_RESIDENT, basis="as above; the symmetric sums read bp only"),
+        ]
+    return out
 
 
 def qap_models(n: int = 100) -> list[Model]:
@@ -82,24 +118,33 @@ def qap_models(n: int = 100) -> list[Model]:
         Model("qap_delta_update", "delta entry", f"n={n}, int64 deltas", 16, 4 + 2 * 2 + 2 + 2, 0,
               "DRAM", basis="8 B read + 8 B written; 4 differences, 2 widening multiply-adds, a 64-bit add "
                             "(asymmetric; symmetric: half the operations)"),
+        *delta_update_launches(n, pairs),
         Model("qap_tabu_run: O(1) update", "delta entry", f"n={n}, int32 deltas (MH_QAP_DELTA32), symmetric", 8,
               2 + 1 + 1 + 1, 0, "DRAM", basis="4 B read + 4 B written; 2 differences, a multiply, a shift, an add"),
         Model("qap_best_move", "move", f"n={n}", 16, 8, 0, "DRAM",
               basis="8 B delta + 2 x 4 B tabu entries; 2 compares, a select, a 64-bit add, argmin step"),
-        Model("qap_tabu_run", "iteration of one search", f"n={n}, int32 deltas, asymmetric",
-              # scan: d, tmin, lpick (4 B each) per pair; update: d read+written (8 B) per pair;
-              # 2n pairs by the O(n) sums: bp and bpt rows (a, at are shared by all searches: L2)
-              pairs * (12 + 8) + n * n * 8,
-              pairs * (7 + 10) + n * n * 10, 0, "DRAM",
-              basis="scan 12 B + 7 ops a pair, O(1) update 8 B + 10 ops a pair, O(n) sums of the 2n pairs "
-                    "touching the move 8 B + 10 ops per (k, m); swaps and the argmin are O(n)"),
-        Model("qap_tabu_run", "iteration of one search", f"n={n}, int32 deltas, symmetric",
-              pairs * (12 + 8) + n * n * 4, pairs * (7 + 5) + n * n * 6, 0, "DRAM",
-              basis="as above; the symmetric sums read bp only"),
+        *tabu_models(n, pairs),
         Model("perm_crossover", "child", f"n={n}", 4 * 4 * n, 20 * n, 0, "DRAM", lanes=1,
               basis="two parents read, child and scratch written (4 B a city each); one thread a child"),
         Model("perm_mutate", "child", f"n={n}", 8 * n, 10 * n, 0, "DRAM", lanes=1,
               basis="a child read and written; one thread a child"),
+    ]
+
+
+def delta_update_launches(n: int, pairs: float) -> list[Model]:
+    """A whole delta update of 1,024 solutions (phases 2 and 3) in entries of the triangle a
+    second. Phase 3 recomputes the 2n - 3 pairs touching the move from sums over m: in
+    qap_delta_update one thread a pair, a chain of n dependent steps of scattered L2 loads (264
+    solutions resident: 2 blocks a multiprocessor), which sets the launch's time (120 us measured
+    on the H200: 4.2e10 entries/s); in qap_delta_update_stream the block's row sums, the m range
+    split between nt / n groups (2 at n = 100) and about 2 loads in flight a thread: a chain of n / 4."""
+    resident = 2 * SMS * pairs
+    return [
+        Model(kernel, "delta entry (whole update)", f"n={n}, int64 deltas, phase 3 included", 16, 10, 0, "DRAM",
+              round_trips=chain, resident=resident, latency_s=L2_LATENCY_S,
+              basis=f"phase 2 16 B + 10 ops an entry; phase 3 a chain of {chain:g} dependent L2 round trips "
+                    f"({L2_LATENCY_S * 1e6:g} us) a solution, 264 solutions resident")
+        for kernel, chain in (("qap_delta_update", n), ("qap_delta_update_stream", n / 4))
     ]
 
 
@@ -150,8 +195,8 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
 
 
 COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "lanes", "useful", "bw_bound_per_s",
-           "int_bound_per_s", "fp64_bound_per_s", "bound_per_s", "limited_by", "target_per_s", "target_of_bound",
-           "basis"]
+           "int_bound_per_s", "fp64_bound_per_s", "latency_bound_per_s", "bound_per_s", "limited_by", "target_per_s",
+           "target_of_bound", "basis"]
 
 #: Bytes a move reads or writes, by kernel (experiments/bench_kernels.py's GB/s column).
 #: (The first model of a kernel: int64 deltas for qap_delta_update, as qap_moves.cu has.)
@@ -159,6 +204,8 @@ BYTES_PER_MOVE = {"qap_delta_full": 8}  # the long long delta written; its O(n) 
 for _m in [*qap_models(), *tsp_models()]:
     if _m.unit in ("move", "delta entry"):
         BYTES_PER_MOVE.setdefault(_m.kernel, _m.bytes)
+for _stream, _classic in (("qap_delta_update_stream", "qap_delta_update"), ("qap_best_move_stream", "qap_best_move")):
+    BYTES_PER_MOVE[_stream] = BYTES_PER_MOVE[_classic]  # the streaming variants move the same bytes
 
 
 #: The issue's targets for the day a GPU is lent: (kernel, size of the model row, units per second).

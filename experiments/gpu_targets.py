@@ -5,9 +5,10 @@ holds no GPU row is "not measured", not met).
 Targets (issues of the QAP kernels, of the TSP and generic-engine kernels, and of the session):
 
 * QAP tabu search, 1,024 searches of n = 100: >= 100x the CPU build on 2 cores
-  (bench_search_gpu.csv); at 64 searches >= 3x today's kernel on the same machine (while only
-  today's kernel exists, 1x);
-* QAP delta update, 1,024 solutions of n = 100: >= 1e11 entries/s (bench_kernels_gpu.csv);
+  (bench_search_gpu.csv, the best kernel); at 64 searches >= 3x today's kernel (``classic``) on the
+  same machine;
+* QAP delta update, 1,024 solutions of n = 100: >= 1e11 entries/s (bench_kernels_gpu.csv, the
+  faster of qap_delta_update and its streaming variant);
 * 2-opt over all pairs at n = 10,000: >= 2e11 moves/s, the best of the tour counts measured;
 * the flow shop and the linear ordering problem: the GPU worth >= 40 cores, the tutorial's user
   problem >= 20 (iterations of the same search per second, the island's chains on the GPU against
@@ -33,6 +34,7 @@ from pathlib import Path
 TABU_RATIO, TABU_64_GAIN, DELTA_RATE, TWO_OPT_RATE = 100.0, 3.0, 1e11, 2e11
 CORES_WORTH = {"flow shop": 40.0, "LOP": 40.0, "weighted tardiness (user)": 20.0}  # engine_chains.csv's problems
 NOT_MEASURED = "not measured"
+TODAY = "classic"  # the tabu kernel of the H200 run (qap_tabu_run), the one the new kernels must beat
 
 
 def rows(folder: Path, name: str) -> list[dict]:
@@ -69,7 +71,8 @@ def kernel_targets(folder: Path, qap_n: int, tsp_n: int, batch: int) -> list[tup
     counts = sorted({int(r["searches"]) for r in gpu_tabu})
     searches = batch if batch in counts or not counts else counts[-1]  # else the largest batch measured
     ratio = picked(gpu_tabu, "vs_cpu_2_cores", searches=searches)
-    delta = picked(kernels, "moves_per_s", kernel="qap_delta_update", n=qap_n, batch=batch, backend="cuda:0")
+    delta = max((v for v in (picked(kernels, "moves_per_s", kernel=k, n=qap_n, batch=batch, backend="cuda:0")
+                             for k in ("qap_delta_update", "qap_delta_update_stream")) if v is not None), default=None)
     two_opt = picked(kernels, "moves_per_s", kernel="tsp_2opt_full", n=tsp_n, backend="cuda:0")
     return [
         (f"QAP tabu search, {searches:,} searches of n = {qap_n}: iterations/s vs the CPU build on 2 cores",
@@ -82,11 +85,11 @@ def kernel_targets(folder: Path, qap_n: int, tsp_n: int, batch: int) -> list[tup
 
 
 def tabu_64_gain(folder: Path) -> tuple[str, float | None, str, bool]:
-    """The best kernel's rate at 64 searches over today's, on the same machine (the table's
-    ``variant`` column where it has one; one kernel: 1)."""
+    """The best kernel's rate at 64 searches over today's (``classic``), on the same machine (the
+    table's ``variant`` column: TabuParams.kernel)."""
     table = [r for r in rows(folder, "bench_search_gpu.csv") if gpu(r) and r.get("searches") == "64"]
-    rates = {r.get("variant", "current"): number(r.get("iters_per_s")) for r in table}
-    today = rates.get("current")
+    rates = {r.get("variant", TODAY): number(r.get("iters_per_s")) for r in table}
+    today = rates.get(TODAY)
     gain = max(v for v in rates.values() if v is not None) / today if today else None
     return ("QAP tabu search, 64 searches: iterations/s vs today's kernel on the same machine", gain,
             f">= {TABU_64_GAIN:g}", gain is not None and gain >= TABU_64_GAIN)

@@ -44,7 +44,7 @@ from metaheur.islands.island import IslandState, island_class
 from metaheur.islands.migration import Migration
 from metaheur.islands.model import RunRecord
 from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
-from metaheur.outputs import write_atomically
+from metaheur.outputs import CHECKPOINT, check_writable, write_atomically
 from metaheur.problems.interface import Problem, SearchForm
 from metaheur.result import EpochRow
 from metaheur.run_settings import InstanceInfo, RunSettings
@@ -105,9 +105,7 @@ class Checkpointer:
         self.last = time.monotonic()
         self.error: str | None = None
         self.warned = False
-        folder = self.path.parent
-        if not folder.is_dir():
-            raise MetaheurError(f"{self.path}: folder {folder} does not exist")
+        check_writable(str(self.path), CHECKPOINT)  # a regular file in a folder that exists
 
     def __call__(self, record: RunRecord, migrator, final: bool) -> None:
         if final or time.monotonic() - self.last >= self.every:
@@ -320,7 +318,7 @@ def _member_limit(n: int) -> int:
 
 def _check_version(path: Path, header: dict) -> None:
     """The format and the metaheur version that wrote the checkpoint are this one's."""
-    if header.get("format") != CHECKPOINT_FORMAT:
+    if type(header.get("format")) is not int or header.get("format") != CHECKPOINT_FORMAT:
         raise InputFormatError(path, f"checkpoint format {_shown(header.get('format'))} is not supported "
                                      f"(this metaheur reads format {CHECKPOINT_FORMAT})")
     if header.get("metaheur") != __version__:
@@ -383,7 +381,7 @@ def _settings(data) -> RunSettings:
         raise ValueError("epochs of no length")
     _check_instance(settings.problem)
     _check_object(settings.stop, _STOP, set(), "the stop rules")
-    _check_counters(settings.stop, ("time_limit", "generations", "no_improvement"), "the stop rules")
+    _check_counters(settings.stop, ("time_limit", "generations", "no_improvement"), "the stop rules", bounded=False)
     return settings
 
 
@@ -513,11 +511,17 @@ def _type_name(hint) -> str:
     return getattr(hint, "__name__", None) or str(hint)
 
 
-def _check_counters(data: dict, names, where: str) -> None:
-    """The values of ``names`` in ``data`` (those present) are not negative."""
+_COUNTER_LIMIT = 1 << 53  # a counter a run could reach: room to count on without overflowing int64
+
+
+def _check_counters(data: dict, names, where: str, bounded: bool = True) -> None:
+    """The values of ``names`` in ``data`` (those present) are not negative and, ``bounded``,
+    below :data:`_COUNTER_LIMIT` (counters a resumed run adds to; not the stop rules)."""
     for name in names:
         if data.get(name) is not None and data[name] < 0:
             raise ValueError(f"{where}.{name} is negative ({data[name]})")
+        if bounded and data.get(name) is not None and data[name] >= _COUNTER_LIMIT:
+            raise ValueError(f"{where}.{name} is out of range ({data[name]})")
 
 
 def _check_in(value, bound: int, what: str) -> None:

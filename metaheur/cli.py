@@ -13,7 +13,7 @@ import warnings
 
 import click
 
-from metaheur import __version__
+from metaheur import __version__, signals
 from metaheur.errors import MetaheurError
 
 
@@ -258,6 +258,8 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
 
     from metaheur.config import read_config
     from metaheur.outputs import plan_outputs
+
+    signals.forget()
     from metaheur.solve_params import SolveParams
     from metaheur.solver import solve as run_solve
 
@@ -318,14 +320,15 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
             initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
             checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
             no_improvement=pick(no_improvement, "no_improvement"))
-        failed += _write_outputs(problem, result, plan) + _checkpoint_failure(result)
-        results.append(result)
-        echo(result.summary())
-        if verbose:
-            _echo_details(result, echo)
-        if many:
-            echo("")
-        if result.stop_reason == "interrupted":
+        with signals.deferred():  # a stop signal now: every output is still written
+            failed += _write_outputs(problem, result, plan) + _checkpoint_failure(result)
+            results.append(result)
+            echo(result.summary())
+            if verbose:
+                _echo_details(result, echo)
+            if many:
+                echo("")
+        if result.stop_reason == "interrupted" or signals.received():
             break
     if many:
         echo(_table(results))
@@ -376,14 +379,13 @@ def _echo_details(result, echo) -> None:
 
 
 def _exit_status(result, failed: list[str]) -> None:
-    """130 after Ctrl-C; 1 when an output or the run's last checkpoint could not be written (the
+    """128 + the signal's number after a stop signal (130 for Ctrl-C), also one that came while the
+    outputs were written; 1 when an output or the run's last checkpoint could not be written (the
     others were) or a run had to stop on an error (its best was still written)."""
     for message in failed:
         click.echo(f"metaheur: error: {message}", err=True)
-    if result is not None and result.stop_reason == "interrupted":
-        from metaheur.signals import exit_status
-
-        sys.exit(exit_status())
+    if (result is not None and result.stop_reason == "interrupted") or signals.received():
+        sys.exit(signals.exit_status())
     if result is not None and result.stop_reason.startswith("failed"):
         click.echo(f"metaheur: warning: the run {result.stop_reason}; the best solution found was written", err=True)
         sys.exit(1)
@@ -437,11 +439,12 @@ def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, r
         stop = stop | {"target": _int_target(target)}
     result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
                     **stop, **run)
-    failed = _write_outputs(problem, result, plan) + _checkpoint_failure(result)
-    echo = _echo_for([plan])
-    echo(result.summary())
-    if verbose:
-        _echo_details(result, echo)
+    with signals.deferred():  # a stop signal now: every output is still written
+        failed = _write_outputs(problem, result, plan) + _checkpoint_failure(result)
+        echo = _echo_for([plan])
+        echo(result.summary())
+        if verbose:
+            _echo_details(result, echo)
     _exit_status(result, failed)
 
 
@@ -521,8 +524,6 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Ctrl-C, SIGTERM and SIGHUP (:mod:`metaheur.signals`) stop a
     run with its best solution written; outside a run they end the command with one line. The
     exit status after a stop signal is 128 + its number (130, 143, 129)."""
-    from metaheur import signals
-
     status = 0
     try:
         with signals.handling(signals.interrupt):

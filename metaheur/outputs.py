@@ -15,6 +15,7 @@ symlink is written through: the file it points to is replaced, the link stays.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from metaheur.errors import MetaheurError
 from metaheur.inputs import file_kind
 
 STDOUT = "-"
+CHECKPOINT = "--checkpoint"
 STDOUT_OPTIONS = ("--json", "--stats")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 _NAME_LIMIT = 200
@@ -71,8 +73,18 @@ def check_writable(path: str, option: str) -> None:
     """Refuse a path that cannot be written: a directory, a block device or socket, a missing
     folder, a folder in which no file can be created (tried with a temporary file, so it holds
     for every user). A character device or FIFO is only checked for write permission (never
-    opened: a FIFO would wait for its reader)."""
+    opened: a FIFO would wait for its reader). A checkpoint (``--checkpoint``) is a regular file:
+    a FIFO or device is refused for it (a run would wait on it, and it could not be read back).
+    A path through a loop of symbolic links is refused."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MetaheurError(f"{option} {path}: {exc.strerror}") from None
     if in_place(path):
+        if option == CHECKPOINT:
+            raise MetaheurError(f"{option} {path}: is {file_kind(os.stat(path).st_mode)}; a checkpoint is a "
+                                "regular file")
         if not os.access(path, os.W_OK):
             raise MetaheurError(f"{option} {path}: the file is not writable")
         return
@@ -96,9 +108,9 @@ def check_writable(path: str, option: str) -> None:
 def safe_name(name: str) -> str:
     """An instance name as it replaces ``{name}`` in a path: one plain file name, whatever the
     instance file says (``NAME: ../../x``): every character but ``A-Z a-z 0-9 . _ + -`` becomes
-    ``_``, leading dots go (no ``..``, no hidden file), at most 200 characters, ``instance`` for
-    nothing left."""
-    return _UNSAFE.sub("_", name).lstrip(".")[:_NAME_LIMIT] or "instance"
+    ``_``, leading dots and dashes go (no ``..``, no hidden file, nothing a command takes for an
+    option), at most 200 characters, ``instance`` for nothing left."""
+    return _UNSAFE.sub("_", name).lstrip(".-")[:_NAME_LIMIT] or "instance"
 
 
 def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dict[str, str]]:
@@ -211,9 +223,11 @@ class Output:
 
 def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
     """Write every output (``echo`` prints to standard output); returns one message per output
-    that failed, the others written all the same."""
+    that failed, the others written all the same. Files first, then standard output, devices and
+    FIFOs (which may wait for a reader): an output that a stop signal interrupts while it waits
+    (the second signal, :func:`metaheur.signals.deferred`) is a failure, the others are written."""
     failed = []
-    for out in outputs:
+    for out in sorted(outputs, key=lambda o: o.path == STDOUT or in_place(o.path)):
         try:
             if out.path == STDOUT:
                 echo(out.text())
@@ -224,4 +238,6 @@ def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
         except (OSError, MetaheurError) as exc:
             why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             failed.append(f"{out.option} {out.path}: {why}")
+        except KeyboardInterrupt:
+            failed.append(f"{out.option} {out.path}: interrupted")
     return failed

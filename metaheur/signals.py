@@ -35,6 +35,34 @@ def exit_status() -> int:
     return 128 + (_received[0] if _received else signal.SIGINT)
 
 
+def forget() -> None:
+    """Start a command with no stop signal received (one process may run several: the tests)."""
+    _received.clear()
+
+
+def received() -> bool:
+    """Whether a stop signal came to this process."""
+    return bool(_received)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Run the block (writing a run's results: its last checkpoint, its outputs) with stop
+    signals noted rather than acted on, so that what the run found is written: the first lets the
+    block end (the caller then exits with :func:`exit_status`), a second interrupts it
+    (KeyboardInterrupt: an output that blocks, a FIFO without a reader, is abandoned)."""
+    count = [0]
+
+    def handler(signum: int, frame) -> None:
+        note(signum)
+        count[0] += 1
+        if count[0] > 1:
+            raise KeyboardInterrupt
+
+    with handling(handler):
+        yield
+
+
 def interrupt(signum: int, frame) -> None:
     """The handler outside a run (start-up, reading files, writing outputs): any stop signal is
     a Ctrl-C (KeyboardInterrupt)."""
@@ -55,6 +83,30 @@ def handling(handler: Callable[[int, object], None]) -> Iterator[None]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def block_in_this_thread() -> None:
+    """Block the stop signals in the calling thread (not the main one: Python runs handlers
+    there), so that the processes it starts inherit them blocked: a signal to the whole process
+    group (a terminal, a scheduler) then reaches the run's process alone, which stops the run, and
+    not its worker processes or their resource trackers mid-epoch."""
+    if hasattr(signal, "pthread_sigmask") and threading.current_thread() is not threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Run the block (starting helper processes) with the stop signals held back in this thread:
+    the processes it starts inherit them blocked; a signal that comes meanwhile is delivered
+    (not lost) when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def watch_parent(parent_pid: int) -> None:

@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from metaheur import signals
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
@@ -246,8 +247,8 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     if problem is None:
         raise MetaheurError("give an instance to solve (or resume a checkpoint with metaheur.resume)")
     problem = load_instance(problem)
-    if seed < 0:
-        raise MetaheurError(f"seed must be >= 0, got {seed}")
+    if not 0 <= seed < 2**63:
+        raise MetaheurError(f"seed must be from 0 to 2^63 - 1, got {seed}")
     stop_rules_ = _stop_rules(problem, stop, time_limit, generations, target, no_improvement, params.stop_at_optimum)
     seeds = initial_solutions(problem, initial)
     device_list = [parse_device(d) for d in params.devices] if params.devices else None
@@ -429,7 +430,8 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
             resume.specs = [dataclasses.replace(s, params=p) for s, p in zip(model.specs, params, strict=True)]
         record = model.run(stop, resume=resume, checkpoint=checkpointer)
     ga = params[0].ga
-    return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
+    with signals.deferred():  # the run has ended: a stop signal does not cost it its result
+        return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
                        "ga": dataclasses.asdict(ga),
                        **searches_as_dicts(params[0], search_sections(search)),
                        "migration": dataclasses.asdict(settings.migration),

@@ -256,6 +256,11 @@ def test_only_the_members_the_format_names_are_read_each_capped_before_it_is_inf
     (lambda h: h["settings"]["problem"].update(n=True) or h, "settings.problem.n is True"),
     (lambda h: h.update(epochs=None) or h, "the epochs are not a list"),
     (lambda h: h["settings"].update(sync=float("nan")) or h, "NaN is not a JSON number"),
+    (lambda h: h.update(format=True) or h, "checkpoint format True is not supported"),
+    (lambda h: h["islands"][0].update(ls_iterations=2**63 - 1) or h, "island 0.ls_iterations is out of range"),
+    (lambda h: h["progress"].update(next_epoch=2**62) or h, "progress.next_epoch is out of range"),
+    (lambda h: h["island_params"][0]["ga"].update(mutation=2**62) or h, "mutation must be from 0 to"),
+    (lambda h: h["island_params"][1]["tabu"].update(scale=2**62) or h, "cubic tenure scale must be from 1 to"),
 ])
 def test_a_header_of_the_wrong_types_or_out_of_range_is_one_line(saved, tmp_path, monkeypatch, edit, fragment):
     arrays, header = members(saved["qap"])

@@ -239,3 +239,28 @@ def test_non_finite_seconds_are_refused(runner, tmp_path, args, message):
     """``-t inf`` used to write ``"time_limit": Infinity``, which is not JSON."""
     user_error(runner.invoke(cli, ["solve", "gen:qap:8", *QUICK[2:], *args, "--json", "r.json"]), message)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_checkpoint_on_a_fifo_and_a_symlink_loop_are_refused(monkeypatch, tmp_path):
+    """A run would wait for ever on a FIFO with no reader, and a checkpoint is read back: a
+    FIFO is refused for --checkpoint; a loop of symbolic links is refused for any output."""
+    runner = cpu_runner(monkeypatch, tmp_path)
+    os.mkfifo(tmp_path / "ck.fifo")
+    user_error(runner.invoke(cli, ["solve", "gen:qap:12", *QUICK, "--checkpoint", "ck.fifo"]), "a checkpoint is a "
+                                                                                                "regular file")
+    os.symlink("lb", tmp_path / "la")
+    os.symlink("la", tmp_path / "lb")
+    user_error(runner.invoke(cli, ["solve", "gen:qap:12", *QUICK, "--json", "la"]), "symbolic links")
+    assert (tmp_path / "la").is_symlink()
+
+
+def test_a_name_cannot_start_with_a_dash():
+    from metaheur.outputs import safe_name
+
+    assert safe_name("-rf") == "rf" and safe_name("--x") == "x" and safe_name("-") == "instance"
+
+
+def test_a_seed_beyond_64_bits_is_refused(monkeypatch, tmp_path):
+    result = cpu_runner(monkeypatch, tmp_path).invoke(cli, ["solve", "gen:qap:12", "-g", "1", "--seed",
+                                                            str(2**64)])
+    user_error(result, "seed must be from 0 to 2^63 - 1")

@@ -126,3 +126,38 @@ def test_ctrl_c_while_the_command_starts_is_one_line(monkeypatch, capsys):
         _metaheur_launch.main()
     assert stop.value.code == 130
     assert capsys.readouterr().err == "metaheur: interrupted\n"
+
+
+def test_a_signal_while_the_outputs_are_written_writes_the_others(tmp_path):
+    """The search has ended and the JSON waits for a FIFO's reader: the first SIGTERM lets the
+    writing go on, the second gives up the FIFO; the solution file is written, exit 143."""
+    os.mkfifo(tmp_path / "out.fifo")
+    proc = _start(tmp_path, "gen:qap:12", "-g", "2", "--strategy", "cpu-serial", "-q", "--json", "out.fifo",
+                  "--solution", "r.sln")
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "r.sln").exists() and time.monotonic() < deadline:  # files before FIFOs
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert proc.poll() is None  # still waiting for the FIFO's reader
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert (tmp_path / "r.sln").is_file() and "out.fifo: interrupted" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_the_process_group_is_not_a_worker_fault(tmp_path, signum):
+    """SIGTERM or SIGHUP to the whole group (a scheduler, a closed terminal) reaches the workers
+    too: they leave it to the run, which stops with its islands' results, without a rerun."""
+    proc = subprocess.Popen([sys.executable, "-m", "metaheur.cli", "solve", "gen:qap:40", "-t", "60", "--strategy",
+                             "cpu-islands", "--islands", "2", "-q", "--json", "r.json"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _wait_for_workers(proc, 2)
+    time.sleep(3.0)
+    os.killpg(proc.pid, signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signum, err
+    assert "worker failed" not in err and "Traceback" not in err
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["stop_reason"] == "interrupted" and result["generations"] > 0

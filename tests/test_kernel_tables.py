@@ -31,11 +31,12 @@ def test_gpu_model_table(tmp_path):
     rows = _run("gpu_model.py", tmp_path)
     kernels = {r["kernel"] for r in rows}
     # every kernel a GPU island launches in a search step is modelled
-    assert {"qap_delta_update", "qap_tabu_run", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_2opt_full",
-            "tsp_oropt_full", "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_eax",
-            "tsp_ils_run"} <= kernels
+    assert {"qap_delta_update", "qap_tabu_run", "qap_tabu_stream", "qap_delta_update_stream", "tsp_2opt_cand",
+            "tsp_oropt_cand", "tsp_2opt_full", "tsp_oropt_full", "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint",
+            "tsp_eax", "tsp_ils_run"} <= kernels
     for r in rows:
-        bounds = [float(r[c]) for c in ("bw_bound_per_s", "int_bound_per_s", "fp64_bound_per_s") if r[c] != "-"]
+        bounds = [float(r[c]) for c in ("bw_bound_per_s", "int_bound_per_s", "fp64_bound_per_s", "latency_bound_per_s")
+                  if r[c] != "-"]
         assert float(r["bound_per_s"]) == min(bounds), r["kernel"]
         if r["memory"] == "DRAM":
             assert float(r["bw_bound_per_s"]) == pytest.approx(4.8e12 / float(r["bytes"]), rel=1e-2)

@@ -181,7 +181,7 @@ def test_gpu_strategy_with_only_the_cpu_listed():
     ({"devices": ["tpu"]}, "bad device 'tpu'"),
     ({"strategy": "cpu-islands", "islands": 0}, "islands must be at least 1"),
     ({"strategy": "cpu-serial", "islands": 2}, "cpu-serial runs exactly one island"),
-    ({"seed": -1}, "seed must be >= 0"),
+    ({"seed": -1}, "seed must be from 0 to 2^63 - 1"),
     ({"target": "best"}, "target must be a number or 'bks'"),
     ({"target": "bks"}, "no best-known value"),
     ({"generations": 0}, "generations must be at least 1"),

@@ -26,6 +26,24 @@ typedef int mh_qacc;
 typedef ll mh_qacc;
 #endif
 
+/* The terms of mh_qap_delta(r, s) outside its sum over k: the k = r and k = s terms of the sum
+ * removed, the two exact ones added (the symmetric case's sum is doubled by the caller, these
+ * terms too but the last). */
+__device__ __forceinline__ ll mh_qap_delta_rest(const int *__restrict__ a, const int *__restrict__ b,
+                                                const int *__restrict__ p, int n, int r, int s, ll sum) {
+  const int pr = p[r], ps = p[s];
+  const int *ar = a + (ll)r * n, *as = a + (ll)s * n;
+  const int *bpr = b + (ll)pr * n, *bps = b + (ll)ps * n;
+#ifdef MH_QAP_SYMMETRIC
+  sum -= (ll)(ar[r] - as[r]) * (bps[pr] - bpr[pr]) + (ll)(ar[s] - as[s]) * (bps[ps] - bpr[ps]);
+  return 2 * sum + (ll)(ar[r] - as[s]) * (bps[ps] - bpr[pr]);
+#else
+  sum -= (ll)(ar[r] - ar[s]) * (bpr[ps] - bpr[pr]) + (ll)(ar[r] - as[r]) * (bps[pr] - bpr[pr]);
+  sum -= (ll)(as[r] - as[s]) * (bps[ps] - bps[pr]) + (ll)(ar[s] - as[s]) * (bps[ps] - bpr[ps]);
+  return sum + (ll)(ar[r] - as[s]) * (bps[ps] - bpr[pr]) + (ll)(ar[s] - as[r]) * (bps[pr] - bpr[ps]);
+#endif
+}
+
 /* O(n) delta of swapping units r != s; a, b are n x n, p the permutation (unit -> location). */
 __device__ __forceinline__ ll mh_qap_delta(const int *__restrict__ a, const int *__restrict__ b,
                                            const int *__restrict__ p, int n, int r, int s) {
@@ -38,20 +56,35 @@ __device__ __forceinline__ ll mh_qap_delta(const int *__restrict__ a, const int 
     const int pk = p[k];
     sum += (ll)(ar[k] - as[k]) * (bps[pk] - bpr[pk]);
   }
-  sum -= (ll)(ar[r] - as[r]) * (bps[pr] - bpr[pr]) + (ll)(ar[s] - as[s]) * (bps[ps] - bpr[ps]);
-  return 2 * sum + (ll)(ar[r] - as[s]) * (bps[ps] - bpr[pr]);
 #else
   for (int k = 0; k < n; ++k) {
     const int pk = p[k];
     const int *ak = a + (ll)k * n, *bpk = b + (ll)pk * n;
     sum += (ll)(ak[r] - ak[s]) * (bpk[ps] - bpk[pr]) + (ll)(ar[k] - as[k]) * (bps[pk] - bpr[pk]);
   }
-  /* remove the k = r and k = s terms of the loop, add the two exact ones */
-  sum -= (ll)(ar[r] - ar[s]) * (bpr[ps] - bpr[pr]) + (ll)(ar[r] - as[r]) * (bps[pr] - bpr[pr]);
-  sum -= (ll)(as[r] - as[s]) * (bps[ps] - bps[pr]) + (ll)(ar[s] - as[s]) * (bps[ps] - bpr[ps]);
-  return sum + (ll)(ar[r] - as[s]) * (bps[ps] - bpr[pr]) + (ll)(ar[s] - as[r]) * (bps[pr] - bpr[ps]);
 #endif
+  return mh_qap_delta_rest(a, b, p, n, r, s, sum);
 }
+
+/* Pairs owned by a thread (the streaming kernels): thread t owns pairs q = t, t + nt, ... of the
+ * packed triangle (rows i < n - 1, j > i, in the order of i * n + j). The first: pair q. */
+__device__ __forceinline__ void mh_qap_pair_first(int n, ll q, int *i, int *j) {
+  int row = 0;
+  ll len = n - 1;
+  while (len > 0 && q >= len) { q -= len; ++row; --len; }
+  *i = row;
+  *j = row + 1 + (int)q;
+}
+
+/* The pair `step` pairs after (i, j); i >= n - 1 once past the last. */
+__device__ __forceinline__ void mh_qap_pair_next(int n, int step, int *i, int *j) {
+  int row = *i;
+  ll off = (ll)(*j - row - 1) + step;
+  while (row < n - 1 && off >= n - 1 - row) { off -= n - 1 - row; ++row; }
+  *i = row;
+  *j = row + 1 + (int)off;
+}
+
 
 
 /* The terms of mh_qap_delta_rows(i, j) outside its sum over k: the k = i, j terms of that sum

@@ -96,3 +96,119 @@ qap_best_move(const long long *delta, const int *perm, const int *tabu,
     delta_out[sol] = d[idx];
   }
 }
+
+/* ================================================================================================
+ * The streaming variants of qap_delta_update and qap_best_move (the same values and moves; the
+ * issue of the QAP kernels, side by side until a GPU decides): every thread owns fixed pairs of
+ * the packed triangle (mh_qap_pair_first), so a warp keeps many independent loads in flight
+ * instead of walking a row; the 2n - 3 pairs touching the moved units are recomputed from sums
+ * over m that the whole block builds with coalesced reads (row m of a, of its transpose at, and
+ * one row of b and of its transpose bt gathered through p), the m range split between groups of
+ * threads; the pair (r, s) is summed by the block. work: nsol x 8n ints. */
+
+__device__ __forceinline__ void mh_qs_add(ll *x, ll v) { atomicAdd((unsigned long long *)x, (unsigned long long)v); }
+
+/* Row m's terms of the sums of mh_qap_delta(k, x) over its loop (k the thread's unit, x = r or s). */
+#ifdef MH_QAP_SYMMETRIC
+#define MH_QS_TERMS(m, k, x, acc)                                                                          \
+  acc += (ll)(a[(ll)(m) * n + (k)] - a[(ll)(x) * n + (m)]) * (b[(ll)p[x] * n + p[m]] - b[(ll)p[m] * n + p[k]])
+#else
+#define MH_QS_TERMS(m, k, x, acc)                                                                          \
+  do {                                                                                                     \
+    const int pm = p[m];                                                                                   \
+    acc += (ll)(a[(ll)(m) * n + (k)] - a[(ll)(m) * n + (x)]) * (b[(ll)pm * n + p[x]] - b[(ll)pm * n + p[k]]) + \
+           (ll)(at[(ll)(m) * n + (k)] - a[(ll)(x) * n + (m)]) * (b[(ll)p[x] * n + pm] - bt[(ll)pm * n + p[k]]); \
+  } while (0)
+#endif
+
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+qap_delta_update_stream(const int *a, const int *at, const int *b, const int *bt, const int *perm, const int *move,
+                        long long *delta, int *work, int n) {
+  const ll sol = mh_block();
+  const int *p = perm + sol * n;
+  ll *d = delta + sol * n * n;
+  const int r = move[2 * sol], s = move[2 * sol + 1];
+  if (r == s) return;
+  int *u = work + sol * 8 * n, *v = u + n, *u2 = u + 2 * n, *v2 = u + 3 * n;
+  ll *sr = (ll *)(u + 4 * n), *ss = sr + n;
+  const int tid = mh_tid(), nt = mh_nthreads();
+  const int pr = p[r], ps = p[s];
+  (void)at; (void)bt;
+  for (int k = tid; k < n; k += nt) {
+    const int pk = p[k];
+    u[k] = a[(ll)r * n + k] - a[(ll)s * n + k];
+    v[k] = b[(ll)ps * n + pk] - b[(ll)pr * n + pk];
+    u2[k] = a[(ll)k * n + r] - a[(ll)k * n + s];
+    v2[k] = b[(ll)pk * n + ps] - b[(ll)pk * n + pr];
+    sr[k] = 0;
+    ss[k] = 0;
+  }
+  __syncthreads();
+  const int groups = nt >= n ? nt / n : 1;
+  for (int w = tid; w < groups * n; w += nt) {
+    const int k = w % n, g = w / n;
+    const int m0 = (int)((ll)g * n / groups), m1 = (int)((ll)(g + 1) * n / groups);
+    ll xr = 0, xs = 0;
+    for (int m = m0; m < m1; ++m) {
+      MH_QS_TERMS(m, k, r, xr);
+      MH_QS_TERMS(m, k, s, xs);
+    }
+    mh_qs_add(&sr[k], xr);
+    mh_qs_add(&ss[k], xs);
+  }
+  /* the pair (r, s): its sum over k by the block */
+  ll part = 0;
+  for (int k = tid; k < n; k += nt) {
+    const int pk = p[k];
+#ifdef MH_QAP_SYMMETRIC
+    part += (ll)(a[(ll)r * n + k] - a[(ll)s * n + k]) * (b[(ll)ps * n + pk] - b[(ll)pr * n + pk]);
+#else
+    part += (ll)(a[(ll)k * n + r] - a[(ll)k * n + s]) * (b[(ll)pk * n + ps] - b[(ll)pk * n + pr]) +
+            (ll)(a[(ll)r * n + k] - a[(ll)s * n + k]) * (b[(ll)ps * n + pk] - b[(ll)pr * n + pk]);
+#endif
+  }
+  const int lo = mh_imin(r, s), hi = mh_imax(r, s);
+  const ll drs = mh_qap_delta_rest(a, b, p, n, r, s, mh_block_sum(part)); /* barriers: the sums too */
+  int i, j;
+  for (mh_qap_pair_first(n, tid, &i, &j); i < n - 1; mh_qap_pair_next(n, nt, &i, &j)) {
+    ll *dij = d + (ll)i * n + j;
+    if (i == lo && j == hi) {
+      *dij = drs;
+    } else if (i == r || i == s || j == r || j == s) {
+      const int x = (i == r || j == r) ? r : s, k = i == x ? j : i;
+      *dij = mh_qap_delta_rest(a, b, p, n, k, x, x == r ? sr[k] : ss[k]); /* the sum's order: (k, x) */
+    } else {
+#ifdef MH_QAP_SYMMETRIC
+      *dij += 2 * (ll)(u[i] - u[j]) * (v[i] - v[j]);
+#else
+      *dij += (ll)(u[i] - u[j]) * (v[i] - v[j]) + (ll)(u2[i] - u2[j]) * (v2[i] - v2[j]);
+#endif
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+qap_best_move_stream(const long long *delta, const int *perm, const int *tabu,
+                     const long long *iter, const long long *cost, const long long *best,
+                     int n, int *move_out, long long *delta_out) {
+  const ll sol = mh_block();
+  const int *p = perm + sol * n;
+  const ll *d = delta + sol * n * n;
+  const int *t = tabu + sol * n * n;
+  const ll now = iter[sol], threshold = best[sol] - cost[sol];
+  const ll BIG = MH_QAP_CATEGORY;
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  int i, j;
+  for (mh_qap_pair_first(n, mh_tid(), &i, &j); i < n - 1; mh_qap_pair_next(n, mh_nthreads(), &i, &j)) {
+    const ll ij = (ll)i * n + j, dij = d[ij];
+    const bool is_tabu = t[(ll)i * n + p[j]] > now && t[(ll)j * n + p[i]] > now;
+    const ll k = dij + (dij < threshold ? 0 : (is_tabu ? 2 * BIG : BIG));
+    if (k < key) { key = k; idx = ij; } /* a thread's pairs come in increasing ij */
+  }
+  mh_block_argmin(&key, &idx);
+  if (mh_tid() == 0) {
+    move_out[2 * sol] = (int)(idx / n);
+    move_out[2 * sol + 1] = (int)(idx % n);
+    delta_out[sol] = d[idx];
+  }
+}

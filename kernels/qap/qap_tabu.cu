@@ -325,3 +325,233 @@ qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *b
     st[MH_TS_CTR] = (ll)ctr; st[MH_TS_TENURE] = tenure; st[MH_TS_BEST_ITER] = best_iter;
   }
 }
+
+/* ================================================================================================
+ * qap_tabu_stream: the same search, move for move (same moves in the same order for the same
+ * keys and starts: every delta is exact and the best move is chosen by the same rule), laid out
+ * for a GPU's latency rather than a core's vector units (GPU_REVIEW "third read"; the issue of
+ * the QAP kernels, docs/decisions/ once a GPU has measured both):
+ *  - every thread owns fixed pairs of the packed triangle (pair q = tid, tid + nt, ... in the
+ *    order of i * n + j), so the loads of a pass are independent, none waits on a row's minimum;
+ *  - the delta update of iteration t and the scan of iteration t + 1 are one pass over the
+ *    pairs: each thread updates its pairs (O(1), or the O(n) formula for the 2n - 3 pairs
+ *    touching the moved units from sums prepared by the whole block) and ranks them at once;
+ *  - u, v and the sums live in shared memory (n <= MH_TSS_SHARED_N; beyond, in `work`), the sums
+ *    over m split between groups of threads (every thread busy), the pair (r, s) summed by the
+ *    block; the best move by warp shuffles (mh_block_argmin).
+ * State and `work` as qap_tabu_run (work: S x 8n ints), so either kernel continues the other's
+ * searches. */
+#define MH_TSS_SHARED_N 512
+
+/* The key of a pair's move: aspired (a new best, or both units long away) < allowed < tabu. */
+__device__ __forceinline__ mh_dt mh_tss_key(mh_dt d, int tm, int lp, int now, int lim, mh_dt thr) {
+  const mh_dt BIG = MH_TS_BIG;
+  return d + (((d < thr) | (lp < lim)) ? 0 : (tm > now ? 2 * BIG : BIG));
+}
+
+/* The best move of the stored deltas (as mh_ts_scan), each thread over its own pairs. */
+__device__ __forceinline__ ll mh_tss_scan(const mh_ts_t *T, int now, int lim, mh_dt thr) {
+  const int n = T->n;
+  ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
+  int i, j;
+  for (mh_qap_pair_first(n, T->tid, &i, &j); i < n - 1; mh_qap_pair_next(n, T->nt, &i, &j)) {
+    const ll ij = (ll)i * n + j;
+    const ll x = (ll)mh_tss_key(T->d[ij], T->tm[ij], T->lp[ij], now, lim, thr);
+    if (x < bkey) { bkey = x; bidx = ij; } /* a thread's pairs come in increasing ij */
+  }
+  mh_block_argmin(&bkey, &bidx);
+  return bidx;
+}
+
+__device__ __forceinline__ void mh_tss_add(mh_qacc *x, mh_qacc v) {
+#ifdef MH_QAP_DELTA32
+  atomicAdd(x, v);
+#else
+  atomicAdd((unsigned long long *)x, (unsigned long long)v);
+#endif
+}
+
+/* The sums over m of mh_qap_delta_rows(k, r) and (k, s) for every k into sr and ss, the m range
+ * split between nt / n groups of threads (integer additions: any order gives the same sums). */
+__device__ __forceinline__ void mh_tss_sums2(const mh_ts_t *T, int r, int s, mh_qacc *sr, mh_qacc *ss) {
+  const int n = T->n, tid = T->tid, nt = T->nt;
+  const int *a = T->a, *at = T->at, *bp = T->P, *bpt = T->PT;
+  const int *ar = a + (ll)r * n, *as = a + (ll)s * n, *br = bp + (ll)r * n, *bs = bp + (ll)s * n;
+  const int *tr = at + (ll)r * n, *ts = at + (ll)s * n, *cr = bpt + (ll)r * n, *cs = bpt + (ll)s * n;
+  (void)tr; (void)ts; (void)cr; (void)cs;
+  for (int k = tid; k < n; k += nt) { sr[k] = 0; ss[k] = 0; }
+  __syncthreads();
+  const int groups = nt >= n ? nt / n : 1;
+  for (int w = tid; w < groups * n; w += nt) {
+    const int k = w % n, g = w / n;
+    const int m0 = (int)((ll)g * n / groups), m1 = (int)((ll)(g + 1) * n / groups);
+    mh_qacc xr = 0, xs = 0;
+    for (int m = m0; m < m1; ++m) MH_QAP_SUMS2_TERMS(m, k, xr, xs);
+    mh_tss_add(&sr[k], xr);
+    mh_tss_add(&ss[k], xs);
+  }
+}
+
+/* mh_qap_delta_rows(r, s), its sum over k shared by the block. */
+__device__ __forceinline__ ll mh_tss_delta_rows(const mh_ts_t *T, int r, int s) {
+  const int n = T->n;
+  const int *a = T->a, *at = T->at, *P = T->P, *PT = T->PT;
+  const int *ai = a + (ll)r * n, *aj = a + (ll)s * n, *bi = P + (ll)r * n, *bj = P + (ll)s * n;
+  ll part = 0;
+#ifdef MH_QAP_SYMMETRIC
+  (void)at; (void)PT;
+  for (int k = T->tid; k < n; k += T->nt) part += (ll)(ai[k] - aj[k]) * (bj[k] - bi[k]);
+#else
+  const int *ti = at + (ll)r * n, *tj = at + (ll)s * n, *ci = PT + (ll)r * n, *cj = PT + (ll)s * n;
+  for (int k = T->tid; k < n; k += T->nt)
+    part += (ll)(ti[k] - tj[k]) * (cj[k] - ci[k]) + (ll)(ai[k] - aj[k]) * (bj[k] - bi[k]);
+#endif
+  return MH_QAP_SUM_SCALE * mh_block_sum(part) + mh_qap_delta_ends(a, at, P, PT, n, r, s);
+}
+
+/* After the move (r, s) (applied): every pair's delta updated, tmin and lpick of the pairs
+ * touching r or s stored, and the best move of the next iteration (now, lim, thr) returned. */
+__device__ __forceinline__ ll mh_tss_update_scan(const mh_ts_t *T, int r, int s, int now, int lim, mh_dt thr,
+                                                 int *u, int *v, int *u2, int *v2, mh_qacc *sr, mh_qacc *ss) {
+  const int n = T->n, tid = T->tid, nt = T->nt;
+  const int *a = T->a, *at = T->at, *P = T->P, *PT = T->PT, *p = T->p;
+  const int *ar = a + (ll)r * n, *as = a + (ll)s * n, *tr = at + (ll)r * n, *ts = at + (ll)s * n;
+  const int *Pr = P + (ll)r * n, *Ps = P + (ll)s * n, *Qr = PT + (ll)r * n, *Qs = PT + (ll)s * n;
+  for (int k = tid; k < n; k += nt) {
+    u[k] = ar[k] - as[k];
+    v[k] = Ps[k] - Pr[k];
+    u2[k] = tr[k] - ts[k];
+    v2[k] = Qs[k] - Qr[k];
+  }
+  mh_tss_sums2(T, r, s, sr, ss);
+  const ll drs = mh_tss_delta_rows(T, r, s); /* its barriers also publish u, v and the sums */
+  const int lo = r < s ? r : s, hi = r < s ? s : r;
+  ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
+  int i, j;
+  for (mh_qap_pair_first(n, tid, &i, &j); i < n - 1; mh_qap_pair_next(n, nt, &i, &j)) {
+    const ll ij = (ll)i * n + j;
+    mh_dt dij;
+    int tm, lp;
+    if (i == r || i == s || j == r || j == s) {
+      ll value;
+      if (i == lo && j == hi) {
+        value = drs;
+      } else {
+        const int x = (i == r || j == r) ? r : s, k = i == x ? j : i;
+        value = MH_QAP_SUM_SCALE * (ll)(x == r ? sr[k] : ss[k]) + mh_qap_delta_ends(a, at, P, PT, n, k, x);
+      }
+      dij = (mh_dt)value;
+      const int t1 = T->tb[(ll)i * n + p[j]], t2 = T->tb[(ll)j * n + p[i]];
+      const int l1 = T->lf[(ll)i * n + p[j]], l2 = T->lf[(ll)j * n + p[i]];
+      tm = t1 < t2 ? t1 : t2;
+      lp = l1 > l2 ? l1 : l2;
+      T->tm[ij] = tm;
+      T->lp[ij] = lp;
+    } else {
+#ifdef MH_QAP_SYMMETRIC
+      dij = T->d[ij] + 2 * (mh_dt)(u[i] - u[j]) * (v[i] - v[j]);
+#else
+      dij = T->d[ij] + (mh_dt)(u[i] - u[j]) * (v[i] - v[j]) + (mh_dt)(u2[i] - u2[j]) * (v2[i] - v2[j]);
+#endif
+      tm = T->tm[ij];
+      lp = T->lp[ij];
+    }
+    T->d[ij] = dij;
+    const ll key = (ll)mh_tss_key(dij, tm, lp, now, lim, thr);
+    if (key < bkey) { bkey = key; bidx = ij; }
+  }
+  mh_block_argmin(&bkey, &bidx); /* its barriers keep u, v and the sums until every thread is done */
+  return bidx;
+}
+
+/* The iteration's scalars from `now` (aspiration limit, new-best threshold), as qap_tabu_run. */
+__device__ __forceinline__ void mh_tss_limits(int now, ll asp, ll best, ll cost, int *lim, mh_dt *thr) {
+  const ll lim_ll = (ll)now - asp;
+  *lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);
+  *thr = (mh_dt)(best - cost < MH_TS_THR_MIN ? MH_TS_THR_MIN : best - cost);
+}
+
+extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
+qap_tabu_stream(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
+                const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp,
+                int *bpt, int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters,
+                long long target, int init) {
+  __shared__ int s_uv[4 * MH_TSS_SHARED_N];
+  __shared__ mh_qacc s_sums[2 * MH_TSS_SHARED_N];
+  const ll sol = mh_block();
+  const ll nn = (ll)n * n;
+  mh_ts_t T;
+  T.a = a; T.at = at; T.b = b; T.n = n; T.nn = nn;
+  T.p = perm + sol * n; T.bestp = best_perm + sol * n;
+  T.d = (mh_dt *)delta + sol * nn;
+  T.tb = tabu + sol * nn; T.lf = left + sol * nn; T.tm = tmin + sol * nn; T.lp = lpick + sol * nn;
+  T.P = bp + sol * nn;
+#ifdef MH_QAP_SYMMETRIC
+  T.PT = T.P;
+#else
+  T.PT = bpt + sol * nn;
+#endif
+  int *w = work + sol * 8 * n;
+  const bool fits = n <= MH_TSS_SHARED_N;
+  int *u = fits ? s_uv : w, *v = u + n, *u2 = u + 2 * n, *v2 = u + 3 * n;
+  mh_qacc *sr = fits ? s_sums : (mh_qacc *)(w + 4 * n), *ss = sr + n;
+  T.u = u; T.v = v; T.u2 = u2; T.v2 = v2;
+  T.tid = mh_tid(); T.nt = mh_nthreads();
+  ll *st = stats + sol * MH_TS_NSTATS;
+  const unsigned long long key = keys[sol];
+
+  if (init) {
+    const ll c = mh_ts_init(&T, init);
+    if (init == 1) {
+      for (int k = T.tid; k < n; k += T.nt) T.bestp[k] = T.p[k];
+      if (T.tid == 0) {
+        st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0; st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
+      }
+    }
+    if (T.tid == 0) st[MH_TS_COST] = c;
+    __syncthreads();
+  }
+
+  ll cost = st[MH_TS_COST], best = st[MH_TS_BEST], iter = st[MH_TS_ITER], base = st[MH_TS_BASE];
+  unsigned long long ctr = (unsigned long long)st[MH_TS_CTR];
+  ll tenure = st[MH_TS_TENURE], best_iter = st[MH_TS_BEST_ITER];
+  const ll asp = aspiration < (1LL << 29) ? aspiration : (1LL << 29);
+  const int tlo = (int)(0.9 * n), thi = (int)ceil(1.1 * n);
+  __syncthreads();
+
+  if (iter - base + 1 >= MH_TS_REBASE) {
+    const ll shift = iter - base - (1 << 20);
+    mh_ts_rebase(&T, shift);
+    base += shift;
+  }
+
+  int now = (int)(iter - base + 1), lim;
+  mh_dt thr;
+  mh_tss_limits(now, asp, best, cost, &lim, &thr);
+  ll bidx = iters > 0 && best > target ? mh_tss_scan(&T, now, lim, thr) : MH_LL_MAX;
+  for (ll it = 0; it < iters && best > target && bidx != MH_LL_MAX && ((it & 63) || !mh_time_up()); ++it) {
+    const int r = (int)(bidx / n), s = (int)(bidx % n);
+    cost += T.d[bidx];
+    int t1, t2;
+    if (tenure_rule == 0) {
+      const double u1 = mh_uniform(key, ctr++), w2 = mh_uniform(key, ctr++);
+      t1 = (int)(u1 * u1 * u1 * tenure_scale * n);
+      t2 = (int)(w2 * w2 * w2 * tenure_scale * n);
+    } else {
+      if (iter % (2 * thi) == 0) tenure = tlo + mh_below(key, ctr++, thi - tlo + 1);
+      t1 = t2 = (int)tenure;
+    }
+    const bool improved = cost < best;
+    if (improved) { best = cost; best_iter = iter + 1; }
+    mh_ts_apply(&T, r, s, now, t1, t2, improved);
+    ++iter;
+    now = (int)(iter - base + 1);
+    mh_tss_limits(now, asp, best, cost, &lim, &thr);
+    bidx = mh_tss_update_scan(&T, r, s, now, lim, thr, u, v, u2, v2, sr, ss);
+  }
+
+  if (T.tid == 0) {
+    st[MH_TS_COST] = cost; st[MH_TS_BEST] = best; st[MH_TS_ITER] = iter; st[MH_TS_BASE] = base;
+    st[MH_TS_CTR] = (ll)ctr; st[MH_TS_TENURE] = tenure; st[MH_TS_BEST_ITER] = best_iter;
+  }
+}

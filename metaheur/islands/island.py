@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from metaheur import live
+from metaheur import live, signals
 from metaheur.engine import set_cpu_threads
 from metaheur.islands.base import Island, seconds_to
 from metaheur.islands.operators import operators_for
@@ -137,11 +137,15 @@ def island_for(spec: IslandSpec) -> Island:
     return cls(spec, ops)
 
 
-def leave_ctrl_c_to_owner(spec: IslandSpec) -> None:
-    """In a worker process (not the run's own, ``spec.owner_pid``), ignore Ctrl-C: it is the
-    run's, which then asks the islands to stop (Dask runs tasks in threads, which keep it)."""
+def leave_stop_signals_to_owner(spec: IslandSpec) -> None:
+    """In a worker process (not the run's own, ``spec.owner_pid``), ignore the stop signals
+    (Ctrl-C, SIGTERM, SIGHUP: a terminal, ``kill -TERM -PGID`` and a batch scheduler send them to
+    the whole process group): they are the run's, which then asks the islands to stop; a worker
+    ends with the run (:func:`metaheur.signals.watch_parent`). Dask runs tasks in threads, which
+    keep them."""
     if os.getpid() != spec.owner_pid and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for signum in signals.STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def warm_up(spec: IslandSpec) -> int:
@@ -225,7 +229,7 @@ def run_epoch(spec: IslandSpec, state: IslandState, *, generations: int | None =
     within a kernel launch, keeping what was found, and the island reports its progress while it
     runs (:mod:`metaheur.live`)."""
     if in_worker:
-        leave_ctrl_c_to_owner(spec)
+        leave_stop_signals_to_owner(spec)
     set_cpu_threads(spec.cpu_threads)
     t0 = time.perf_counter()
     island = island_for(spec)

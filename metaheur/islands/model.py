@@ -32,7 +32,7 @@ from metaheur.islands.island import (
     EpochStats,
     IslandSpec,
     IslandState,
-    leave_ctrl_c_to_owner,
+    leave_stop_signals_to_owner,
     ls_only,
     refusing_migrants,
     run_counters,
@@ -52,6 +52,7 @@ PROGRESS_SECONDS = 1.0  # wall time between Callbacks.on_progress calls while an
 WAIT_POLL_SECONDS = 0.05  # how often the run's thread looks at its deadline while islands work
 GRACE_SECONDS = 1.0  # after a stop signal, or past the time limit: how long islands get to come back
 GRACE_SHARE = 0.025  # the time limit's grace, as a share of the limit (at least GRACE_SECONDS)
+ABORT_AFTER_SECONDS = 0.5  # a second signal stops the wait, but not sooner than this after the first
 
 
 @contextlib.contextmanager
@@ -80,7 +81,7 @@ def _keep_worker_caches() -> None:
 
 
 def _worker_warm_up(spec: IslandSpec) -> int:
-    leave_ctrl_c_to_owner(spec)
+    leave_stop_signals_to_owner(spec)
     signals.watch_parent(spec.owner_pid)
     return warm_up(spec)
 
@@ -285,6 +286,7 @@ class IslandModel:
         left = threading.Semaphore(0)
 
         def run(call) -> None:
+            signals.block_in_this_thread()  # the workers it starts leave the signals to the run
             try:
                 call()
             except BaseException as exc:  # handed to the waiting thread
@@ -312,10 +314,12 @@ class IslandModel:
     def _overdue(self) -> str | None:
         """Why the run stops waiting for its islands now, or None: the time limit passed by more
         than its grace (:data:`GRACE_SHARE` of it, at least :data:`GRACE_SECONDS`), the first stop
-        signal's grace passed, or a second stop signal came (the time limit counts once the islands
-        are built and the clock runs)."""
+        signal's grace passed, or a second stop signal came (not sooner than
+        :data:`ABORT_AFTER_SECONDS` after the first, which the islands' epochs end within: two
+        signals in quick succession, a scheduler's and a terminal's, keep what the islands found;
+        the time limit counts once the islands are built and the clock runs)."""
         now = time.perf_counter()
-        if self.aborted:
+        if self.aborted and now - self.interrupted_at >= ABORT_AFTER_SECONDS:
             return "stopped by a second signal"
         if self.interrupted_at is not None and now - self.interrupted_at >= GRACE_SECONDS:
             return "interrupted"
@@ -376,7 +380,9 @@ class IslandModel:
             options["scatter"] = [s for s in self.specs if s.index not in self.main]
         # loky hands each island's epoch back as it ends (a run that gives up on a late island keeps the others')
         order = "generator_unordered" if backend == "loky" else "list"
-        with parallel_config(backend=backend, **options):  # registers external backends such as dask
+        # registers external backends such as dask; loky's resource tracker starts here, with the stop
+        # signals held back so that it inherits them blocked (metaheur.signals.block_in_this_thread)
+        with parallel_config(backend=backend, **options), signals.held():
             return self._open.enter_context(Parallel(n_jobs=self.n_jobs, return_as=order))
 
     def _warm_up(self, parallel, workers: list[IslandSpec]) -> None:
@@ -466,9 +472,10 @@ class IslandModel:
         record.stop_reason = reason
         record.loads = [load.as_dict() for load in self.balancer.loads.values()]
         record.resized = self.balancer.resized
-        if checkpoint is not None:
-            checkpoint(record, self.migrator, True)
-        self.callbacks.on_end(self, reason)
+        with signals.deferred():  # a signal now does not cost the run its last checkpoint
+            if checkpoint is not None:
+                checkpoint(record, self.migrator, True)
+            self.callbacks.on_end(self, reason)
         return record
 
     def _start(self, record: RunRecord) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from metaheur.errors import MetaheurError
 from metaheur.ga.order_ga import CROSSOVER as ORDER_CROSSOVER
 from metaheur.ga.perm_ga import CROSSOVERS as PERM_CROSSOVERS
+from metaheur.problems.arrays import INT32_MAX
 from metaheur.search.perm_search import PermSearchParams
 
 if TYPE_CHECKING:
@@ -81,12 +82,12 @@ class GAParams:
         if self.population < 0 or (self.population == 0 and not crossover_island(self.crossover).automatic_population):
             auto = ", ".join(c for c, cls in crossover_islands().items() if cls.automatic_population)
             raise MetaheurError(f"population must be at least 1 (0, automatic, with {auto}), got {self.population}")
-        if self.tries < 1:
-            raise MetaheurError(f"tries must be at least 1, got {self.tries}")
+        if not 1 <= self.tries <= INT32_MAX:
+            raise MetaheurError(f"tries must be from 1 to {INT32_MAX}, got {self.tries}")
         if self.offspring < 1:
             raise MetaheurError(f"offspring per generation must be at least 1, got {self.offspring}")
-        if self.mutation < 0:
-            raise MetaheurError(f"mutation must be >= 0, got {self.mutation}")
+        if not 0 <= self.mutation <= INT32_MAX:
+            raise MetaheurError(f"mutation must be from 0 to {INT32_MAX}, got {self.mutation}")
         if self.ls_budget is not None and self.ls_budget < 0:
             raise MetaheurError(f"local-search budget must be >= 0, got {self.ls_budget}")
         if self.restart_after < 0:

@@ -11,7 +11,7 @@ from metaheur.engine.source import kernel_constants
 from metaheur.errors import MetaheurError
 from metaheur.problems.qap import kernels
 from metaheur.problems.qap.device_data import qap_data
-from metaheur.problems.qap.params import TENURE_RULES, TabuParams
+from metaheur.problems.qap.params import KERNELS, TENURE_RULES, TabuParams
 from metaheur.problems.qap.problem import QAP
 from metaheur.search.batch import BatchResult, LaunchPacer
 
@@ -92,14 +92,14 @@ class QAPTabuBatch:
         self.count = self.capacity = starts.shape[0]
         S, dev = self.count, self.device
         self.module = load_module("qap/qap_tabu.cu", dev, self.data.tabu_defines)
-        self.kernel = self.module.kernel("qap_tabu_run")
+        self.kernel = self.module.kernel(KERNELS[self.params.kernel])
         if keys is None:
             keys = stream_key(np.uint64(seed), np.arange(S, dtype=np.uint64))
         self.delta = dev.zeros((S, n, n), np.int32 if self.data.delta32 else np.int64)
         self.tables = [dev.zeros((S, n, n), np.int32) for _ in range(4)]  # tabu, left, tmin, lpick
         self.bp = dev.zeros((S, n, n), np.int32)
         self.bpt = dev.zeros((S, n, n), np.int32) if not self.data.symmetric else dev.zeros(1, np.int32)
-        self.work = dev.zeros((S, 4 * n), np.int32)
+        self.work = dev.zeros((S, 8 * n), np.int32)  # u, v and the sums (the stream kernel beyond shared memory)
         self.block = default_block(dev, n)
         self.aspiration = self.params.aspiration if self.params.aspiration is not None else 5 * n * n
         self.launches = 0

@@ -115,6 +115,27 @@ def compare_qap(target: Target, n: int, batch: int, symmetric: bool, seed: int =
                                                      target.put(best), n, m2, v2))
         np.testing.assert_array_equal(to_host(m2), move, err_msg=f"qap_best_move n={n} {block}")
         np.testing.assert_array_equal(to_host(v2), value, err_msg=f"qap_best_move n={n} {block}")
+        compare_qap_stream(target, other, dev, q, (perms, after, moves, tabu, now, cost, best), block,
+                           (delta, updated, move, value))
+
+
+def compare_qap_stream(target: Target, module, dev, q: QAP, inputs: tuple, block, expected: tuple) -> None:
+    """The streaming variants (qap_delta_update_stream, qap_best_move_stream) on ``target`` make
+    the classic kernels' CPU-build results ``expected`` (deltas before and after, move, value)."""
+    perms, after, moves, tabu, now, cost, best = inputs
+    before, updated, move, value = expected
+    batch, n = perms.shape
+    d = target.put(before.copy())
+    bt = target.put(np.ascontiguousarray(q.distance.T).astype(np.int32))
+    module.kernel("qap_delta_update_stream")(batch, block, (dev.a, dev.at, dev.b, bt, target.put(after),
+                                                            target.put(moves), d,
+                                                            target.put(np.zeros((batch, 8 * n), np.int32)), n))
+    np.testing.assert_array_equal(to_host(d), updated, err_msg=f"qap_delta_update_stream n={n} {block}")
+    m2, v2 = target.put(np.zeros((batch, 2), np.int32)), target.put(np.zeros(batch, np.int64))
+    module.kernel("qap_best_move_stream")(batch, block, (d, target.put(after), target.put(tabu), target.put(now),
+                                                         target.put(cost), target.put(best), n, m2, v2))
+    np.testing.assert_array_equal(to_host(m2), move, err_msg=f"qap_best_move_stream n={n} {block}")
+    np.testing.assert_array_equal(to_host(v2), value, err_msg=f"qap_best_move_stream n={n} {block}")
 
 
 # ------------------------------------------------------------------------------------------ TSP

@@ -16,6 +16,7 @@ from metaheur.devices import parse_device
 from metaheur.engine import load_module
 from metaheur.engine.source import kernel_dir, load_source
 from metaheur.problems import QAP, uniform_tsp
+from metaheur.problems.qap.params import KERNELS
 from metaheur.problems.qap.tabu import QAPTabuBatch
 from metaheur.problems.tsp.descent import TSPDescentBatch
 
@@ -30,8 +31,9 @@ SIM = Target(parse_device("cpu"), True, SWEEP, SWEEP)
 
 #: The kernels each file's barriers or shared memory serve, all run by the checks below.
 RACE_CHECKED = {
-    "qap/qap_moves.cu": {"qap_delta_full", "qap_delta_update", "qap_best_move"},
-    "qap/qap_tabu.cu": {"qap_tabu_run"},
+    "qap/qap_moves.cu": {"qap_delta_full", "qap_delta_update", "qap_best_move", "qap_delta_update_stream",
+                         "qap_best_move_stream"},
+    "qap/qap_tabu.cu": {"qap_tabu_run", "qap_tabu_stream"},
     "tsp/tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                          "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
@@ -83,17 +85,19 @@ def _qap(n: int, seed: int, symmetric: bool) -> QAP:
     return QAP(f"race{n}", *mats)
 
 
+@pytest.mark.parametrize("kernel", ["classic", "stream"])
 @pytest.mark.parametrize(("n", "symmetric"), [(33, False), (12, True)])
-def test_tabu_search_in_every_order(order, n, symmetric):
-    """Every iteration of the tabu kernel (scan, block argmin, apply, delta update) makes the
-    one-thread CPU build's moves for every block shape of the sweep."""
+def test_tabu_search_in_every_order(order, kernel, n, symmetric):
+    """Every iteration of either tabu kernel (scan, block argmin, apply, delta update; the stream
+    kernel's fused update and scan, split sums and block-summed pair) makes the one-thread CPU
+    build's moves of the classic kernel for every block shape of the sweep."""
     qap = _qap(n, n, symmetric)
     starts = np.array([np.random.default_rng(k).permutation(n) for k in range(2)])
     fast = QAPTabuBatch(qap, "cpu", starts=starts, seed=5)
     expected = fast.run(25)
     for block in SWEEP:
         sim = QAPTabuBatch(qap, "cpu", starts=starts, seed=5)
-        sim.kernel = load_module("qap/qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel("qap_tabu_run")
+        sim.kernel = load_module("qap/qap_tabu.cu", "cpu", sim.data.tabu_defines, sim=True).kernel(KERNELS[kernel])
         sim.block = block
         sim.restart(starts, sim.snapshot()["keys"])  # the initialisation runs in the simulation too
         got = sim.run(25)

@@ -30,6 +30,7 @@ from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.problems import QAP, random_qap, read_qaplib
 from metaheur.problems.qap.device_data import DELTA32_LIMIT, delta_bound
+from metaheur.problems.qap.params import KERNELS
 from metaheur.problems.qap.tabu import (
     BASE,
     ENTRY_LIMIT,
@@ -354,10 +355,12 @@ def test_tenure_scale_eight_is_taillards_default():
 def test_tenure_scale_out_of_range_is_refused():
     with pytest.raises(MetaheurError, match="tenure scale"):
         TabuParams(scale=0)
-    qap = random_instance(20, 5)
-    with pytest.raises(MetaheurError, match=r"tenure scale x n must be below 2\^30, got 53687092 x 20"):
-        QAPTabuBatch(qap, "cpu", count=1, params=TabuParams(scale=2**30 // 20 + 1))
-    QAPTabuBatch(qap, "cpu", count=1, params=TabuParams(scale=2**30 // 20)).run(50)  # the largest allowed runs
+    with pytest.raises(MetaheurError, match="tenure scale must be from 1 to 1048575, got 1048576"):
+        TabuParams(scale=2**20)
+    qap = random_instance(1100, 5)  # scale x n of the largest scale passes 2^30 from n = 1025
+    with pytest.raises(MetaheurError, match=r"tenure scale x n must be below 2\^30, got 1048575 x 1100"):
+        QAPTabuBatch(qap, "cpu", count=1, params=TabuParams(scale=2**20 - 1))
+    QAPTabuBatch(random_instance(20, 5), "cpu", count=1, params=TabuParams(scale=2**20 - 1)).run(50)
 
 
 # ------------------------------------------------------------------------------------ restart
@@ -656,3 +659,78 @@ def test_first_launch_of_a_large_batch_respects_the_time_limit(monkeypatch):
     spent = clock.now - start
     assert spent <= 0.5 * 1.1, (spent, clock.launches)
     assert r.stop_reason == "time_limit"
+
+
+def _kernel_pair(qap, kernel_sim: bool, block, monkeypatch=None, delta32: bool = True, count: int = 2):
+    """A classic and a stream batch of the same searches (in the CPU simulation of ``block`` when
+    ``kernel_sim``; int64 deltas unless ``delta32``)."""
+    def make(kernel: str) -> QAPTabuBatch:
+        params = TabuParams(kernel=kernel)
+        batch = (QAPTabuBatch(qap, "cpu", count=count, seed=3, params=params) if delta32
+                 else int64_delta_batch(monkeypatch, qap, count=count, seed=3, params=params))
+        if kernel_sim:
+            module = load_module("qap/qap_tabu.cu", "cpu", batch.data.tabu_defines, sim=True)
+            batch.kernel, batch.block = module.kernel(KERNELS[kernel]), block
+        return batch
+    pair = make("classic"), make("stream")
+    starts = np.array([np.random.default_rng(k).permutation(qap.n) for k in range(count)])
+    for batch in pair:
+        batch.restart(starts, [11 + k for k in range(count)])
+    return pair
+
+
+def _same_searches(x: QAPTabuBatch, y: QAPTabuBatch, budget: int) -> None:
+    a, b = x.run(budget), y.run(budget)
+    assert np.array_equal(a.best, b.best) and np.array_equal(a.best_costs, b.best_costs)
+    assert np.array_equal(a.iterations, b.iterations)
+    sx, sy = x.snapshot(), y.snapshot()
+    assert all(np.array_equal(sx[k], sy[k]) for k in sx)  # tabu and departure times included
+    assert all(y.qap.cost(p) == c for p, c in zip(*y.current(), strict=True))
+
+
+@pytest.mark.parametrize("delta32", [True, False])
+@pytest.mark.parametrize(("kind", "n"), [("asym", 2), ("asym", 21), ("sym", 30), ("sym", 7)])
+def test_the_stream_kernel_makes_the_classic_kernels_moves(monkeypatch, delta32, kind, n):
+    """qap_tabu_stream (pairs owned by threads, the update fused with the next scan) is the same
+    search as qap_tabu_run: the same moves, bests, tabu memory, in the one-thread CPU build."""
+    qap = random_instance(n, n) if kind == "asym" else random_qap(n, seed=n)
+    classic, stream = _kernel_pair(qap, False, None, monkeypatch, delta32)
+    for budget in (1, 5, 400):
+        _same_searches(classic, stream, budget)
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse", "random:5"])
+@pytest.mark.parametrize(("block", "n"), [((8, 4), 21), ((32, 1), 30), ((128, 1), 13)])
+def test_the_stream_kernel_in_gpu_shaped_blocks_and_thread_orders(monkeypatch, order, block, n):
+    """The stream kernel's GPU paths (threads owning pairs, the sums split between groups of
+    threads and added atomically, the block-summed pair, barriers) in the CPU simulation of GPU
+    blocks, with the threads between barriers in forward, reverse and random orders: a race would
+    show as moves that differ from the classic kernel's."""
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+    qap = random_instance(n, n)
+    classic, stream = _kernel_pair(qap, True, block)
+    for budget in (1, 60):
+        _same_searches(classic, stream, budget)
+
+
+def test_the_stream_kernel_beyond_shared_memory():
+    """Above MH_TSS_SHARED_N units u, v and the sums live in the batch's work buffer."""
+    n = 520
+    rng = np.random.default_rng(3)
+    qap = QAP("big", rng.integers(0, 10, (n, n)), rng.integers(0, 10, (n, n)))
+    classic, stream = _kernel_pair(qap, False, None, count=1)
+    _same_searches(classic, stream, 8)
+
+
+def test_either_kernel_continues_the_others_searches():
+    qap = random_instance(25, 25)
+    one = QAPTabuBatch(qap, "cpu", count=2, seed=5, params=TabuParams(kernel="classic"))
+    one.run(40)
+    other = QAPTabuBatch(qap, "cpu", count=2, seed=5, params=TabuParams(kernel="stream"))
+    other.resume(one.snapshot())
+    _same_searches(one, other, 60)
+
+
+def test_an_unknown_tabu_kernel_is_refused():
+    with pytest.raises(MetaheurError, match="tabu kernel must be one of classic, stream"):
+        TabuParams(kernel="fast")
