@@ -173,13 +173,19 @@ class QAPTabuBatch:
         pacer = LaunchPacer(iterations, time_limit, first)
         reached = pacer.run(lambda step: self._launch(step, goal), self.device.synchronize,
                             lambda: target is not None and bool((to_host(self.stats)[:, BEST] <= goal).any()),
-                            progress=lambda: (int(to_host(self.stats)[:, BEST].min()), pacer.done * self.count))
+                            progress=lambda: self._progress(pacer.done))
         stats = to_host(self.stats)
         return BatchResult(
             best=to_host(self.best_perm).astype(np.int64), best_costs=stats[:, BEST].copy(),
             iterations=stats[:, ITER].copy(), seconds=pacer.elapsed(), launches=pacer.launches,
             stop_reason=pacer.reason(reached), extra={"current_costs": stats[:, COST].copy(),
                                                       "best_iteration": stats[:, BEST_ITER].copy()})
+
+    def _progress(self, iterations: int) -> tuple[int, int, np.ndarray]:
+        """The batch's best cost, iterations so far and best permutation (the island's report
+        between launches, :func:`metaheur.live.beat`)."""
+        k = int(np.argmin(to_host(self.stats)[:, BEST]))
+        return int(to_host(self.stats)[k, BEST]), iterations * self.count, to_host(self.best_perm[k])
 
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """Current permutations and costs (host copies)."""

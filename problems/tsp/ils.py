@@ -156,11 +156,13 @@ class TSPILSBatch:
         self.initialised = True
         self.descent_moves = to_host(self.stats)[:, MOVES].copy()
 
-    def _progress(self) -> tuple[int, int]:
-        """The batch's best length and iterations (kicks and descent moves) so far."""
+    def _progress(self) -> tuple[int, int, np.ndarray]:
+        """The batch's best length, iterations (kicks and descent moves) so far and best tour (its
+        tours are refreshed at the end of every launch: the island's report between launches)."""
         stats = to_host(self.stats)
         moves = self.descent_moves if self.initialised else stats[:, MOVES]
-        return int(stats[:, BEST].min()), int(stats[:, KICKS].sum() + moves.sum())
+        k = int(np.argmin(stats[:, BEST]))
+        return int(stats[k, BEST]), int(stats[:, KICKS].sum() + moves.sum()), to_host(self.best_tours[k])
 
     def run(self, kicks: int | None = None, *, time_limit: float | None = None,
             target: int | None = None) -> BatchResult:

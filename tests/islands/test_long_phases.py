@@ -186,3 +186,32 @@ def test_ctrl_c_during_the_build_of_a_large_instance_ends_the_run_at_once(tmp_pa
     tour = data["permutation"]
     assert sorted(tour) == list(range(20000))
     assert data["cost"] == uniform_tsp(20000, seed=1).tour_length(tour)
+
+
+@pytest.mark.parametrize("kind", ["qap", "tsp"])
+def test_the_tabu_and_ils_batches_report_their_best_solution(monkeypatch, kind):
+    """A batch of QAP tabu searches or TSP ILS searches under way reports its best solution with
+    its cost, so that an island given up mid-epoch keeps it (metaheur.live.Board.best_solution)."""
+    from metaheur.problems import random_qap
+    from metaheur.problems.qap.tabu import QAPTabuBatch
+    from metaheur.problems.tsp.ils import TSPILSBatch
+
+    monkeypatch.setattr(live, "REPORT_SECONDS", 0.0)  # report at every launch
+    if kind == "qap":
+        problem = random_qap(20, seed=3)
+        batch = QAPTabuBatch(problem, "cpu", count=3, seed=1)
+        value = problem.cost
+    else:
+        problem = uniform_tsp(120, seed=2)
+        batch = TSPILSBatch(problem, "cpu", count=3, seed=1)
+        value = problem.tour_length
+    board = live.Board()
+    try:
+        state = type("S", (), {"best_cost": None, "generation": 0, "ls_iterations": 0, "best": None})()
+        with live.island_epoch(board.folder, 0, state):
+            result = batch.run(time_limit=0.3)
+        cost, solution = board.best_solution(0)
+        assert cost == value(solution) and cost >= int(result.best_costs.min())
+        assert sorted(solution.tolist()) == list(range(problem.n))
+    finally:
+        board.close()
