@@ -338,10 +338,17 @@ qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *b
  *    touching the moved units from sums prepared by the whole block) and ranks them at once;
  *  - u, v and the sums live in shared memory (n <= MH_TSS_SHARED_N; beyond, in `work`), the sums
  *    over m split between groups of threads (every thread busy), the pair (r, s) summed by the
- *    block; the best move by warp shuffles (mh_block_argmin).
+ *    block; the best move by warp shuffles (mh_block_argmin);
+ *  - with MH_QAP_TABLES_SHARED (n <= MH_TSS_TABLE_N), the flow matrix a and its transpose at, read
+ *    by every sum, are copied into shared memory at the launch's start.
  * State and `work` as qap_tabu_run (work: S x 8n ints), so either kernel continues the other's
  * searches. */
+#define MH_TSS_TABLE_N 64 /* MH_QAP_TABLES_SHARED (the host: n <= this): a and at in shared memory */
+#ifdef MH_QAP_TABLES_SHARED
+#define MH_TSS_SHARED_N MH_TSS_TABLE_N /* within the 48 KB of static shared memory with the tables */
+#else
 #define MH_TSS_SHARED_N 512
+#endif
 
 /* The key of a pair's move: aspired (a new best, or both units long away) < allowed < tabu. */
 __device__ __forceinline__ mh_dt mh_tss_key(mh_dt d, int tm, int lp, int now, int lim, mh_dt thr) {
@@ -490,6 +497,12 @@ qap_tabu_stream(const int *a, const int *at, const int *b, int n, int *perm, int
   T.PT = T.P;
 #else
   T.PT = bpt + sol * nn;
+#endif
+#ifdef MH_QAP_TABLES_SHARED
+  __shared__ int s_a[MH_TSS_TABLE_N * MH_TSS_TABLE_N], s_at[MH_TSS_TABLE_N * MH_TSS_TABLE_N];
+  for (ll k = mh_tid(); k < nn; k += mh_nthreads()) { s_a[k] = a[k]; s_at[k] = at[k]; }
+  __syncthreads();
+  T.a = s_a; T.at = s_at;
 #endif
   int *w = work + sol * 8 * n;
   const bool fits = n <= MH_TSS_SHARED_N;

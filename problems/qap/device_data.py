@@ -16,6 +16,8 @@ from metaheur.problems.qap.problem import QAP
 DELTA_LIMIT = kernel_constant("qap/qap_moves.cu", "MH_QAP_CATEGORY") // 2
 #: Below this bound (:func:`delta_bound`) the tabu search keeps int32 deltas (kernels/qap/qap_tabu.cu).
 DELTA32_LIMIT = kernel_constant("qap/qap_tabu.cu", "MH_TS_DELTA32_LIMIT")
+#: Up to this size the stream tabu kernel keeps the flow matrix and its transpose in shared memory.
+TABLES_SHARED_N = kernel_constant("qap/qap_tabu.cu", "MH_TSS_TABLE_N")
 
 
 @dataclass
@@ -36,8 +38,10 @@ class QAPData:
 
     @property
     def tabu_defines(self) -> dict:
-        """The defines of kernels/qap/qap_tabu.cu: also int32 deltas when they fit."""
-        return self.defines | ({"MH_QAP_DELTA32": 1} if self.delta32 else {})
+        """The defines of kernels/qap/qap_tabu.cu: also int32 deltas when they fit, and the flow
+        tables in shared memory when they fit (MH_QAP_TABLES_SHARED: n <= TABLES_SHARED_N)."""
+        return (self.defines | ({"MH_QAP_DELTA32": 1} if self.delta32 else {})
+                | ({"MH_QAP_TABLES_SHARED": 1} if self.n <= TABLES_SHARED_N else {}))
 
 
 def delta_bound(qap: QAP) -> int:

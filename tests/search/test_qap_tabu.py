@@ -689,10 +689,11 @@ def _same_searches(x: QAPTabuBatch, y: QAPTabuBatch, budget: int) -> None:
 
 
 @pytest.mark.parametrize("delta32", [True, False])
-@pytest.mark.parametrize(("kind", "n"), [("asym", 2), ("asym", 21), ("sym", 30), ("sym", 7)])
+@pytest.mark.parametrize(("kind", "n"), [("asym", 2), ("asym", 21), ("sym", 30), ("sym", 7), ("asym", 70)])
 def test_the_stream_kernel_makes_the_classic_kernels_moves(monkeypatch, delta32, kind, n):
-    """qap_tabu_stream (pairs owned by threads, the update fused with the next scan) is the same
-    search as qap_tabu_run: the same moves, bests, tabu memory, in the one-thread CPU build."""
+    """qap_tabu_stream (pairs owned by threads, the update fused with the next scan; the flow
+    tables in shared memory up to n = 64) is the same search as qap_tabu_run: the same moves,
+    bests, tabu memory, in the one-thread CPU build."""
     qap = random_instance(n, n) if kind == "asym" else random_qap(n, seed=n)
     classic, stream = _kernel_pair(qap, False, None, monkeypatch, delta32)
     for budget in (1, 5, 400):
@@ -700,7 +701,7 @@ def test_the_stream_kernel_makes_the_classic_kernels_moves(monkeypatch, delta32,
 
 
 @pytest.mark.parametrize("order", ["forward", "reverse", "random:5"])
-@pytest.mark.parametrize(("block", "n"), [((8, 4), 21), ((32, 1), 30), ((128, 1), 13)])
+@pytest.mark.parametrize(("block", "n"), [((8, 4), 21), ((32, 1), 30), ((128, 1), 13), ((32, 2), 66)])
 def test_the_stream_kernel_in_gpu_shaped_blocks_and_thread_orders(monkeypatch, order, block, n):
     """The stream kernel's GPU paths (threads owning pairs, the sums split between groups of
     threads and added atomically, the block-summed pair, barriers) in the CPU simulation of GPU
