@@ -76,13 +76,16 @@ def _print_json(data: dict) -> None:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="metaheur")
 def cli() -> None:
-    """Hybrid metaheuristics for QAP and TSP (symmetric and asymmetric) on CPU cores, GPUs and Dask clusters.
+    """Hybrid metaheuristics for permutation problems (QAP, symmetric and asymmetric TSP, flow shop,
+    linear ordering, and problems of your own) on CPU cores, GPUs and Dask clusters.
 
-    INSTANCE arguments are a file path (QAPLIB .dat, TSPLIB .tsp or .atsp, or a file of another
-    registered problem), a library name looked up under $METAHEUR_INSTANCES (tai30a, pr2392,
-    ftv64), or a built-in generated instance (gen:qap:50, gen:tsp:1000, gen:tsp-clustered:1000,
-    gen:atsp:1000, with an optional :SEED). --problem NAME or module:Class says which problem
-    reads the file (by default its extension or content does; `metaheur info` lists the problems).
+    INSTANCE arguments are a file path (QAPLIB .dat, TSPLIB .tsp or .atsp, Taillard or VRF flow
+    shops, LOLIB linear ordering, or a file of another registered problem), a library name looked
+    up under $METAHEUR_INSTANCES (tai30a, pr2392, ftv64, ta021, be75eec_150), or a built-in
+    generated instance (gen:qap:50, gen:tsp:1000, gen:tsp-clustered:1000, gen:atsp:1000,
+    gen:pfsp:50:10, gen:lop:300, with an optional :SEED). --problem NAME or module:Class says which
+    problem reads the file (by default its extension or content does; `metaheur info` lists the
+    problems).
     """
     warnings.formatwarning = _warning_line
 
