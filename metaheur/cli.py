@@ -14,7 +14,9 @@ import warnings
 import click
 
 from metaheur import __version__, signals
+from metaheur.engine.user_source import MOVES
 from metaheur.errors import MetaheurError
+from metaheur.search.perm_search import METHODS
 
 
 class UserError(click.ClickException):
@@ -224,6 +226,12 @@ def _table(results) -> str:
 @click.option("--offspring", type=INTEGER, help="Children per generation and island.")
 @click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for local-search islands (tabu, ILS).")
 @click.option("--ls-budget", type=INTEGER, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
+@click.option("--method", type=click.Choice(METHODS),
+              help="The local search of a problem the generic engine searches (flow shop, linear ordering, your own; "
+                   "docs/problems.md): tabu, ils (descent and kicks), ig (iterated greedy: needs partial_insert_row), "
+                   "auto (ig where it can, else tabu).")
+@click.option("--moves", type=click.Choice(MOVES),
+              help="Its neighbourhood: swap, insert or reverse, among the problem's moves (default: its first).")
 @click.option("--migration-interval", type=INTEGER,
               help="Epochs between migrations, 0 for none (default 1; none on uniformly random QAP instances).")
 @click.option("--topology", type=click.Choice(["ring", "complete", "random"]), help="Migration topology.")
@@ -250,7 +258,8 @@ def _table(results) -> str:
 @click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
 def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed,
           problem_name, strategy, devices, islands, tabu_islands, walk_islands, population,
-          offspring, crossover, ls_budget, migration_interval, topology, migration_policy, sync, epoch_seconds,
+          offspring, crossover, ls_budget, method, moves, migration_interval, topology, migration_policy, sync,
+          epoch_seconds,
           epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
           json_path, stats_path, solution_path, plot_path, quiet, verbose) -> None:
     """Solve INSTANCE(s) with memetic islands on the CPU cores (and GPUs when present).
@@ -288,6 +297,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         _refuse_on_resume({"--seed": seed, "--strategy": strategy, "--device": devices, "--islands": islands,
                            "--tabu-islands": tabu_islands, "--walk-islands": walk_islands, "--population": population,
                            "--offspring": offspring, "--crossover": crossover, "--ls-budget": ls_budget,
+                           "--method": method, "--moves": moves,
                            "--migration-interval": migration_interval, "--topology": topology,
                            "--migration-policy": migration_policy, "--sync": sync, "--epoch-seconds": epoch_seconds,
                            "--epoch-generations": epoch_generations, "--config": config_path,
@@ -319,7 +329,8 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
         result = run_solve(
-            problem, seed=pick(seed, "seed", 0), params=replace(params, ga=ga, migration=mig),
+            problem, seed=pick(seed, "seed", 0),
+            params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
             initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
             checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
             no_improvement=pick(no_improvement, "no_improvement"))
@@ -354,6 +365,27 @@ def _ga_params(problem, config: dict, crossover, population, offspring, ls_budge
         ga = with_crossover(ga, crossover, problem)
     return replace(ga, **{k: v for k, v in (("population", population), ("offspring", offspring),
                                             ("ls_budget", ls_budget)) if v is not None})
+
+
+def _engine_search(problem, params, method: str | None, moves: str | None):
+    """``params`` with ``--method`` and ``--moves`` on the generic engine's local search
+    (PermSearchParams: the config file's ``[perm]``, else the problem's defaults); a problem with
+    searches of its own (the QAP's tabu search, the TSP's ILS: ``Problem.search_params``) takes
+    neither."""
+    from dataclasses import replace
+
+    from metaheur.search.perm_search import PermSearchParams
+
+    if method is None and moves is None:
+        return params
+    search = problem.search_form().problem
+    if search.search_params:
+        own = ", ".join(f"[{cls.section}]" for cls in search.search_params)
+        raise MetaheurError(f"--method and --moves choose the generic engine's search (flow shop, linear ordering, "
+                            f"problems of your own); the {problem.kind.upper()} has its own ({own} in a config file)")
+    base = params.perm or search.default_params().search(PermSearchParams)
+    return replace(params, perm=replace(base, **{k: v for k, v in (("method", method), ("move", moves))
+                                                 if v is not None}))
 
 
 def _migration_params(config: dict, interval, topology, policy):

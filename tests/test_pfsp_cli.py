@@ -99,3 +99,18 @@ def test_a_bad_pick_is_exit_2(runner, tmp_path):
     user_error(runner.invoke(cli, ["info", "tai20_5.txt#3"]), "instance #3 asked for, the file holds 2")
     write_dat(tmp_path / "q.dat", 5, 1)
     user_error(runner.invoke(cli, ["info", "q.dat#2"]), "q.dat#2: a QAP file holds one instance")
+
+
+def test_method_and_moves_choose_the_engines_search(monkeypatch, tmp_path):
+    """--method and --moves set the generic engine's local search (over the problem's defaults);
+    the QAP, whose search is its own, and a move the problem does not offer are refused in one line."""
+    runner = cpu_runner(monkeypatch, tmp_path)
+    quick = ["-g", "2", "--sync", "--epoch-generations", "1", "--strategy", "cpu-serial", "--seed", "1"]
+    ok(runner.invoke(cli, ["solve", "gen:pfsp:20:5", *quick, "-q", "--method", "tabu", "--moves", "swap",
+                           "--json", "r.json"]))
+    perm = json.loads((tmp_path / "r.json").read_text())["parameters"]["perm"]
+    assert (perm["method"], perm["move"]) == ("tabu", "swap")
+    user_error(runner.invoke(cli, ["solve", "gen:qap:12", *quick, "--method", "tabu"]),
+               "the QAP has its own ([tabu] in a config file)")
+    user_error(runner.invoke(cli, ["solve", "gen:lop:20", *quick, "--moves", "reverse"]),
+               "offers the moves insert, swap, not 'reverse'")
