@@ -52,6 +52,12 @@ class PermutationProblem(Problem):
     #: How far apart two solutions are for the GA's diversity control (:meth:`distances`).
     distance: str = "positions"
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A subclass's ``kind`` names its kernels' symbols: a C identifier, checked when the class
+        is created (one line, before any instance or kernel)."""
+        super().__init_subclass__(**kwargs)
+        check_identifier(cls.kind, f"{cls.__name__}: problem kind")
+
     def __init__(self, name: str | None = None, n: int | None = None, source: str | None = None):
         if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
             raise MetaheurError(f"{type(self).__name__}: n must be an int >= 2, got {n!r}")
