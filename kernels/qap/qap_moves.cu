@@ -69,32 +69,38 @@ qap_delta_update(const int *a, const int *b, const int *perm, const int *move,
  * location); a move is aspired when it gives a new best, cost + delta < best. Preference: aspired,
  * then non-tabu, then tabu (all tabu: the least bad); ties go to the smallest i * n + j.
  * Out: move_out[2 sol], move_out[2 sol + 1] = (i, j), delta_out[sol]. */
-extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
-qap_best_move(const long long *delta, const int *perm, const int *tabu,
-              const long long *iter, const long long *cost, const long long *best,
-              int n, int *move_out, long long *delta_out) {
-  const ll sol = mh_block();
-  const int *p = perm + sol * n;
-  const ll *d = delta + sol * n * n;
-  const int *t = tabu + sol * n * n;
-  const ll now = iter[sol], threshold = best[sol] - cost[sol];
-  const ll BIG = MH_QAP_CATEGORY;
-  ll key = MH_LL_MAX, idx = MH_LL_MAX;
-  for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
-    const int pi = p[i];
-    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-      const ll dij = d[(ll)i * n + j];
-      const bool is_tabu = t[(ll)i * n + p[j]] > now && t[(ll)j * n + pi] > now;
-      const ll k = dij + (dij < threshold ? 0 : (is_tabu ? 2 * BIG : BIG));
-      mh_argmin_step(&key, &idx, k, (ll)i * n + j);
-    }
-  }
+/* The rank of the move (i, j): its delta, plus a category offset (aspired < allowed < tabu). */
+__device__ __forceinline__ ll mh_qap_move_key(const ll *d, const int *p, const int *t, int n, int i, int j, ll now,
+                                              ll threshold) {
+  const ll dij = d[(ll)i * n + j];
+  const bool is_tabu = t[(ll)i * n + p[j]] > now && t[(ll)j * n + p[i]] > now;
+  return dij + (dij < threshold ? 0 : (is_tabu ? 2 * MH_QAP_CATEGORY : MH_QAP_CATEGORY));
+}
+
+/* The block's best move of its threads' (key, idx), written out by thread 0. */
+__device__ __forceinline__ void mh_qap_move_out(ll key, ll idx, const ll *d, int n, ll sol, int *move_out,
+                                                long long *delta_out) {
   mh_block_argmin(&key, &idx);
   if (mh_tid() == 0) {
     move_out[2 * sol] = (int)(idx / n);
     move_out[2 * sol + 1] = (int)(idx % n);
     delta_out[sol] = d[idx];
   }
+}
+
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+qap_best_move(const long long *delta, const int *perm, const int *tabu,
+              const long long *iter, const long long *cost, const long long *best,
+              int n, int *move_out, long long *delta_out) {
+  const ll sol = mh_block();
+  const int *p = perm + sol * n, *t = tabu + sol * n * n;
+  const ll *d = delta + sol * n * n;
+  const ll now = iter[sol], threshold = best[sol] - cost[sol];
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  for (int i = threadIdx.y; i < n - 1; i += blockDim.y)
+    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x)
+      mh_argmin_step(&key, &idx, mh_qap_move_key(d, p, t, n, i, j, now, threshold), (ll)i * n + j);
+  mh_qap_move_out(key, idx, d, n, sol, move_out, delta_out);
 }
 
 /* ================================================================================================
@@ -192,23 +198,14 @@ qap_best_move_stream(const long long *delta, const int *perm, const int *tabu,
                      const long long *iter, const long long *cost, const long long *best,
                      int n, int *move_out, long long *delta_out) {
   const ll sol = mh_block();
-  const int *p = perm + sol * n;
+  const int *p = perm + sol * n, *t = tabu + sol * n * n;
   const ll *d = delta + sol * n * n;
-  const int *t = tabu + sol * n * n;
   const ll now = iter[sol], threshold = best[sol] - cost[sol];
-  const ll BIG = MH_QAP_CATEGORY;
   ll key = MH_LL_MAX, idx = MH_LL_MAX;
   int i, j;
   for (mh_qap_pair_first(n, mh_tid(), &i, &j); i < n - 1; mh_qap_pair_next(n, mh_nthreads(), &i, &j)) {
-    const ll ij = (ll)i * n + j, dij = d[ij];
-    const bool is_tabu = t[(ll)i * n + p[j]] > now && t[(ll)j * n + p[i]] > now;
-    const ll k = dij + (dij < threshold ? 0 : (is_tabu ? 2 * BIG : BIG));
-    if (k < key) { key = k; idx = ij; } /* a thread's pairs come in increasing ij */
+    const ll k = mh_qap_move_key(d, p, t, n, i, j, now, threshold);
+    if (k < key) { key = k; idx = (ll)i * n + j; } /* a thread's pairs come in increasing ij */
   }
-  mh_block_argmin(&key, &idx);
-  if (mh_tid() == 0) {
-    move_out[2 * sol] = (int)(idx / n);
-    move_out[2 * sol + 1] = (int)(idx % n);
-    delta_out[sol] = d[idx];
-  }
+  mh_qap_move_out(key, idx, d, n, sol, move_out, delta_out);
 }

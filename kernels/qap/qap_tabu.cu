@@ -29,8 +29,8 @@
  *
  * State (S searches): perm, best_perm S x n; stats S x MH_TS_NSTATS; keys S (random stream keys);
  * delta S x n x n (pairs i < j); tabu, left, tmin, lpick, bp, bpt S x n x n int32 holding
- * iteration numbers relative to stats[MH_TS_BASE]; work S x 4n. Matrix entries must be below
- * 2^29 in magnitude (checked on the host) so the int32 differences below cannot overflow.
+ * iteration numbers relative to stats[MH_TS_BASE]; work S x 8n (qap_tabu_run uses the first 4n).
+ * Matrix entries must be below 2^29 in magnitude (checked on the host) so the int32 differences below cannot overflow.
  *
  * With MH_QAP_DELTA32 defined (the host's bound on every swap delta,
  * metaheur.problems.qap.device_data.delta_bound, is below 2^28) deltas are int32 (mh_dt): the scan and the update then move half the bytes and
@@ -149,23 +149,28 @@ __device__ __forceinline__ void mh_ts_rebase(const mh_ts_t *T, ll shift) {
   __syncthreads();
 }
 
+/* The key of a pair's move: aspired (a new best, or both units long away) < allowed < tabu. */
+__device__ __forceinline__ mh_dt mh_ts_key(mh_dt d, int tm, int lp, int now, int lim, mh_dt thr) {
+  const mh_dt BIG = MH_TS_BIG;
+  return d + (((d < thr) | (lp < lim)) ? 0 : (tm > now ? 2 * BIG : BIG));
+}
+
 /* The best move, as the pair index i * n + j: aspired (a new best, or both units long away:
  * lpick < lim) < allowed < tabu (tmin > now); per row a vectorisable min pass, then locate it. */
 __device__ __forceinline__ ll mh_ts_scan(const mh_ts_t *T, int now, int lim, mh_dt thr) {
   const int n = T->n;
-  const mh_dt BIG = MH_TS_BIG;
   ll bkey = MH_LL_MAX, bidx = MH_LL_MAX;
   for (int i = threadIdx.y; i < n - 1; i += blockDim.y) {
     const mh_dt *di = T->d + (ll)i * n;
     const int *ti = T->tm + (ll)i * n, *li = T->lp + (ll)i * n;
     mh_dt rowmin = MH_TS_DT_MAX;
     for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-      const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+      const mh_dt x = mh_ts_key(di[j], ti[j], li[j], now, lim, thr);
       rowmin = x < rowmin ? x : rowmin;
     }
     if (rowmin < bkey) {
       for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
-        const mh_dt x = di[j] + (((di[j] < thr) | (li[j] < lim)) ? 0 : (ti[j] > now ? 2 * BIG : BIG));
+        const mh_dt x = mh_ts_key(di[j], ti[j], li[j], now, lim, thr);
         if (x == rowmin) { bkey = rowmin; bidx = (ll)i * n + j; break; }
       }
     }
@@ -244,88 +249,6 @@ __device__ __forceinline__ void mh_ts_update(const mh_ts_t *T, int r, int s) {
   __syncthreads();
 }
 
-extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
-qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
-             const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp,
-             int *bpt, int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters,
-             long long target, int init) {
-  const ll sol = mh_block();
-  const ll nn = (ll)n * n;
-  mh_ts_t T;
-  T.a = a; T.at = at; T.b = b; T.n = n; T.nn = nn;
-  T.p = perm + sol * n; T.bestp = best_perm + sol * n;
-  T.d = (mh_dt *)delta + sol * nn;
-  T.tb = tabu + sol * nn; T.lf = left + sol * nn; T.tm = tmin + sol * nn; T.lp = lpick + sol * nn;
-  T.P = bp + sol * nn;
-#ifdef MH_QAP_SYMMETRIC
-  T.PT = T.P; /* symmetric: bp is its own transpose, bpt is not used */
-#else
-  T.PT = bpt + sol * nn;
-#endif
-  T.u = work + sol * 4 * n; T.v = T.u + n; T.u2 = T.u + 2 * n; T.v2 = T.u + 3 * n;
-  T.tid = mh_tid(); T.nt = mh_nthreads();
-  ll *st = stats + sol * MH_TS_NSTATS;
-  const unsigned long long key = keys[sol];
-
-  if (init) {
-    const ll c = mh_ts_init(&T, init);
-    if (init == 1) {
-      for (int k = T.tid; k < n; k += T.nt) T.bestp[k] = T.p[k];
-      if (T.tid == 0) {
-        st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0; st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
-      }
-    }
-    if (T.tid == 0) st[MH_TS_COST] = c;
-    __syncthreads();
-  }
-
-  ll cost = st[MH_TS_COST], best = st[MH_TS_BEST], iter = st[MH_TS_ITER], base = st[MH_TS_BASE];
-  unsigned long long ctr = (unsigned long long)st[MH_TS_CTR];
-  ll tenure = st[MH_TS_TENURE], best_iter = st[MH_TS_BEST_ITER];
-  const ll asp = aspiration < (1LL << 29) ? aspiration : (1LL << 29);
-  const int tlo = (int)(0.9 * n), thi = (int)ceil(1.1 * n);
-  __syncthreads();
-
-  /* keep relative times in int32: shift them all back when they grow large */
-  if (iter - base + 1 >= MH_TS_REBASE) {
-    const ll shift = iter - base - (1 << 20);
-    mh_ts_rebase(&T, shift);
-    base += shift;
-  }
-
-  for (ll it = 0; it < iters && best > target && ((it & 63) || !mh_time_up()); ++it) {
-    const int now = (int)(iter - base + 1);
-    const ll lim_ll = (ll)now - asp;
-    const int lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);
-    /* aspiration by new best: d < best - cost (clamped where no delta can be below) */
-    const mh_dt thr = (mh_dt)(best - cost < MH_TS_THR_MIN ? MH_TS_THR_MIN : best - cost);
-    const ll bidx = mh_ts_scan(&T, now, lim, thr);
-    const int r = (int)(bidx / n), s = (int)(bidx % n);
-
-    /* every thread keeps the same scalars */
-    cost += T.d[bidx];
-    int t1, t2;
-    if (tenure_rule == 0) {
-      const double u1 = mh_uniform(key, ctr++), w2 = mh_uniform(key, ctr++);
-      t1 = (int)(u1 * u1 * u1 * tenure_scale * n);
-      t2 = (int)(w2 * w2 * w2 * tenure_scale * n);
-    } else {
-      if (iter % (2 * thi) == 0) tenure = tlo + mh_below(key, ctr++, thi - tlo + 1);
-      t1 = t2 = (int)tenure;
-    }
-    const bool improved = cost < best;
-    if (improved) { best = cost; best_iter = iter + 1; }
-    mh_ts_apply(&T, r, s, now, t1, t2, improved);
-    mh_ts_update(&T, r, s);
-    ++iter;
-  }
-
-  if (T.tid == 0) {
-    st[MH_TS_COST] = cost; st[MH_TS_BEST] = best; st[MH_TS_ITER] = iter; st[MH_TS_BASE] = base;
-    st[MH_TS_CTR] = (ll)ctr; st[MH_TS_TENURE] = tenure; st[MH_TS_BEST_ITER] = best_iter;
-  }
-}
-
 /* ================================================================================================
  * qap_tabu_stream: the same search, move for move (same moves in the same order for the same
  * keys and starts: every delta is exact and the best move is chosen by the same rule), laid out
@@ -350,12 +273,6 @@ qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *b
 #define MH_TSS_SHARED_N 512
 #endif
 
-/* The key of a pair's move: aspired (a new best, or both units long away) < allowed < tabu. */
-__device__ __forceinline__ mh_dt mh_tss_key(mh_dt d, int tm, int lp, int now, int lim, mh_dt thr) {
-  const mh_dt BIG = MH_TS_BIG;
-  return d + (((d < thr) | (lp < lim)) ? 0 : (tm > now ? 2 * BIG : BIG));
-}
-
 /* The best move of the stored deltas (as mh_ts_scan), each thread over its own pairs. */
 __device__ __forceinline__ ll mh_tss_scan(const mh_ts_t *T, int now, int lim, mh_dt thr) {
   const int n = T->n;
@@ -363,7 +280,7 @@ __device__ __forceinline__ ll mh_tss_scan(const mh_ts_t *T, int now, int lim, mh
   int i, j;
   for (mh_qap_pair_first(n, T->tid, &i, &j); i < n - 1; mh_qap_pair_next(n, T->nt, &i, &j)) {
     const ll ij = (ll)i * n + j;
-    const ll x = (ll)mh_tss_key(T->d[ij], T->tm[ij], T->lp[ij], now, lim, thr);
+    const ll x = (ll)mh_ts_key(T->d[ij], T->tm[ij], T->lp[ij], now, lim, thr);
     if (x < bkey) { bkey = x; bidx = ij; } /* a thread's pairs come in increasing ij */
   }
   mh_block_argmin(&bkey, &bidx);
@@ -464,64 +381,58 @@ __device__ __forceinline__ ll mh_tss_update_scan(const mh_ts_t *T, int r, int s,
       lp = T->lp[ij];
     }
     T->d[ij] = dij;
-    const ll key = (ll)mh_tss_key(dij, tm, lp, now, lim, thr);
+    const ll key = (ll)mh_ts_key(dij, tm, lp, now, lim, thr);
     if (key < bkey) { bkey = key; bidx = ij; }
   }
   mh_block_argmin(&bkey, &bidx); /* its barriers keep u, v and the sums until every thread is done */
   return bidx;
 }
 
-/* The iteration's scalars from `now` (aspiration limit, new-best threshold), as qap_tabu_run. */
-__device__ __forceinline__ void mh_tss_limits(int now, ll asp, ll best, ll cost, int *lim, mh_dt *thr) {
+/* The iteration's scalars from `now`: the aspiration limit, and the new-best threshold (a delta
+ * below best - cost, clamped where no delta can be below). */
+__device__ __forceinline__ void mh_ts_limits(int now, ll asp, ll best, ll cost, int *lim, mh_dt *thr) {
   const ll lim_ll = (ll)now - asp;
   *lim = (int)(lim_ll < -(1LL << 30) ? -(1LL << 30) : lim_ll);
   *thr = (mh_dt)(best - cost < MH_TS_THR_MIN ? MH_TS_THR_MIN : best - cost);
 }
 
-extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
-qap_tabu_stream(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
-                const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp,
-                int *bpt, int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters,
-                long long target, int init) {
-  __shared__ int s_uv[4 * MH_TSS_SHARED_N];
-  __shared__ mh_qacc s_sums[2 * MH_TSS_SHARED_N];
-  const ll sol = mh_block();
+/* Search `sol`'s arrays, but u, v (the kernels' own). */
+__device__ __forceinline__ void mh_ts_bind(mh_ts_t *T, const int *a, const int *at, const int *b, int n, int *perm,
+                                           int *best_perm, void *delta, int *tabu, int *left, int *tmin,
+                                           int *lpick, int *bp, int *bpt, ll sol) {
   const ll nn = (ll)n * n;
-  mh_ts_t T;
-  T.a = a; T.at = at; T.b = b; T.n = n; T.nn = nn;
-  T.p = perm + sol * n; T.bestp = best_perm + sol * n;
-  T.d = (mh_dt *)delta + sol * nn;
-  T.tb = tabu + sol * nn; T.lf = left + sol * nn; T.tm = tmin + sol * nn; T.lp = lpick + sol * nn;
-  T.P = bp + sol * nn;
+  T->a = a; T->at = at; T->b = b; T->n = n; T->nn = nn;
+  T->p = perm + sol * n; T->bestp = best_perm + sol * n;
+  T->d = (mh_dt *)delta + sol * nn;
+  T->tb = tabu + sol * nn; T->lf = left + sol * nn; T->tm = tmin + sol * nn; T->lp = lpick + sol * nn;
+  T->P = bp + sol * nn;
 #ifdef MH_QAP_SYMMETRIC
-  T.PT = T.P;
+  T->PT = T->P; /* symmetric: bp is its own transpose, bpt is not used */
+  (void)bpt;
 #else
-  T.PT = bpt + sol * nn;
+  T->PT = bpt + sol * nn;
 #endif
-#ifdef MH_QAP_TABLES_SHARED
-  __shared__ int s_a[MH_TSS_TABLE_N * MH_TSS_TABLE_N], s_at[MH_TSS_TABLE_N * MH_TSS_TABLE_N];
-  for (ll k = mh_tid(); k < nn; k += mh_nthreads()) { s_a[k] = a[k]; s_at[k] = at[k]; }
-  __syncthreads();
-  T.a = s_a; T.at = s_at;
-#endif
-  int *w = work + sol * 8 * n;
-  const bool fits = n <= MH_TSS_SHARED_N;
-  int *u = fits ? s_uv : w, *v = u + n, *u2 = u + 2 * n, *v2 = u + 3 * n;
-  mh_qacc *sr = fits ? s_sums : (mh_qacc *)(w + 4 * n), *ss = sr + n;
-  T.u = u; T.v = v; T.u2 = u2; T.v2 = v2;
-  T.tid = mh_tid(); T.nt = mh_nthreads();
-  ll *st = stats + sol * MH_TS_NSTATS;
-  const unsigned long long key = keys[sol];
+  T->tid = mh_tid(); T->nt = mh_nthreads();
+}
 
+/* Both kernels' search: (re)start from the state, `iters` iterations (or to `target`, or the
+ * time), the state saved. STREAM: qap_tabu_stream's layout (one scan before the loop, then the
+ * update fused with the next scan, u, v and the sums `sr`, `ss` of the block), else
+ * qap_tabu_run's (a scan, then the update, each iteration); the same moves either way. */
+template <int STREAM>
+__device__ __forceinline__ void mh_ts_search(mh_ts_t *T, ll *st, unsigned long long key, int tenure_rule,
+                                             int tenure_scale, ll aspiration, ll iters, ll target, int init,
+                                             mh_qacc *sr, mh_qacc *ss) {
+  const int n = T->n;
   if (init) {
-    const ll c = mh_ts_init(&T, init);
+    const ll c = mh_ts_init(T, init);
     if (init == 1) {
-      for (int k = T.tid; k < n; k += T.nt) T.bestp[k] = T.p[k];
-      if (T.tid == 0) {
+      for (int k = T->tid; k < n; k += T->nt) T->bestp[k] = T->p[k];
+      if (T->tid == 0) {
         st[MH_TS_BEST] = c; st[MH_TS_ITER] = 0; st[MH_TS_BASE] = 0; st[MH_TS_TENURE] = 0; st[MH_TS_BEST_ITER] = 0;
       }
     }
-    if (T.tid == 0) st[MH_TS_COST] = c;
+    if (T->tid == 0) st[MH_TS_COST] = c;
     __syncthreads();
   }
 
@@ -532,19 +443,22 @@ qap_tabu_stream(const int *a, const int *at, const int *b, int n, int *perm, int
   const int tlo = (int)(0.9 * n), thi = (int)ceil(1.1 * n);
   __syncthreads();
 
+  /* keep relative times in int32: shift them all back when they grow large */
   if (iter - base + 1 >= MH_TS_REBASE) {
     const ll shift = iter - base - (1 << 20);
-    mh_ts_rebase(&T, shift);
+    mh_ts_rebase(T, shift);
     base += shift;
   }
 
   int now = (int)(iter - base + 1), lim;
   mh_dt thr;
-  mh_tss_limits(now, asp, best, cost, &lim, &thr);
-  ll bidx = iters > 0 && best > target ? mh_tss_scan(&T, now, lim, thr) : MH_LL_MAX;
+  mh_ts_limits(now, asp, best, cost, &lim, &thr);
+  ll bidx = STREAM && iters > 0 && best > target ? mh_tss_scan(T, now, lim, thr) : 0;
   for (ll it = 0; it < iters && best > target && bidx != MH_LL_MAX && ((it & 63) || !mh_time_up()); ++it) {
+    if (!STREAM) bidx = mh_ts_scan(T, now, lim, thr);
     const int r = (int)(bidx / n), s = (int)(bidx % n);
-    cost += T.d[bidx];
+    /* every thread keeps the same scalars */
+    cost += T->d[bidx];
     int t1, t2;
     if (tenure_rule == 0) {
       const double u1 = mh_uniform(key, ctr++), w2 = mh_uniform(key, ctr++);
@@ -556,15 +470,53 @@ qap_tabu_stream(const int *a, const int *at, const int *b, int n, int *perm, int
     }
     const bool improved = cost < best;
     if (improved) { best = cost; best_iter = iter + 1; }
-    mh_ts_apply(&T, r, s, now, t1, t2, improved);
+    mh_ts_apply(T, r, s, now, t1, t2, improved);
     ++iter;
     now = (int)(iter - base + 1);
-    mh_tss_limits(now, asp, best, cost, &lim, &thr);
-    bidx = mh_tss_update_scan(&T, r, s, now, lim, thr, u, v, u2, v2, sr, ss);
+    mh_ts_limits(now, asp, best, cost, &lim, &thr);
+    if (STREAM) bidx = mh_tss_update_scan(T, r, s, now, lim, thr, T->u, T->v, T->u2, T->v2, sr, ss);
+    else mh_ts_update(T, r, s);
   }
 
-  if (T.tid == 0) {
+  if (T->tid == 0) {
     st[MH_TS_COST] = cost; st[MH_TS_BEST] = best; st[MH_TS_ITER] = iter; st[MH_TS_BASE] = base;
     st[MH_TS_CTR] = (ll)ctr; st[MH_TS_TENURE] = tenure; st[MH_TS_BEST_ITER] = best_iter;
   }
+}
+
+extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
+qap_tabu_run(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
+             const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp,
+             int *bpt, int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters,
+             long long target, int init) {
+  const ll sol = mh_block();
+  mh_ts_t T;
+  mh_ts_bind(&T, a, at, b, n, perm, best_perm, delta, tabu, left, tmin, lpick, bp, bpt, sol);
+  T.u = work + sol * 8 * n; T.v = T.u + n; T.u2 = T.u + 2 * n; T.v2 = T.u + 3 * n;
+  mh_ts_search<0>(&T, stats + sol * MH_TS_NSTATS, keys[sol], tenure_rule, tenure_scale, aspiration, iters, target,
+                  init, NULL, NULL);
+}
+
+extern "C" __global__ void __launch_bounds__(MH_TS_MAX_BLOCK, 2)
+qap_tabu_stream(const int *a, const int *at, const int *b, int n, int *perm, int *best_perm, long long *stats,
+                const unsigned long long *keys, void *delta, int *tabu, int *left, int *tmin, int *lpick, int *bp,
+                int *bpt, int *work, int tenure_rule, int tenure_scale, long long aspiration, long long iters,
+                long long target, int init) {
+  __shared__ int s_uv[4 * MH_TSS_SHARED_N];
+  __shared__ mh_qacc s_sums[2 * MH_TSS_SHARED_N];
+  const ll sol = mh_block();
+  mh_ts_t T;
+  mh_ts_bind(&T, a, at, b, n, perm, best_perm, delta, tabu, left, tmin, lpick, bp, bpt, sol);
+#ifdef MH_QAP_TABLES_SHARED
+  __shared__ int s_a[MH_TSS_TABLE_N * MH_TSS_TABLE_N], s_at[MH_TSS_TABLE_N * MH_TSS_TABLE_N];
+  for (ll k = T.tid; k < T.nn; k += T.nt) { s_a[k] = a[k]; s_at[k] = at[k]; }
+  __syncthreads();
+  T.a = s_a; T.at = s_at;
+#endif
+  int *w = work + sol * 8 * n;
+  const bool fits = n <= MH_TSS_SHARED_N;
+  T.u = fits ? s_uv : w; T.v = T.u + n; T.u2 = T.u + 2 * n; T.v2 = T.u + 3 * n;
+  mh_qacc *sr = fits ? s_sums : (mh_qacc *)(w + 4 * n);
+  mh_ts_search<1>(&T, stats + sol * MH_TS_NSTATS, keys[sol], tenure_rule, tenure_scale, aspiration, iters, target,
+                  init, sr, sr + n);
 }
