@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metaheur.engine.user_source import CACHE_TYPES, MOVES, Field, UserCode, check_identifier, contract_functions
+from metaheur.engine.user_source import (
+    CACHE_TYPES,
+    CANDIDATE_COUNT,
+    CANDIDATES,
+    MOVES,
+    Field,
+    UserCode,
+    check_identifier,
+    contract_functions,
+)
 from metaheur.errors import MetaheurError
 from metaheur.problems.fingerprint import fingerprint
 from metaheur.problems.interface import Problem
@@ -32,9 +41,20 @@ VALUE_LIMIT = 2**62
 CACHE32_LIMIT = 2**31
 #: A delta bound below this lets the searches scan moves in 32-bit ints (MH_USER_DELTA32).
 SCAN32_LIMIT = 2**30
+#: The most int64 entries of per-thread scratch (``scratch_size``): 64 KiB a thread, since a GPU
+#: reserves a kernel's local memory for every thread it could hold (2,048 an SM on sm_90).
+SCRATCH_LIMIT = 8192
 _WIDEN = {"bool": "int32", "int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32",
           "int32": "int32", "int64": "int64", "uint32": "int64"}
-_CACHED = ("_mh_code", "_mh_fields", "_mh_arrays")
+_CACHED = ("_mh_code", "_mh_fields", "_mh_arrays", "_mh_kernel_data")
+#: The longest segment move a problem may declare (``segment_length``).
+SEGMENT_LIMIT = 64
+
+
+def _scratch_capacity(entries: int) -> int:
+    """The local array behind ``d.scratch``: ``entries`` rounded up to a power of two (at least
+    64), so that instances of near sizes share one compiled module; 0 without scratch."""
+    return 0 if entries <= 0 else max(64, 1 << (entries - 1).bit_length())
 
 
 class PermutationProblem(Problem):
@@ -48,6 +68,11 @@ class PermutationProblem(Problem):
     cache_size: int = 0
     cache_dtype: str = "int64"
     work_size: int = 0
+    scratch_size: int = 0
+    #: The segment move (Or-opt): blocks of 1..segment_length consecutive elements, also reversed
+    #: where segment_reverse.
+    segment_length: int = 3
+    segment_reverse: bool = True
     crossovers: tuple[str, ...] = ("ox", "pmx", "cx", "ux", "none")
     #: How far apart two solutions are for the GA's diversity control (:meth:`distances`).
     distance: str = "positions"
@@ -89,6 +114,12 @@ class PermutationProblem(Problem):
         """The unit of the iterated greedy's acceptance temperature (Ruiz and Stuetzle 2007: the
         mean processing time / 10 for the flow shop); default 1."""
         return 1.0
+
+    def candidates(self) -> np.ndarray | None:
+        """Candidate lists: an n x k int array, row e the k elements (distinct, not e) that moves
+        should bring next to element e (e.g. its k nearest neighbours); the engine's scans then
+        evaluate only such moves (granular neighbourhoods, Toth and Vigo 2003). None: every move."""
+        return None
 
     def construction_key(self) -> np.ndarray | None:
         """NEH's key per element (inserted in decreasing key order), or None for no NEH start."""
@@ -222,6 +253,9 @@ class PermutationProblem(Problem):
             fields, arrays = [], {}
             for key, value in raw.items():
                 check_identifier(str(key), f"{self.kind} problem: data field")
+                if key == "scratch":
+                    raise MetaheurError(f"{self.kind} problem: data field 'scratch' is the engine's (d.scratch, "
+                                        f"scratch_size); rename it")
                 fields.append(self._field(str(key), value, arrays))
             bound = self.value_bound()
             if bound is not None and not 0 <= int(bound) < VALUE_LIMIT:
@@ -251,6 +285,37 @@ class PermutationProblem(Problem):
         arrays[key] = out
         return Field(key, dtype, True)
 
+    def kernel_data(self) -> tuple[tuple[Field, ...], dict]:
+        """:meth:`device_data` and the engine's own fields: the checked candidate lists (``mh_cand``,
+        ``mh_ck``) where :meth:`candidates` gives them; cached."""
+        if "_mh_kernel_data" not in self.__dict__:
+            fields, arrays = self.device_data()
+            cand = self.candidates()
+            if cand is not None:
+                table = self._checked_candidates(cand)
+                table.setflags(write=False)
+                fields = (*fields, Field(CANDIDATES, "int32", True), Field(CANDIDATE_COUNT, "int64", False))
+                arrays = {**arrays, CANDIDATES: table, CANDIDATE_COUNT: table.shape[1]}
+            self._mh_kernel_data = (fields, arrays)
+        return self._mh_kernel_data
+
+    def _checked_candidates(self, cand) -> np.ndarray:
+        where = f"{self.kind} problem: candidates()"
+        a = np.asarray(cand)
+        if a.ndim != 2 or a.shape[0] != self.n or not 1 <= a.shape[1] < self.n or a.dtype.kind not in "iu":
+            raise MetaheurError(f"{where} must be an n x k int array with 1 <= k < n = {self.n}, got "
+                                f"{a.dtype} {a.shape}")
+        if a.min() < 0 or a.max() >= self.n:
+            raise MetaheurError(f"{where}: entries must be elements 0..{self.n - 1}")
+        own = np.flatnonzero((a == np.arange(self.n)[:, None]).any(axis=1))
+        if len(own):
+            raise MetaheurError(f"{where}: row {own[0]} lists its own element")
+        ordered = np.sort(a, axis=1)
+        twice = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if len(twice):
+            raise MetaheurError(f"{where}: row {twice[0]} lists an element twice")
+        return np.ascontiguousarray(a, dtype=np.int32)
+
     def user_code(self) -> UserCode | None:
         """The checked device code (None without ``device_code``): which contract functions it
         defines, with the moves and caches it declares; cached, never pickled."""
@@ -261,10 +326,12 @@ class PermutationProblem(Problem):
             self._check_cache_dtype()
             functions = contract_functions(self.kind, self.device_code, self.cache_dtype)
             self._check_declared(functions)
-            fields, _ = self.device_data()
+            fields, _ = self.kernel_data()
             bound = self.delta_bound()
             self._mh_code = UserCode(self.kind, self.device_code, fields, self.engine_sign, functions,
-                                     self.cache_dtype, bound is not None and 0 <= int(bound) < SCAN32_LIMIT)
+                                     self.cache_dtype, bound is not None and 0 <= int(bound) < SCAN32_LIMIT,
+                                     _scratch_capacity(self.scratch_entries()),
+                                     (int(self.segment_length), bool(self.segment_reverse)))
         return self._mh_code
 
     def _check_cache_dtype(self) -> None:
@@ -294,6 +361,14 @@ class PermutationProblem(Problem):
             raise MetaheurError(f"{self.kind} problem: device_code defines {', '.join(hooks)} but cache_size is 0")
         if min(cache, work) < 0:
             raise MetaheurError(f"{self.kind} problem: cache_size and work_size must be >= 0")
+        if "segment" in moves and not (isinstance(self.segment_length, (int, np.integer))
+                                       and 1 <= self.segment_length <= SEGMENT_LIMIT):
+            raise MetaheurError(f"{self.kind} problem: segment_length must be an int in 1..{SEGMENT_LIMIT}, "
+                                f"got {self.segment_length!r}")
+        scratch = self.scratch_entries()
+        if not 0 <= scratch <= SCRATCH_LIMIT:
+            raise MetaheurError(f"{self.kind} problem: scratch_size is {scratch}; it must be 0..{SCRATCH_LIMIT} "
+                                f"(int64 entries a thread); keep larger tables in work (work_size) or the cache")
 
     def cache_entries(self) -> int:
         """Cache entries per solution (``cache_size``, an int or a method; of ``cache_dtype``)."""
@@ -302,6 +377,10 @@ class PermutationProblem(Problem):
     def work_entries(self) -> int:
         """int64 scratch entries per search (``work_size``, an int or a method; at least 1)."""
         return max(1, int(self.work_size() if callable(self.work_size) else self.work_size))
+
+    def scratch_entries(self) -> int:
+        """int64 entries of ``d.scratch``, each thread's own (``scratch_size``, an int or a method)."""
+        return int(self.scratch_size() if callable(self.scratch_size) else self.scratch_size)
 
     def __getstate__(self) -> dict:
         """Pickled without the generated code and the validated copies (rebuilt on arrival)."""

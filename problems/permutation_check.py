@@ -1,11 +1,13 @@
 """``check_problem``: a user problem's device code against its numpy reference (docs/problems.md).
 
 On random permutations, on the CPU build and on each (simulated) GPU, through kernels/engine/perm_eval.cu:
-the kernel cost, every pair delta and row function the snippet defines, every cache after each
-``update_*`` hook (against ``prepare`` of the new permutation, and through the deltas read from
-it), ``partial_insert_row`` on full sequences and the position its ``partial_insert_tie`` takes
-among equal values (against ``insertion_tie``). The first mismatch is raised as one
-MetaheurError that names the device, the function, the move in words and both values.
+the kernel cost, every pair delta and row function the snippet defines (segment moves included),
+the engine's own evaluation by cost after the move of every neighbourhood in ``moves`` that has no
+pair delta, every cache after each ``update_*`` hook (against ``prepare`` of the new permutation,
+and through the deltas and rows read from it), ``partial_insert_row`` on full sequences and the
+position its ``partial_insert_tie`` takes among equal values (against ``insertion_tie``). The
+first mismatch is raised as one MetaheurError that names the device, the function, the move in
+words and both values.
 """
 
 from __future__ import annotations
@@ -21,24 +23,43 @@ from metaheur.errors import MetaheurError
 from metaheur.problems.permutation import PermutationProblem
 
 _TYPE = {m: k for k, m in enumerate(MOVES)}
-_ROWS = {"swap": "swap_row", "insert": "insert_row"}
+_ROWS = {"swap": "swap_row", "insert": "insert_row", "reverse": "reverse_row", "segment": "segment_row"}
 GPU_BLOCK = threads(PERM)  # block functions run with a GPU's threads there
 
 
-def move_words(move: str, i: int, j: int) -> str:
-    """A move in words (0-based positions)."""
+def segment_code(start: int, length: int, rev: int, longest: int) -> int:
+    """A segment move's row code (kernels/engine/perm_moves.cuh, mh_seg_code)."""
+    return ((start * longest + length - 1) << 1) | int(rev)
+
+
+def segment_parts(code: int, longest: int) -> tuple[int, int, int]:
+    """(start, length, reversed) of a segment move's row code."""
+    return (code >> 1) // longest, (code >> 1) % longest + 1, code & 1
+
+
+def move_words(move: str, i: int, j: int, longest: int = 3) -> str:
+    """A move in words (0-based positions; a segment's ``i`` is its row code)."""
     if move == "swap":
         return f"swap of positions {min(i, j)} and {max(i, j)}"
     if move == "insert":
         return f"insertion of the element at position {i} at position {j}"
+    if move == "segment":
+        s, length, rev = segment_parts(i, longest)
+        return f"segment of positions {s}..{s + length - 1} moved to position {j}{' reversed' if rev else ''}"
     return f"reversal of positions {min(i, j)}..{max(i, j)}"
 
 
-def apply_move(perm: np.ndarray, move: str, i: int, j: int) -> np.ndarray:
-    """``perm`` after the move (a copy), as kernels/engine/perm_moves.cuh applies it."""
+def apply_move(perm: np.ndarray, move: str, i: int, j: int, longest: int = 3) -> np.ndarray:
+    """``perm`` after the move (a copy), as kernels/engine/perm_moves.cuh applies it (a segment's
+    ``i`` is its row code, for segments of at most ``longest`` elements)."""
     p = list(perm)
     if move == "insert":
         p.insert(j, p.pop(i))
+    elif move == "segment":
+        s, length, rev = segment_parts(i, longest)
+        block = p[s:s + length]
+        del p[s:s + length]
+        p[j:j] = block[::-1] if rev else block
     else:
         a, b = min(i, j), max(i, j)
         if move == "swap":
@@ -46,6 +67,14 @@ def apply_move(perm: np.ndarray, move: str, i: int, j: int) -> np.ndarray:
         else:
             p[a:b + 1] = p[a:b + 1][::-1]
     return np.array(p, dtype=perm.dtype)
+
+
+def segment_valid(code: int, j: int, n: int, longest: int, reversible: bool) -> bool:
+    """Whether (code, j) is a segment move: the block within the permutation and shorter than
+    it, reversed only when longer than one element and allowed, j a destination other than its start."""
+    s, length, rev = segment_parts(code, longest)
+    ok_rev = not rev or (reversible and length > 1)
+    return s + length <= n and length < n and ok_rev and 0 <= j <= n - length and j != s
 
 
 @dataclass
@@ -64,11 +93,12 @@ class _Checker:
         self.pb, self.dev, self.k, self.n = problem, device, trials, problem.n
         self.code = problem.user_code()
         self.mod = self.code.module("engine/perm_eval.cu", device)
-        fields, arrays = problem.device_data()
+        fields, arrays = problem.kernel_data()
         self.data = upload(fields, arrays, device)
         self.cs, self.ws = problem.cache_entries(), problem.work_entries()
         self.cache_dtype = problem.cache_dtype
         self.rng = rng
+        self.longest, self.reversible = int(problem.segment_length), bool(problem.segment_reverse)
         self.block = GPU_BLOCK if device.is_gpu else 1  # block functions run with a GPU's threads there
         self.lines: list[str] = []
 
@@ -82,10 +112,30 @@ class _Checker:
     def perms(self) -> np.ndarray:
         return np.array([self.rng.permutation(self.n) for _ in range(self.k)], dtype=np.int32)
 
-    def moves(self, count: int) -> tuple[np.ndarray, np.ndarray]:
-        i = self.rng.integers(0, self.n, size=count)
-        j = (i + self.rng.integers(1, self.n, size=count)) % self.n
+    def moves(self, count: int, move: str = "swap") -> tuple[np.ndarray, np.ndarray]:
+        """``count`` random moves (i, j); a segment's i is its row code."""
+        n = self.n
+        if move == "segment":
+            codes = [self.segment_row_code() for _ in range(count)]
+            dest = [int(self.rng.integers(0, n - segment_parts(c, self.longest)[1])) for c in codes]
+            starts = [segment_parts(c, self.longest)[0] for c in codes]
+            return np.array(codes), np.array([d + (d >= s) for d, s in zip(dest, starts, strict=True)])
+        i = self.rng.integers(0, n, size=count)
+        j = (i + self.rng.integers(1, n, size=count)) % n
         return i, j
+
+    def segment_row_code(self) -> int:
+        """A random segment row: start, length (1..longest, within the permutation), orientation."""
+        s = int(self.rng.integers(0, self.n))
+        length = 1 + int(self.rng.integers(0, min(self.longest, self.n - 1, self.n - s)))
+        rev = int(self.reversible and length > 1 and self.rng.integers(0, 2))
+        return segment_code(s, length, rev, self.longest)
+
+    def words(self, move: str, i: int, j: int) -> str:
+        return move_words(move, int(i), int(j), self.longest)
+
+    def moved(self, perm, move: str, i: int, j: int) -> np.ndarray:
+        return apply_move(perm, move, int(i), int(j), self.longest)
 
     def cost(self, perms) -> np.ndarray:
         dev = self.dev
@@ -109,10 +159,10 @@ class _Checker:
 
     def check_pairs(self, perms, base, caches, move: str, label: str) -> None:
         dev, k = self.dev, len(perms)
-        i, j = self.moves(k)
-        if move != "insert":
+        i, j = self.moves(k, move)
+        if move in ("swap", "reverse"):
             i, j = np.minimum(i, j), np.maximum(i, j)
-        moved = np.array([apply_move(p, move, a, b) for p, a, b in zip(perms, i, j, strict=True)])
+        moved = np.array([self.moved(p, move, a, b) for p, a, b in zip(perms, i, j, strict=True)])
         ref = self.pb.values(moved) - base
         out = dev.zeros(k, np.int64)
         mv = np.stack([np.full(k, _TYPE[move]), i, j], axis=1).astype(np.int32)
@@ -120,31 +170,41 @@ class _Checker:
                                    dev.asarray(base), dev.zeros((k, self.n), np.int32), out))
         got = to_host(out)
         for b in np.flatnonzero(ref != got)[:1]:
-            self.fail(label, perms[b], f"{move_words(move, i[b], j[b])}: delta {got[b]}, evaluate says {ref[b]}")
+            self.fail(label, perms[b], f"{self.words(move, i[b], j[b])}: delta {got[b]}, evaluate says {ref[b]}")
         self.lines.append(f"{self.dev.name}: {label} ({k} moves)")
 
-    def check_rows(self, perms, base, caches, move: str) -> None:
+    def check_rows(self, perms, base, caches, move: str, label: str | None = None) -> None:
         dev, k, n = self.dev, len(perms), self.n
-        rows = self.rng.integers(0, n, size=k)
+        rows = (np.array([self.segment_row_code() for _ in range(k)]) if move == "segment"
+                else self.rng.integers(0, n, size=k))
         out = dev.zeros((k, n), np.int64)
         spec = np.stack([np.full(k, _TYPE[move]), rows], axis=1).astype(np.int32)
         scratch = dev.zeros((k, self.block * n), np.int32)
         self._run("perm_row", k, (dev.asarray(perms), dev.asarray(spec), k, n, caches, self.cs, dev.asarray(base),
                                   dev.zeros((k, self.ws), np.int64), self.ws, scratch, out))
         got = to_host(out)
+        label = label or _ROWS[move]
         for b in range(k):
-            moved = np.array([apply_move(perms[b], move, rows[b], j) for j in range(n)])
-            ref = self.pb.values(moved) - base[b]
+            ref = np.zeros(n, np.int64)
+            js = [j for j in range(n) if self.is_move(move, int(rows[b]), j)]
+            if js:
+                moved = np.array([self.moved(perms[b], move, rows[b], j) for j in js])
+                ref[js] = self.pb.values(moved) - base[b]
             for j in np.flatnonzero(ref != got[b])[:1]:
-                self.fail(_ROWS[move], perms[b], f"{move_words(move, rows[b], j)}: out[{j}] = {got[b, j]}, "
-                          f"evaluate says {ref[j]}")
-        self.lines.append(f"{self.dev.name}: {_ROWS[move]} ({k} rows)")
+                what = self.words(move, rows[b], j) if j in js else f"row {rows[b]}, no move at {j}"
+                self.fail(label, perms[b], f"{what}: out[{j}] = {got[b, j]}, evaluate says {ref[j]}")
+        self.lines.append(f"{self.dev.name}: {label} ({k} rows)")
+
+    def is_move(self, move: str, i: int, j: int) -> bool:
+        if move == "segment":
+            return segment_valid(i, j, self.n, self.longest, self.reversible)
+        return i != j
 
     def check_update(self, perms, move: str) -> None:
         dev, k = self.dev, len(perms)
         caches = self.prepare(perms)
-        i, j = self.moves(k)
-        moved = np.array([apply_move(p, move, a, b) for p, a, b in zip(perms, i, j, strict=True)]).astype(np.int32)
+        i, j = self.moves(k, move)
+        moved = np.array([self.moved(p, move, a, b) for p, a, b in zip(perms, i, j, strict=True)]).astype(np.int32)
         mv = np.stack([np.full(k, _TYPE[move]), i, j], axis=1).astype(np.int32)
         self._run("perm_update", k, (dev.asarray(moved), dev.asarray(mv), k, self.n, caches, self.cs,
                                      dev.zeros((k, self.ws), np.int64), self.ws))
@@ -152,13 +212,15 @@ class _Checker:
         hook = f"update_{move}"
         for b in np.flatnonzero((got != ref).any(axis=1))[:1]:
             e = int(np.flatnonzero(got[b] != ref[b])[0])
-            self.fail(hook, perms[b], f"after the {move_words(move, i[b], j[b])}, cache[{e}] = {got[b, e]}, "
+            self.fail(hook, perms[b], f"after the {self.words(move, i[b], j[b])}, cache[{e}] = {got[b, e]}, "
                       f"prepare of the new permutation gives {ref[b, e]}")
         self.lines.append(f"{self.dev.name}: {hook} ({k} moves)")
         base = self.pb.values(moved)
         for other in MOVES:
             if self.code.has(f"{other}_delta"):
                 self.check_pairs(moved, base, caches, other, f"{other}_delta after {hook}")
+            if self.code.has(_ROWS[other]):
+                self.check_rows(moved, base, caches, other, f"{_ROWS[other]} after {hook}")
 
     def check_partial(self, perms) -> None:
         dev, k, n = self.dev, len(perms), self.n
@@ -206,9 +268,11 @@ class _Checker:
         for move in MOVES:
             if self.code.has(f"{move}_delta"):
                 self.check_pairs(perms, base, caches, move, f"{move}_delta")
-            if move in _ROWS and self.code.has(_ROWS[move]):
+            elif move in self.pb.moves:  # the engine's own evaluation: cost after the move
+                self.check_pairs(perms, base, caches, move, f"cost after the move ({move})")
+            if self.code.has(_ROWS[move]):
                 self.check_rows(perms, base, caches, move)
-            if self.cs and move in self.pb.moves:
+            if self.cs and move in self.pb.moves and move != "segment":  # a segment move's cache: prepare
                 self.check_update(perms, move)
         if self.code.has("partial_insert_row"):
             self.check_partial(perms)

@@ -18,8 +18,14 @@
 #define MH_USER_HAS_UPDATE_SWAP 1
 #define MH_USER_HAS_UPDATE_INSERT 1
 #define MH_USER_HAS_UPDATE_REVERSE 1
+#define MH_USER_HAS_SEGMENT_DELTA 1
+#define MH_USER_HAS_REVERSE_ROW 1
+#define MH_USER_HAS_SEGMENT_ROW 1
+#define MH_USER_HAS_CANDIDATES 1
+#define MH_SEG_K 3
+#define MH_SEG_REV 1
 namespace user {
-struct Data { int n; };
+struct Data { int n; const int *mh_cand; long long mh_ck; long long *scratch; };
 typedef ll cache_t;
 __device__ ll cost(const Data &d, const int *perm) {
   ll c = 0;
@@ -29,10 +35,20 @@ __device__ ll cost(const Data &d, const int *perm) {
 __device__ ll swap_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) { return cache[0] * 0; }
 __device__ ll insert_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) { return 0; }
 __device__ ll reverse_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) { return 0; }
+__device__ ll segment_delta(const Data &d, const int *perm, const cache_t *cache, int i, int len, int j, int rev) {
+  return 0;
+}
 __device__ void swap_row(const Data &d, const int *perm, const cache_t *cache, int i, ll *out, ll *work) {
   for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] = 0;
 }
 __device__ void insert_row(const Data &d, const int *perm, const cache_t *cache, int i, ll *out, ll *work) {
+  for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] = 0;
+}
+__device__ void reverse_row(const Data &d, const int *perm, const cache_t *cache, int i, ll *out, ll *work) {
+  for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] = 0;
+}
+__device__ void segment_row(const Data &d, const int *perm, const cache_t *cache, int i, int len, int rev, ll *out,
+                            ll *work) {
   for (int j = mh_tid(); j < d.n; j += mh_nthreads()) out[j] = 0;
 }
 __device__ void partial_insert_row(const Data &d, const int *seq, int len, int elem, ll *out, ll *work) {

@@ -4,9 +4,12 @@
  * the device contract (docs/problems.md) the problem's snippet defines.
  *
  * Moves: MH_SWAP (swap positions i and j), MH_INSERT (take the element at i out, put it at j,
- * the ones between shift), MH_REVERSE (reverse the segment between i and j). A swap or reversal
- * (i, j) is the same move as (j, i). Deltas are in the problem's own sense (value after - value
- * before); the searches multiply them by MH_SENSE.
+ * the ones between shift), MH_REVERSE (reverse the segment between i and j), MH_SEGMENT (Or-opt:
+ * the block of len <= MH_SEG_K elements starting at position s is taken out and put back so that
+ * it occupies positions j .. j+len-1, reversed when rev). A move is (type, i, j): i is the row,
+ * a position, except for a segment, whose row is the code mh_seg_code(s, len, rev). A swap or
+ * reversal (i, j) is the same move as (j, i). Deltas are in the problem's own sense (value after
+ * - value before); the searches multiply them by MH_SENSE.
  *
  * A neighbourhood without a pair delta is evaluated by `cost` after the move, on a per-thread
  * copy of the permutation (`scratch`: n ints per thread of the block): the slow path.
@@ -17,9 +20,63 @@
 #define MH_SWAP 0
 #define MH_INSERT 1
 #define MH_REVERSE 2
+#define MH_SEGMENT 3
+#ifndef MH_SEG_K /* the longest segment and whether segments may be reversed (the problem's, in the header) */
+#define MH_SEG_K 3
+#endif
+#ifndef MH_SEG_REV
+#define MH_SEG_REV 1
+#endif
+
+/* A segment's row code and back: start s, length len (1..MH_SEG_K), reversed rev (0/1). */
+__device__ __forceinline__ int mh_seg_code(int s, int len, int rev) { return ((s * MH_SEG_K + len - 1) << 1) | rev; }
+__device__ __forceinline__ void mh_seg_decode(int code, int *s, int *len, int *rev) {
+  *rev = code & 1; *len = (code >> 1) % MH_SEG_K + 1; *s = (code >> 1) / MH_SEG_K;
+}
+
+/* The rows of a neighbourhood: n positions, or the n * MH_SEG_K * 2 segment codes. */
+__device__ __forceinline__ int mh_perm_rows(int type, int n) { return type == MH_SEGMENT ? n * MH_SEG_K * 2 : n; }
+
+/* Whether row r of `type` holds moves: a segment within the permutation, shorter than it,
+ * reversed only when longer than one element and the problem allows it. */
+__device__ __forceinline__ int mh_perm_row_valid(int type, int r, int n) {
+  if (type != MH_SEGMENT) return 1;
+  int s, len, rev;
+  mh_seg_decode(r, &s, &len, &rev);
+  return s + len <= n && len < n && (!rev || (MH_SEG_REV && len > 1));
+}
+
+/* The position whose element row r moves: r itself, or a segment's start. */
+__device__ __forceinline__ int mh_perm_row_pos(int type, int r) {
+  if (type != MH_SEGMENT) return r;
+  int s, len, rev;
+  mh_seg_decode(r, &s, &len, &rev);
+  return s;
+}
+
+/* The last destination of row r plus one: n, or n - len + 1 for a segment of length len. */
+__device__ __forceinline__ int mh_perm_row_end(int type, int r, int n) {
+  if (type != MH_SEGMENT) return n;
+  int s, len, rev;
+  mh_seg_decode(r, &s, &len, &rev);
+  return n - len + 1;
+}
+
+/* Reverse p[a..b] (inclusive; nothing when a >= b). */
+__device__ __forceinline__ void mh_perm_flip(int *p, int a, int b) {
+  for (; a < b; ++a, --b) { const int t = p[a]; p[a] = p[b]; p[b] = t; }
+}
 
 /* Apply move (type, i, j) to p (one thread). */
 __device__ __forceinline__ void mh_perm_apply(int *p, int type, int i, int j) {
+  if (type == MH_SEGMENT) { /* a rotation by three reversals, then the block's own reversal */
+    int s, len, rev;
+    mh_seg_decode(i, &s, &len, &rev);
+    if (j > s) { mh_perm_flip(p, s, s + len - 1); mh_perm_flip(p, s + len, j + len - 1); mh_perm_flip(p, s, j + len - 1); }
+    if (j < s) { mh_perm_flip(p, j, s - 1); mh_perm_flip(p, s, s + len - 1); mh_perm_flip(p, j, s + len - 1); }
+    if (rev) mh_perm_flip(p, j, j + len - 1);
+    return;
+  }
   if (type == MH_INSERT) {
     const int e = p[i];
     if (i < j) for (int k = i; k < j; ++k) p[k] = p[k + 1];
@@ -29,7 +86,7 @@ __device__ __forceinline__ void mh_perm_apply(int *p, int type, int i, int j) {
   }
   if (i > j) { const int t = i; i = j; j = t; }
   if (type == MH_SWAP) { const int t = p[i]; p[i] = p[j]; p[j] = t; return; }
-  for (; i < j; ++i, --j) { const int t = p[i]; p[i] = p[j]; p[j] = t; }
+  mh_perm_flip(p, i, j);
 }
 
 /* Delta of move (T, i, j), i != j, on perm whose value is `base` (one thread); a template on the
@@ -47,6 +104,13 @@ __device__ __forceinline__ ll mh_perm_delta_t(const user::Data &D, const int *pe
 #ifdef MH_USER_HAS_REVERSE_DELTA
   if (T == MH_REVERSE) return user::reverse_delta(D, perm, cache, a, b);
 #endif
+#ifdef MH_USER_HAS_SEGMENT_DELTA
+  if (T == MH_SEGMENT) {
+    int s, len, rev;
+    mh_seg_decode(i, &s, &len, &rev);
+    return user::segment_delta(D, perm, cache, s, len, j, rev);
+  }
+#endif
   (void)a; (void)b;
   for (int k = 0; k < D.n; ++k) scratch[k] = perm[k];
   mh_perm_apply(scratch, T, i, j);
@@ -58,11 +122,13 @@ __device__ __forceinline__ ll mh_perm_delta(const user::Data &D, const int *perm
                                             int j, ll base, int *scratch) {
   if (type == MH_SWAP) return mh_perm_delta_t<MH_SWAP>(D, perm, cache, i, j, base, scratch);
   if (type == MH_INSERT) return mh_perm_delta_t<MH_INSERT>(D, perm, cache, i, j, base, scratch);
+  if (type == MH_SEGMENT) return mh_perm_delta_t<MH_SEGMENT>(D, perm, cache, i, j, base, scratch);
   return mh_perm_delta_t<MH_REVERSE>(D, perm, cache, i, j, base, scratch);
 }
 
-/* out[j] = delta of move (type, i, j) for every j, out[i] = 0. Every thread of the block calls
- * it (a row function of the problem, else one pair delta per j, block-stride). */
+/* out[j] = delta of move (type, i, j) for every j of row i, 0 where (i, j) is no move (j = i, or
+ * past a segment's last destination). Every thread of the block calls it (a row function of the
+ * problem, else one pair delta per j, block-stride). */
 __device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm, const user::cache_t *cache, int type, int i,
                                             ll base, ll *out, ll *work, int *scratch) {
 #ifdef MH_USER_HAS_SWAP_ROW
@@ -71,9 +137,23 @@ __device__ __forceinline__ void mh_perm_row(const user::Data &D, const int *perm
 #ifdef MH_USER_HAS_INSERT_ROW
   if (type == MH_INSERT) { user::insert_row(D, perm, cache, i, out, work); __syncthreads(); return; }
 #endif
-  const int t = mh_tid(), nt = mh_nthreads();
+#ifdef MH_USER_HAS_REVERSE_ROW
+  if (type == MH_REVERSE) { user::reverse_row(D, perm, cache, i, out, work); __syncthreads(); return; }
+#endif
+  const int t = mh_tid(), nt = mh_nthreads(), pos = mh_perm_row_pos(type, i), end = mh_perm_row_end(type, i, D.n);
+#ifdef MH_USER_HAS_SEGMENT_ROW
+  if (type == MH_SEGMENT) {
+    int s, len, rev;
+    mh_seg_decode(i, &s, &len, &rev);
+    user::segment_row(D, perm, cache, s, len, rev, out, work);
+    __syncthreads();
+    for (int j = end + t; j < D.n; j += nt) out[j] = 0; /* past the last destination */
+    __syncthreads();
+    return;
+  }
+#endif
   for (int j = t; j < D.n; j += nt)
-    out[j] = j == i ? 0 : mh_perm_delta(D, perm, cache, type, i, j, base, scratch + (ll)t * D.n);
+    out[j] = j == pos || j >= end ? 0 : mh_perm_delta(D, perm, cache, type, i, j, base, scratch + (ll)t * D.n);
   __syncthreads();
 }
 
@@ -84,6 +164,12 @@ __device__ __forceinline__ int mh_perm_has_row(int type) {
 #endif
 #ifdef MH_USER_HAS_INSERT_ROW
   if (type == MH_INSERT) return 1;
+#endif
+#ifdef MH_USER_HAS_REVERSE_ROW
+  if (type == MH_REVERSE) return 1;
+#endif
+#ifdef MH_USER_HAS_SEGMENT_ROW
+  if (type == MH_SEGMENT) return 1;
 #endif
   return 0;
 }
@@ -103,7 +189,7 @@ __device__ __forceinline__ int mh_perm_has_update(int type) {
 }
 
 /* The cache after move (type, i, j) was applied (perm is the new permutation): the problem's
- * update hook, else prepare from scratch. Every thread of the block calls it; no-op without a
+ * update hook, else (and always after a segment move) prepare from scratch. Every thread of the block calls it; no-op without a
  * cache (cache_size 0: the hooks are never called). */
 __device__ __forceinline__ void mh_perm_update(const user::Data &D, const int *perm, user::cache_t *cache, int cs, int type,
                                                int i, int j, ll *work) {

@@ -4,13 +4,22 @@
  * give the same trajectory. Costs are in the engine's sense: MH_SENSE * the problem's value,
  * minimised; ties go to the smallest move index.
  *
- * perm_tabu: tabu search over `move` (MH_SWAP, MH_INSERT, MH_REVERSE). Per iteration every move
+ * perm_tabu: tabu search over `move` (MH_SWAP, MH_INSERT, MH_SEGMENT). Per iteration every move
  *   is evaluated (the problem's row function, else pair deltas, else cost after the move), the
  *   best one is taken in the order aspired (a new best) < allowed < tabu. Memory by (element,
- *   position) as in Taillard (1991): a swap or reversal is tabu when both elements would return
- *   to positions they left recently, an insertion when its element would; a move made marks the
- *   positions left for floor(u^3 * tenure_scale * n) iterations, u uniform in (0, 1] (Taillard's
- *   2006 rule).
+ *   position) as in Taillard (1991): a swap is tabu when both elements would return to positions
+ *   they left recently, an insertion or a segment move when its (first) element would; a move
+ *   made marks the positions left for floor(u^3 * tenure_scale * n) iterations, u uniform in
+ *   (0, 1] (Taillard's 2006 rule).
+ * Every scan (tabu iterations, descents) covers one of three neighbourhoods:
+ *   - all the moves of `move`, row by row (mh_ps_scan_row);
+ *   - `granular`, where the problem gives candidate lists (D.mh_cand, D.mh_ck per element, the
+ *     granular neighbourhoods of Toth and Vigo 2003): per row only the moves that put the row's
+ *     element (a segment) right before or after one of its candidates (mh_ps_cand_move), by pair
+ *     deltas or cost, never rows;
+ *   - `sample` > 0: `sample` random moves drawn from the search's stream (4 draws a move,
+ *     mh_ps_sample_move), whatever thread evaluates them; a descent over samples stops at the
+ *     first sample without an improving move.
  * perm_ils: descent (first- or best-improvement over `move`) then `iters` kicks of `kick_moves`
  *   random moves of type `kick_move` each followed by a descent; a kicked local optimum that is
  *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003).
@@ -22,7 +31,8 @@
  *
  * `init` 1: start from perm (value, cache, empty memory); 0: go on from the saved state. State
  * (S searches): perm, best S x n; stats S x MH_PS_NSTATS; keys S; caches S x cs; work S x ws;
- * rows S x n; ibuf S x 4n ints; scratch S x blockDim x n ints; tabu S x 2 x n x n ints (perm_tabu:
+ * rows S x n; ibuf S x 4n ints (saved permutation, removed elements, -, positions of the
+ * elements for the granular scans); scratch S x blockDim x n ints; tabu S x 2 x n x n ints (perm_tabu:
  * the memory tb by (element, position), then a swap's tm by pair, see mh_ps_scan_range).
  * A search stops early once its best is at or below `target`.
  */
@@ -41,8 +51,8 @@
 /* One search: its arrays and the block's thread numbering. */
 struct mh_ps_t {
   user::Data D;
-  int n, cs, tid, nt;
-  int *p, *bp, *ib, *scr, *tb, *tm;
+  int n, cs, tid, nt, sample, gran;
+  int *p, *bp, *ib, *at, *scr, *tb, *tm;
   ll *st, *work, *rows;
   user::cache_t *cache;
   unsigned long long key;
@@ -51,11 +61,17 @@ struct mh_ps_t {
 __device__ __forceinline__ mh_ps_t mh_ps_make(const user::Data &D, ll s, int *perm, int *best, ll *stats,
                                               user::cache_t *caches,
                                               int cs, ll *work, int ws, ll *rows, int *ibuf, int *scratch, int *tabu,
-                                              int with_tabu, const unsigned long long *keys) {
+                                              int with_tabu, const unsigned long long *keys, int sample, int granular) {
   mh_ps_t S;
   const int n = D.n;
   S.D = D; S.n = n; S.cs = cs; S.tid = mh_tid(); S.nt = mh_nthreads();
-  S.p = perm + s * n; S.bp = best + s * n; S.ib = ibuf + s * 4 * n;
+  S.sample = sample;
+#ifdef MH_USER_HAS_CANDIDATES
+  S.gran = granular && D.mh_ck > 0;
+#else
+  S.gran = 0; (void)granular;
+#endif
+  S.p = perm + s * n; S.bp = best + s * n; S.ib = ibuf + s * 4 * n; S.at = S.ib + 3 * n;
   S.scr = scratch + s * S.nt * n; S.tb = with_tabu ? tabu + s * 2 * n * n : tabu;
   S.tm = S.tb + (with_tabu ? n * n : 0);
   S.st = stats + s * MH_PS_NSTATS; S.cache = caches + s * cs; S.work = work + s * ws; S.rows = rows + s * n;
@@ -100,23 +116,23 @@ __device__ __forceinline__ void mh_ps_apply(mh_ps_t *S, int type, int i, int j, 
   mh_ps_keep_best(S);
 }
 
-/* Row i of `type` into S->rows (engine sense not applied). */
-__device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int i) {
+/* Row r of `type` into S->rows (engine sense not applied). */
+__device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int r) {
   __syncthreads();
-  mh_perm_row(S->D, S->p, S->cache, type, i, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
+  mh_perm_row(S->D, S->p, S->cache, type, r, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
 }
 
-/* Engine delta of move (T, i, j) in a scan: the row function's S->rows[j] where `rowfn`, else the
- * pair delta (or the cost after the move). A swap is scanned as i < j. */
+/* Engine delta of move (T, r, j) in a scan: the row function's S->rows[j] where `rowfn`, else the
+ * pair delta (or the cost after the move). A swap is given as r < j. */
 template <int T>
-__device__ __forceinline__ ll mh_ps_delta(const mh_ps_t *S, int rowfn, int i, int j, ll base, int *scratch) {
+__device__ __forceinline__ ll mh_ps_delta(const mh_ps_t *S, int rowfn, int r, int j, ll base, int *scratch) {
   if (rowfn) return MH_SENSE * S->rows[j];
   if (T == MH_SWAP) {
 #ifdef MH_USER_HAS_SWAP_DELTA
-    return MH_SENSE * user::swap_delta(S->D, S->p, S->cache, i, j);
+    return MH_SENSE * user::swap_delta(S->D, S->p, S->cache, r, j);
 #endif
   }
-  return MH_SENSE * mh_perm_delta_t<T>(S->D, S->p, S->cache, i, j, base, scratch);
+  return MH_SENSE * mh_perm_delta_t<T>(S->D, S->p, S->cache, r, j, base, scratch);
 }
 
 /* A scan's delta type: int where the problem declares every delta below 2^30 (MH_USER_DELTA32,
@@ -138,70 +154,209 @@ __device__ __forceinline__ mh_ps_d_t mh_ps_shut(mh_ps_d_t d, int out) {
   return (d & ~m) | (MH_PS_D_MAX & m);
 }
 
-/* One thread's part of the scan of moves (i, j), lo <= j < hi, of type T: its best (key, idx),
- * idx = i * n + j, by engine delta. Tabu search (TABU): a move is shut out (key MH_LL_MAX) when
+/* thr clamped to the deltas' range (|d| < MH_PS_D_LIM) keeps every test d >= thr */
+__device__ __forceinline__ mh_ps_d_t mh_ps_clamp(ll thr) {
+  return (mh_ps_d_t)(thr < -MH_PS_D_LIM ? -MH_PS_D_LIM : thr > MH_PS_D_LIM ? MH_PS_D_LIM : thr);
+}
+
+/* The tabu times move (T, r, j) is tested against: a swap's pair row S->tm[r * n + .] (r < j),
+ * else the row of the element the move takes to j, S->tb[p[pos(r)] * n + .]. */
+template <int T>
+__device__ __forceinline__ const int *mh_ps_tabu_row(const mh_ps_t *S, int r) {
+  return T == MH_SWAP ? S->tm + (ll)r * S->n : S->tb + (ll)S->p[mh_perm_row_pos(T, r)] * S->n;
+}
+
+/* One thread's part of the scan of moves (r, j), lo <= j < hi, of type T: its best (key, idx),
+ * idx = r * n + j, by engine delta. Tabu search (TABU): a move is shut out (key MH_LL_MAX) when
  * it is tabu and not aspired (d >= thr = best - cost); the others rank by delta alone, since an
  * aspired move's delta is below every allowed one's, and a scan that shuts out every move is
- * redone without the tabu test (all tabu: the smallest delta). Tabu times of row i are read
- * contiguously: S->tm[i * n + j] (a swap: the pair's sooner expiry) or S->tb[p[i] * n + j] (an
- * insertion). Per row a branch-free min pass, then a pass that locates it (the first j). */
+ * redone without the tabu test (all tabu: the smallest delta). Tabu times of row r are read
+ * contiguously (mh_ps_tabu_row). Per row a branch-free min pass, then a pass that locates it
+ * (the first j). */
 template <int T, int TABU>
-__device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, int i, int lo, int hi, int now, ll thr,
+__device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, int r, int lo, int hi, int now, ll thr,
                                                  ll *key, ll *idx) {
   const int n = S->n, tid = mh_tid(), nt = mh_nthreads(); /* constants in the CPU build */
   const ll base = MH_SENSE * S->st[MH_PS_COST];
-  const int *tr = T == MH_SWAP ? S->tm + (ll)i * n : S->tb + (ll)S->p[i] * n;
+  const int *tr = mh_ps_tabu_row<T>(S, r);
   int *scratch = S->scr + (ll)tid * n;
-  /* thr clamped to the deltas' range (|d| < MH_PS_D_LIM) keeps every test d >= thr */
-  const mh_ps_d_t t = (mh_ps_d_t)(thr < -MH_PS_D_LIM ? -MH_PS_D_LIM : thr > MH_PS_D_LIM ? MH_PS_D_LIM : thr);
+  const mh_ps_d_t t = mh_ps_clamp(thr);
   mh_ps_d_t rmin = MH_PS_D_MAX;
   for (int j = lo + tid; j < hi; j += nt) {
-    const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
+    const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, r, j, base, scratch);
     const mh_ps_d_t x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= t));
     rmin = x < rmin ? x : rmin;
   }
-  const ll r = rmin == MH_PS_D_MAX ? MH_LL_MAX : (ll)rmin; /* every move shut out: none */
-  if (r >= *key) return;
+  const ll m = rmin == MH_PS_D_MAX ? MH_LL_MAX : (ll)rmin; /* every move shut out: none */
+  if (m >= *key) return;
   for (int j = lo + tid; j < hi; j += nt) {
-    const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, i, j, base, scratch);
+    const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, r, j, base, scratch);
     const mh_ps_d_t x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= t));
-    if (x == rmin) { *key = r; *idx = (ll)i * n + j; return; }
+    if (x == rmin) { *key = m; *idx = (ll)r * n + j; return; }
   }
 }
 
 template <int T, int TABU>
-__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int i, int now, ll thr, ll *key, ll *idx) {
-  if (T == MH_INSERT) {
-    mh_ps_scan_range<T, TABU>(S, rowfn, i, 0, i, now, thr, key, idx);
-    mh_ps_scan_range<T, TABU>(S, rowfn, i, i + 1, S->n, now, thr, key, idx);
+__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int r, int now, ll thr, ll *key, ll *idx) {
+  const int pos = mh_perm_row_pos(T, r);
+  if (T == MH_INSERT || T == MH_SEGMENT) {
+    mh_ps_scan_range<T, TABU>(S, rowfn, r, 0, pos, now, thr, key, idx);
+    mh_ps_scan_range<T, TABU>(S, rowfn, r, pos + 1, mh_perm_row_end(T, r, S->n), now, thr, key, idx);
   } else {
-    mh_ps_scan_range<T, TABU>(S, rowfn, i, i + 1, S->n, now, thr, key, idx);
+    mh_ps_scan_range<T, TABU>(S, rowfn, r, r + 1, S->n, now, thr, key, idx);
   }
 }
 
-/* Row i of the scan of `type` (the row function first, where the problem has one). */
+/* One move (T, r, j) of a granular or sampled scan, evaluated by one thread: its engine delta,
+ * shut out where tabu and not aspired, into the thread's best (key, idx). */
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_consider(const mh_ps_t *S, int r, int j, int now, ll thr, ll base, int *scratch,
+                                               ll *key, ll *idx) {
+  const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, 0, r, j, base, scratch);
+  const mh_ps_d_t x = mh_ps_shut(d, TABU && (mh_ps_tabu_row<T>(S, r)[j] >= now) & (d >= mh_ps_clamp(thr)));
+  if (x != MH_PS_D_MAX) mh_argmin_step(key, idx, (ll)x, (ll)r * S->n + j);
+}
+
+/* Move `side` (0/1) of row r that puts the row's element (segment) next to the element at
+ * position q, as (*mr, *mj); 0 when there is none. Insertion and segment: right before (0) or
+ * after (1) it; swap: with the position before (0) or after (1) it; reversal: the one that ends
+ * at the row's element (0) or at q (1), given as mr < mj. */
+template <int T>
+__device__ __forceinline__ int mh_ps_cand_move(int r, int q, int side, int n, int *mr, int *mj) {
+  int a = mh_perm_row_pos(T, r), j = -1, len = 1;
+  if (T == MH_SEGMENT) { int s, rev; mh_seg_decode(r, &s, &len, &rev); }
+  *mr = r;
+  if (T == MH_SWAP) {
+    j = side ? q + 1 : q - 1;
+    if (j < 0 || j >= n || j == a) return 0;
+    *mr = a < j ? a : j; *mj = a < j ? j : a;
+    return 1;
+  }
+  if (T == MH_REVERSE) {
+    int lo, hi;
+    if (q > a) { lo = side ? a + 1 : a; hi = side ? q : q - 1; }
+    else { lo = side ? q : q + 1; hi = side ? a - 1 : a; }
+    *mr = lo; *mj = hi;
+    return lo < hi;
+  }
+  if (q >= a && q < a + len) return 0; /* the candidate is in the segment */
+  j = q < a ? q + side : q - len + side;
+  *mj = j;
+  return j >= 0 && j <= n - len && j != a;
+}
+
+#ifdef MH_USER_HAS_CANDIDATES
+/* Granular scan of row r: the moves next to the candidates of the row's element (S->at holds
+ * every element's position: mh_ps_positions), 2 a candidate, spread over the block's threads. */
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_scan_cand(const mh_ps_t *S, int r, int now, ll thr, ll *key, ll *idx) {
+  const int n = S->n, k = (int)S->D.mh_ck;
+  const int *cand = S->D.mh_cand + (ll)S->p[mh_perm_row_pos(T, r)] * k;
+  const ll base = MH_SENSE * S->st[MH_PS_COST];
+  int *scratch = S->scr + (ll)mh_tid() * n;
+  for (int m = mh_tid(); m < 2 * k; m += mh_nthreads()) {
+    int mr, mj;
+    if (mh_ps_cand_move<T>(r, S->at[cand[m >> 1]], m & 1, n, &mr, &mj))
+      mh_ps_consider<T, TABU>(S, mr, mj, now, thr, base, scratch, key, idx);
+  }
+}
+#endif
+
+/* S->at[e] = position of element e (every thread; for the granular scans). */
+__device__ __forceinline__ void mh_ps_positions(mh_ps_t *S) {
+  __syncthreads();
+  for (int k = S->tid; k < S->n; k += S->nt) S->at[S->p[k]] = k;
+  __syncthreads();
+}
+
+/* Random move number m of the scan whose draws start at ctr (4 a move): a position and another
+ * (swap and reversal as r < j), or a segment's start, length, orientation and destination. */
+template <int T>
+__device__ __forceinline__ void mh_ps_sample_move(const mh_ps_t *S, unsigned long long ctr, int m, int *mr, int *mj) {
+  const int n = S->n;
+  const unsigned long long c = ctr + 4ull * (unsigned long long)m;
+  if (T == MH_SEGMENT) {
+    const int s = mh_below(S->key, c, n);
+    const int most = mh_imin(MH_SEG_K, mh_imin(n - 1, n - s));
+    const int len = 1 + mh_below(S->key, c + 1, most);
+    const int rev = MH_SEG_REV && len > 1 ? mh_below(S->key, c + 2, 2) : 0;
+    int j = mh_below(S->key, c + 3, n - len);
+    j += j >= s;
+    *mr = mh_seg_code(s, len, rev); *mj = j;
+    return;
+  }
+  const int a = mh_below(S->key, c, n);
+  int b = mh_below(S->key, c + 1, n - 1);
+  b += b >= a;
+  if (T == MH_INSERT) { *mr = a; *mj = b; }
+  else { *mr = a < b ? a : b; *mj = a < b ? b : a; }
+}
+
+template <int T, int TABU>
+__device__ __forceinline__ void mh_ps_scan_sample(const mh_ps_t *S, int now, ll thr, ll *key, ll *idx) {
+  const ll base = MH_SENSE * S->st[MH_PS_COST];
+  const unsigned long long ctr = (unsigned long long)S->st[MH_PS_CTR];
+  int *scratch = S->scr + (ll)mh_tid() * S->n;
+  for (int m = mh_tid(); m < S->sample; m += mh_nthreads()) {
+    int mr, mj;
+    mh_ps_sample_move<T>(S, ctr, m, &mr, &mj);
+    mh_ps_consider<T, TABU>(S, mr, mj, now, thr, base, scratch, key, idx);
+  }
+}
+
+/* Row r of the scan of `type` (granular, else the row function first, where the problem has one). */
 template <int TABU>
-__device__ __forceinline__ void mh_ps_scan(mh_ps_t *S, int type, int rowfn, int i, int now, ll thr, ll *key, ll *idx) {
-  if (rowfn) mh_ps_row(S, type, i);
-  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, i, now, thr, key, idx);
-  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, i, now, thr, key, idx);
-  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, i, now, thr, key, idx);
+__device__ __forceinline__ void mh_ps_scan(mh_ps_t *S, int type, int rowfn, int r, int now, ll thr, ll *key, ll *idx) {
+#ifdef MH_USER_HAS_CANDIDATES
+  if (S->gran) {
+    if (type == MH_SWAP) mh_ps_scan_cand<MH_SWAP, TABU>(S, r, now, thr, key, idx);
+    else if (type == MH_INSERT) mh_ps_scan_cand<MH_INSERT, TABU>(S, r, now, thr, key, idx);
+    else if (type == MH_SEGMENT) mh_ps_scan_cand<MH_SEGMENT, TABU>(S, r, now, thr, key, idx);
+    else mh_ps_scan_cand<MH_REVERSE, TABU>(S, r, now, thr, key, idx);
+    return;
+  }
+#endif
+  if (rowfn) mh_ps_row(S, type, r);
+  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, r, now, thr, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, r, now, thr, key, idx);
+  else if (type == MH_SEGMENT) mh_ps_scan_row<MH_SEGMENT, TABU>(S, rowfn, r, now, thr, key, idx);
+  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, r, now, thr, key, idx);
+}
+
+template <int TABU>
+__device__ __forceinline__ void mh_ps_sampled(mh_ps_t *S, int type, int now, ll thr, ll *key, ll *idx) {
+  if (type == MH_SWAP) mh_ps_scan_sample<MH_SWAP, TABU>(S, now, thr, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_sample<MH_INSERT, TABU>(S, now, thr, key, idx);
+  else if (type == MH_SEGMENT) mh_ps_scan_sample<MH_SEGMENT, TABU>(S, now, thr, key, idx);
+  else mh_ps_scan_sample<MH_REVERSE, TABU>(S, now, thr, key, idx);
+  mh_block_argmin(key, idx);
 }
 
 /* The best move of the whole neighbourhood (block-wide, ties to the smallest index; idx
  * MH_LL_MAX when there is none, or when the time is up before the scan ends: mh_time_up between
- * rows); tabu search (TABU) with the order aspired < allowed < tabu. */
+ * rows); tabu search (TABU) with the order aspired < allowed < tabu. A sampled scan uses up its
+ * draws (S->st[MH_PS_CTR] += 4 * sample). */
 template <int TABU>
 __device__ __forceinline__ void mh_ps_best_move(mh_ps_t *S, int type, int rowfn, int now, ll *key, ll *idx) {
   const ll thr = S->st[MH_PS_BEST] - S->st[MH_PS_COST];
+  const int rows = mh_perm_rows(type, S->n);
   *key = MH_LL_MAX; *idx = MH_LL_MAX;
-  for (int i = 0; i < S->n; ++i) {
+  if (S->sample) {
+    mh_ps_sampled<TABU>(S, type, now, thr, key, idx);
+    if (TABU && *idx == MH_LL_MAX) mh_ps_sampled<0>(S, type, now, thr, key, idx);
+    if (S->tid == 0) S->st[MH_PS_CTR] += 4 * (ll)S->sample;
+    __syncthreads();
+    return;
+  }
+  if (S->gran) mh_ps_positions(S);
+  for (int r = 0; r < rows; ++r) {
     if (mh_time_up()) { *key = MH_LL_MAX; *idx = MH_LL_MAX; return; }
-    mh_ps_scan<TABU>(S, type, rowfn, i, now, thr, key, idx);
+    if (mh_perm_row_valid(type, r, S->n)) mh_ps_scan<TABU>(S, type, rowfn, r, now, thr, key, idx);
   }
   mh_block_argmin(key, idx);
   if (TABU && *idx == MH_LL_MAX) { /* every move tabu and none aspired */
-    for (int i = 0; i < S->n; ++i) mh_ps_scan<0>(S, type, rowfn, i, now, thr, key, idx);
+    for (int r = 0; r < rows; ++r)
+      if (mh_perm_row_valid(type, r, S->n)) mh_ps_scan<0>(S, type, rowfn, r, now, thr, key, idx);
     mh_block_argmin(key, idx);
   }
 }
@@ -224,15 +379,17 @@ __device__ __forceinline__ void mh_ps_tabu_pairs(const mh_ps_t *S, int i, int j)
 
 /* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
  * neighbourhood) or first-improvement (the best move of the first row with an improving one,
- * rows scanned cyclically from where the last improvement was found). Stops at `target`. */
+ * rows scanned cyclically from where the last improvement was found); over samples, the best of
+ * each sample until one holds no improving move. Stops at `target`. */
 __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
-  const int n = S->n;
+  const int n = S->n, rows = mh_perm_rows(type, n);
   const int rowfn = mh_perm_has_row(type);
-  int i0 = 0, since = 0;
+  int r0 = 0, since = 0;
   while (S->st[MH_PS_BEST] > target && !mh_time_up()) {
     ll key = MH_LL_MAX, idx = MH_LL_MAX;
-    if (first) {
-      mh_ps_scan<0>(S, type, rowfn, i0, 0, 0, &key, &idx);
+    if (first && !S->sample) {
+      if (S->gran) mh_ps_positions(S);
+      if (mh_perm_row_valid(type, r0, n)) mh_ps_scan<0>(S, type, rowfn, r0, 0, 0, &key, &idx);
       mh_block_argmin(&key, &idx);
     } else {
       mh_ps_best_move<0>(S, type, rowfn, 0, &key, &idx);
@@ -241,22 +398,24 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
       mh_ps_apply(S, type, (int)(idx / n), (int)(idx % n), key);
       if (S->tid == 0) S->st[MH_PS_MOVES] += 1;
       since = 0;
-    } else if (!first || ++since >= n) {
+    } else if (!first || S->sample || ++since >= rows) {
       break;
     }
-    if (first) i0 = (i0 + 1) % n;
+    if (first) r0 = (r0 + 1) % rows;
   }
   __syncthreads();
 }
 
 extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
-                                     int n, int type, int iters, double tenure_scale, int init, long long target,
+                                     int n, int type, int sample, int granular, int iters, double tenure_scale, int init,
+                                     long long target,
                                      /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws, long long *rows, int *ibuf,
                                      int *scratch, int *tabu /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s >= k) return;
-  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys);
+  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, tabu, 1, keys, sample,
+                         granular);
   const int rowfn = mh_perm_has_row(type);
   if (init) {
     for (ll e = S.tid; e < 2 * (ll)n * n; e += S.nt) S.tb[e] = 0; /* tb and tm */
@@ -267,14 +426,14 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
     ll key, idx;
     mh_ps_best_move<1>(&S, type, rowfn, now, &key, &idx);
     if (idx == MH_LL_MAX) break;
-    const int i = (int)(idx / n), j = (int)(idx % n);
+    const int i = (int)(idx / n), j = (int)(idx % n), at = mh_perm_row_pos(type, i);
     __syncthreads();
     if (S.tid == 0) {
       unsigned long long ctr = (unsigned long long)S.st[MH_PS_CTR];
       const double u1 = mh_uniform(S.key, ctr++), u2 = mh_uniform(S.key, ctr++);
       const ll scale = (ll)(tenure_scale * n);
-      S.tb[(ll)S.p[i] * n + i] = now + (int)(u1 * u1 * u1 * scale);
-      if (type != MH_INSERT) S.tb[(ll)S.p[j] * n + j] = now + (int)(u2 * u2 * u2 * scale);
+      S.tb[(ll)S.p[at] * n + at] = now + (int)(u1 * u1 * u1 * scale);
+      if (type == MH_SWAP) S.tb[(ll)S.p[j] * n + j] = now + (int)(u2 * u2 * u2 * scale);
       S.st[MH_PS_CTR] = (ll)ctr;
       S.st[MH_PS_ITER] = now;
     }
@@ -284,13 +443,14 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
 }
 
 extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
-                                    int n, int type, int first, int kick_move, int kick_moves, int iters, int init,
-                                    long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
+                                    int n, int type, int sample, int granular, int first, int kick_move, int kick_moves,
+                                    int iters, int init, long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                     long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
   const ll s = mh_block();
   if (s >= k) return;
-  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
+  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys, sample,
+                         granular);
   int *save = S.ib;
   if (init) {
     mh_ps_start(&S);
@@ -326,14 +486,15 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
 
 /* Defined for every problem (the loader reads every signature); empty without partial_insert_row. */
 extern "C" __global__ void perm_ig(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
-                                   int n, int first, int destruct, double temperature, int ties, int iters, int init,
-                                   long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
+                                   int n, int sample, int granular, int first, int destruct, double temperature,
+                                   int ties, int iters, int init, long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
                                    long long *rows, int *ibuf, int *scratch /*@DATA_PARAMS@*/) {
   user::Data D; D.n = n; /*@DATA_INIT@*/
 #ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
   const ll s = mh_block();
   if (s >= k) return;
-  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys);
+  mh_ps_t S = mh_ps_make(D, s, perm, best, stats, caches, cs, work, ws, rows, ibuf, scratch, ibuf, 0, keys, sample,
+                         granular);
   int *save = S.ib, *removed = S.ib + n;
   const int d = destruct < n ? destruct : n - 1;
   if (init) {

@@ -9,8 +9,9 @@ problem's ``cache_dtype``) with a ``#line 1 "<KIND problem>"`` directive so that
 messages give the snippet's own line numbers. The data fields become explicit kernel parameters
 at ``/*@DATA_PARAMS@*/`` and fill the kernel's ``user::Data D`` at ``/*@DATA_INIT@*/``, and a
 kernel's cache parameter, written ``/*@CACHE_T@*/long long *caches``, takes the cache's C type,
-so the loader's argument checks cover them. (kernels/engine/mh_user_problem.cuh is a stand-in that lets
-the generic kernels compile alone.)
+so the loader's argument checks cover them. A problem that declares scratch memory gets
+``long long *scratch`` in ``Data``, pointing at a local array of the kernel, so each thread has its
+own. (kernels/engine/mh_user_problem.cuh is a stand-in that lets the generic kernels compile alone.)
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "swap_delta": ("ll", _PAIR),
     "insert_delta": ("ll", _PAIR),
     "reverse_delta": ("ll", _PAIR),
+    "segment_delta": ("ll", ("const Data&", "const int*", "const cache_t*", "int", "int", "int", "int")),
     "swap_row": ("void", _ROW),
     "insert_row": ("void", _ROW),
+    "reverse_row": ("void", _ROW),
+    "segment_row": ("void", ("const Data&", "const int*", "const cache_t*", "int", "int", "int", "ll*", "ll*")),
     "partial_insert_row": ("void", ("const Data&", "const int*", "int", "int", "ll*", "ll*")),
     "partial_insert_tie": ("ll", ("const Data&", "const int*", "int", "int", "int", "const ll*")),
     "prepare": ("void", ("const Data&", "const int*", "cache_t*", "ll*")),
@@ -48,10 +52,13 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "update_insert": ("void", _UPDATE),
     "update_reverse": ("void", _UPDATE),
 }
-MOVES = ("swap", "insert", "reverse")
+MOVES = ("swap", "insert", "reverse", "segment")
 #: A cache's entry type (``cache_dtype``) -> the C type ``user::cache_t`` stands for.
 CACHE_TYPES = {"int64": "ll", "int32": "int"}
 CACHE_PARAM = "/*@CACHE_T@*/long long"
+#: The engine's own data fields of a problem with candidate lists: the n x k candidates and k
+#: (a launch may pass k = 0: no granular scans). Users' field names cannot start with mh_.
+CANDIDATES, CANDIDATE_COUNT = "mh_cand", "mh_ck"
 
 _CPP_WORDS = frozenset("""
     alignas alignof and asm auto bool break case catch char class const constexpr continue decltype
@@ -169,6 +176,8 @@ class UserCode:
     functions: frozenset[str] = field(default=frozenset())
     cache_dtype: str = "int64"
     delta32: bool = False
+    scratch: int = 0  # int64 entries of each thread's d.scratch (a power of two, 0: none)
+    segment: tuple[int, bool] = (3, True)  # the longest segment move, whether it may be reversed
 
     def has(self, name: str) -> bool:
         return name in self.functions
@@ -176,10 +185,13 @@ class UserCode:
     @cached_property
     def header(self) -> str:
         """The text of the virtual header ``mh_user_problem.cuh``."""
-        members = " ".join(["int n;", *(f.member() for f in self.fields)])
+        scratch = ["long long *scratch;"] if self.scratch else []
+        members = " ".join(["int n;", *(f.member() for f in self.fields), *scratch])
         lines = [f'#line 1 "<generated {HEADER}>"', f"#define MH_SENSE ({self.sense})"]
         lines += [f"#define MH_USER_HAS_{name.upper()} 1" for name in sorted(self.functions)]
         lines += ["#define MH_USER_DELTA32 1"] if self.delta32 else []
+        lines += [f"#define MH_SEG_K {int(self.segment[0])}", f"#define MH_SEG_REV {int(self.segment[1])}"]
+        lines += ["#define MH_USER_HAS_CANDIDATES 1"] if any(f.name == CANDIDATES for f in self.fields) else []
         lines += [
             "namespace user {",
             f"struct Data {{ {members} }};",
@@ -194,6 +206,8 @@ class UserCode:
     def placeholders(self) -> dict[str, str]:
         params = "".join(", " + f.param() for f in self.fields)
         init = " ".join(f"D.{f.name} = mh_d_{f.name};" for f in self.fields)
+        if self.scratch:  # each thread's own: a local array of the kernel (docs/problems.md, scratch_size)
+            init += f" long long mh_scratch[{self.scratch}]; D.scratch = mh_scratch;"
         cache = "int" if self.cache_dtype == "int32" else "long long"
         return {DATA_PARAMS: params, DATA_INIT: init, CACHE_PARAM: cache}
 

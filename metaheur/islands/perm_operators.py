@@ -35,7 +35,7 @@ def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray
     dev, n = parse_device(device), problem.n
     code = problem.user_code()
     mod = code.module("engine/perm_eval.cu", dev)
-    fields, arrays = problem.device_data()
+    fields, arrays = problem.kernel_data()
     data = upload(fields, arrays, dev)
     order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
     seq = [int(order[0])]

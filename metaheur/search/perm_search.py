@@ -15,8 +15,9 @@ import numpy as np
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine.shapes import PERM, threads
 from metaheur.engine.source import kernel_constants
-from metaheur.engine.user_source import MOVES, upload
+from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
 from metaheur.errors import MetaheurError
+from metaheur.problems.arrays import INT32_MAX
 from metaheur.search.batch import BatchResult, LaunchPacer
 
 METHODS = ("auto", "tabu", "ils", "ig")
@@ -53,6 +54,8 @@ class PermSearchParams:
     destruct: int = 4
     temperature: float = 0.4
     ties: bool = False
+    sample: int = 0
+    granular: bool = True
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -65,6 +68,10 @@ class PermSearchParams:
             raise MetaheurError("tenure_scale and temperature must be >= 0")
         if self.kick_moves < 1 or self.destruct < 1:
             raise MetaheurError("kick_moves and destruct must be >= 1")
+        if self.kick_move == "segment":
+            raise MetaheurError("kick_move must be swap, insert or reverse (a kick's random moves), not segment")
+        if not 0 <= self.sample <= INT32_MAX // 4:
+            raise MetaheurError(f"sample must be 0 (every move) .. {INT32_MAX // 4}, got {self.sample}")
 
     def resolved(self, problem) -> tuple[str, str]:
         """(method, move) for ``problem``: ``auto`` and a missing move decided, both checked."""
@@ -79,7 +86,7 @@ class PermSearchParams:
             raise MetaheurError(f"the iterated greedy needs partial_insert_row, which the {problem.kind} problem's "
                                 f"device_code does not define")
         if method == "tabu" and move == "reverse":
-            raise MetaheurError("the tabu search runs over swap or insert moves")
+            raise MetaheurError("the tabu search runs over swap, insert or segment moves")
         return method, move
 
 
@@ -94,7 +101,9 @@ class PermSearchBatch:
         self.method, self.move = params.resolved(problem)
         code = problem.user_code()
         self.module = code.module("engine/perm_search.cu", self.device, sim=sim)
-        fields, arrays = problem.device_data()
+        fields, arrays = problem.kernel_data()
+        if not params.granular and CANDIDATE_COUNT in arrays:
+            arrays = {**arrays, CANDIDATE_COUNT: 0}  # the kernels scan every move
         self.data = upload(fields, arrays, self.device)
         self.block = block or (GPU_BLOCK if self.device.is_gpu else 1)
         self.capacity, n, dev = capacity, problem.n, self.device
@@ -114,14 +123,15 @@ class PermSearchBatch:
         first = int(p.first_improvement)
         head = (self.perm, self.best, self.stats, keys, count, n)
         tail = (self.caches, self.cs, self.work, self.ws, self.rows, self.ibuf, self.scratch)
+        scan = (p.sample, int(p.granular))
         if self.method == "tabu":
-            args = (*head, MOVES.index(self.move), iters, float(p.tenure_scale), init, target, *tail, self.tabu)
+            args = (*head, MOVES.index(self.move), *scan, iters, float(p.tenure_scale), init, target, *tail, self.tabu)
         elif self.method == "ils":
-            args = (*head, MOVES.index(self.move), first, MOVES.index(p.kick_move), p.kick_moves, iters, init,
-                    target, *tail)
+            args = (*head, MOVES.index(self.move), *scan, first, MOVES.index(p.kick_move), p.kick_moves, iters,
+                    init, target, *tail)
         else:
             temp = float(p.temperature * self.problem.temperature_scale())
-            args = (*head, first, p.destruct, temp, int(p.ties), iters, init, target, *tail)
+            args = (*head, *scan, first, p.destruct, temp, int(p.ties), iters, init, target, *tail)
         self.module.kernel(f"perm_{self.method}")(count, self.block, args + self.data)
 
     def run(self, starts: np.ndarray, keys: np.ndarray, budget: int, time_limit: float | None = None,

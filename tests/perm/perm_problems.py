@@ -403,3 +403,105 @@ class SymmetricTaillardQAP(UserQAP):
 def random_symmetric_qap_arrays(n: int, seed: int):
     a, b = random_qap_arrays(n, seed)
     return a + a.T, b + b.T
+
+
+#: The minimum latency problem (the travelling repairman, a route from a depot): each element's
+#: arrival time is the path length from the depot to it; the value is their sum. Its cost keeps the
+#: arrival times in the per-thread scratch (d.scratch); the reversal and segment moves get pair
+#: deltas and rows that walk the moved route without copying it.
+LATENCY_COST = r"""
+__device__ ll cost(const Data &d, const int *perm) {
+  const int m = d.n + 1;
+  ll t = 0, total = 0;
+  int prev = d.n;
+  for (int k = 0; k < d.n; ++k) { t += d.dist[prev * m + perm[k]]; d.scratch[k] = t; prev = perm[k]; }
+  for (int k = 0; k < d.n; ++k) total += d.scratch[k];
+  return total;
+}
+"""
+LATENCY_MOVES = LATENCY_COST + r"""
+/* The element at position k after the segment move (s, len, j, rev), or the reversal of
+ * positions s..j (len = 0). */
+__device__ int lat_elem(const int *perm, int s, int len, int j, int rev, int k) {
+  if (len == 0) return k >= s && k <= j ? perm[s + j - k] : perm[k];
+  if (k >= j && k < j + len) return rev ? perm[s + len - 1 - (k - j)] : perm[s + k - j];
+  const int x = k < j ? k : k - len;
+  return x < s ? perm[x] : perm[x + len];
+}
+__device__ ll lat_moved(const Data &d, const int *perm, int s, int len, int j, int rev) {
+  const int m = d.n + 1;
+  ll t = 0, total = 0;
+  int prev = d.n;
+  for (int k = 0; k < d.n; ++k) {
+    const int e = lat_elem(perm, s, len, j, rev, k);
+    t += d.dist[prev * m + e];
+    total += t;
+    prev = e;
+  }
+  return total;
+}
+__device__ ll reverse_delta(const Data &d, const int *perm, const cache_t *cache, int i, int j) {
+  return lat_moved(d, perm, i, 0, j, 0) - cost(d, perm);
+}
+__device__ ll segment_delta(const Data &d, const int *perm, const cache_t *cache, int i, int len, int j, int rev) {
+  return lat_moved(d, perm, i, len, j, rev) - cost(d, perm);
+}
+__device__ void reverse_row(const Data &d, const int *perm, const cache_t *cache, int i, ll *out, ll *work) {
+  for (int j = mh_tid(); j < d.n; j += mh_nthreads())
+    out[j] = j == i ? 0 : reverse_delta(d, perm, cache, i < j ? i : j, i < j ? j : i);
+}
+__device__ void segment_row(const Data &d, const int *perm, const cache_t *cache, int i, int len, int rev, ll *out,
+                            ll *work) {
+  for (int j = mh_tid(); j <= d.n - len; j += mh_nthreads())
+    out[j] = j == i ? 0 : segment_delta(d, perm, cache, i, len, j, rev);
+}
+"""
+
+
+class Latency(PermutationProblem):
+    """Minimum latency from a depot: scratch in cost, reversal and segment deltas and rows, and
+    candidate lists (each element's nearest others)."""
+
+    kind = "latency"
+    title = "minimum latency (test)"
+    moves = ("segment", "reverse", "insert", "swap")
+    device_code = LATENCY_MOVES
+    segment_length = 3
+
+    def __init__(self, dist, neighbours: int = 4, name="latency"):
+        self.dist = np.asarray(dist, dtype=np.int64)  # (n + 1) x (n + 1), the depot last
+        self.neighbours = neighbours
+        super().__init__(name=name, n=len(self.dist) - 1)
+
+    def scratch_size(self) -> int:
+        return self.n
+
+    def data(self) -> dict:
+        return {"dist": self.dist.astype(np.int32)}
+
+    def evaluate(self, perms):
+        perms = np.asarray(perms, dtype=np.int64).reshape(-1, self.n)
+        prev = np.concatenate([np.full((len(perms), 1), self.n), perms[:, :-1]], axis=1)
+        return np.cumsum(self.dist[prev, perms], axis=1).sum(axis=1).astype(np.int64)
+
+    def candidates(self):
+        if not self.neighbours:
+            return None
+        d = self.dist[:self.n, :self.n] + np.diag(np.full(self.n, 2**40))
+        return np.argsort(d, axis=1, kind="stable")[:, :self.neighbours]
+
+
+class LatencyCostOnly(Latency):
+    """The same problem with its cost alone: every move is evaluated by cost after the move."""
+
+    kind = "latency_cost"
+    device_code = LATENCY_COST
+    segment_length = 2
+    segment_reverse = False
+
+
+def random_latency(n: int, seed: int, cls=Latency, **kw) -> Latency:
+    rng = np.random.default_rng(seed)
+    xy = rng.integers(0, 100, size=(n + 1, 2))
+    dist = np.rint(np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))).astype(np.int64)
+    return cls(dist, **kw)
