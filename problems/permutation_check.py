@@ -269,7 +269,7 @@ class _Checker:
             if self.code.has(f"{move}_delta"):
                 self.check_pairs(perms, base, caches, move, f"{move}_delta")
             elif move in self.pb.moves:  # the engine's own evaluation: cost after the move
-                self.check_pairs(perms, base, caches, move, f"cost after the move ({move})")
+                self.check_pairs(perms, base, caches, move, f"cost after {move} moves")
             if self.code.has(_ROWS[move]):
                 self.check_rows(perms, base, caches, move)
             if self.cs and move in self.pb.moves and move != "segment":  # a segment move's cache: prepare

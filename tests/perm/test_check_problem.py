@@ -7,22 +7,26 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from perm_problems import (
+    LATENCY_MOVES,
     QAP_CACHED,
     QAP_PAIR,
     QAP_TAILLARD_SYM,
     WT_CODE,
     CachedQAP,
+    Latency,
+    LatencyCostOnly,
     MaxQAP,
     SymmetricTaillardQAP,
     TaillardQAP,
     UserQAP,
+    random_latency,
     random_qap_arrays,
     random_symmetric_qap_arrays,
     random_tardiness,
 )
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.permutation_check import apply_move, check_problem
+from metaheur.problems.permutation_check import apply_move, check_problem, segment_code
 
 GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
         lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),
@@ -48,6 +52,57 @@ def test_apply_move_is_the_kernels_rule():
     assert apply_move(p, "insert", 4, 1).tolist() == [0, 4, 1, 2, 3, 5]
     assert apply_move(p, "swap", 4, 1).tolist() == [0, 4, 2, 3, 1, 5]
     assert apply_move(p, "reverse", 1, 4).tolist() == [0, 4, 3, 2, 1, 5]
+    assert apply_move(p, "segment", segment_code(1, 2, 0, 3), 3).tolist() == [0, 3, 4, 1, 2, 5]
+    assert apply_move(p, "segment", segment_code(3, 3, 1, 3), 0).tolist() == [5, 4, 3, 0, 1, 2]
+    assert apply_move(p, "segment", segment_code(2, 1, 0, 3), 5).tolist() == apply_move(p, "insert", 2, 5).tolist()
+
+
+def test_route_moves_scratch_and_the_cost_only_case_are_checked():
+    report = check_problem(random_latency(9, 1), devices=["cpu"], trials=6)
+    done = {line.split(": ", 1)[1].split(" (")[0] for line in report.checks}
+    assert done >= {"cost", "reverse_delta", "reverse_row", "segment_delta", "segment_row",
+                    "cost after swap moves", "cost after insert moves"}
+    report = check_problem(random_latency(8, 2, cls=LatencyCostOnly), devices=["cpu"], trials=6)
+    done = {line.split(": ", 1)[1].split(" (")[0] for line in report.checks}
+    assert done == {"cost", *(f"cost after {m} moves" for m in ("swap", "insert", "reverse", "segment"))}
+
+
+class WrongSegment(Latency):
+    """A planted mistake: a reversed segment's delta is taken as the unreversed one's."""
+
+    kind = "wrongsegment"
+    device_code = LATENCY_MOVES.replace("return lat_moved(d, perm, i, len, j, rev) - cost(d, perm);",
+                                        "return lat_moved(d, perm, i, len, j, 0) - cost(d, perm);")
+
+
+class WrongReverseRow(Latency):
+    """A planted mistake: the reversal row skips the moves towards the front."""
+
+    kind = "wrongreverserow"
+    device_code = LATENCY_MOVES.replace("out[j] = j == i ? 0 : reverse_delta(", "out[j] = j <= i ? 0 : reverse_delta(")
+
+
+def test_planted_route_move_mistakes_are_caught_in_words():
+    with pytest.raises(MetaheurError, match=r"segment_delta disagrees .*segment of positions \d+\.\.\d+ moved to "
+                                            r"position \d+ reversed: delta"):
+        check_problem(random_latency(9, 3, cls=WrongSegment), devices=["cpu"])
+    with pytest.raises(MetaheurError, match=r"reverse_row disagrees .*reversal of positions \d+\.\.\d+: out\["):
+        check_problem(random_latency(9, 4, cls=WrongReverseRow), devices=["cpu"])
+
+
+def test_scratch_and_candidates_are_checked_in_one_line():
+    with pytest.raises(MetaheurError, match=r"scratch_size is 9000; it must be 0\.\.8192"):
+        random_latency(5, 1, cls=type("Big", (LatencyCostOnly,), {"kind": "big", "scratch_size": 9000})).user_code()
+    bad = {"own element": lambda n: np.arange(n)[:, None],
+           "twice": lambda n: np.stack([(np.arange(n) + 1) % n] * 2, axis=1),
+           "n x k": lambda n: np.zeros((n, n), int)}
+    for message, table in bad.items():
+        cls = type("Bad", (LatencyCostOnly,), {"kind": "bad", "candidates": lambda self, t=table: t(self.n)})
+        with pytest.raises(MetaheurError, match=rf"candidates\(\).*{message}"):
+            random_latency(6, 1, cls=cls).kernel_data()
+    with pytest.raises(MetaheurError, match="data field 'scratch' is the engine's"):
+        named = type("S", (LatencyCostOnly,), {"kind": "s", "data": lambda self: {"scratch": 1}})
+        named(np.zeros((4, 4))).device_data()
 
 
 class WrongDelta(UserQAP):
@@ -122,6 +177,7 @@ def test_every_device_and_thread_order_agrees(simulated_gpus, monkeypatch, order
     report = check_problem(pb, trials=3)
     assert {line.split(": ")[0] for line in report.checks} == {"cpu", "cuda:0", "cuda:1"}
     check_problem(random_tardiness(33, 9), devices=["cuda:1"], trials=3)
+    check_problem(random_latency(34, 12), devices=["cuda:0"], trials=3)
     check_problem(SymmetricTaillardQAP(*random_symmetric_qap_arrays(33, 10)), devices=["cuda:0"], trials=3)
     pb32 = SymmetricTaillardQAP(*random_symmetric_qap_arrays(33, 11), cache_dtype="int32")
     assert {line.split(": ")[0] for line in check_problem(pb32, trials=3).checks} == {"cpu", "cuda:0", "cuda:1"}

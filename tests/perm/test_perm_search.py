@@ -10,11 +10,13 @@ import pytest
 import search_reference as ref
 from perm_problems import (
     CachedQAP,
+    LatencyCostOnly,
     MaxQAP,
     SymmetricTaillardQAP,
     TaillardQAP,
     Tardiness,
     UserQAP,
+    random_latency,
     random_qap_arrays,
     random_symmetric_qap_arrays,
     random_tardiness,
@@ -102,6 +104,52 @@ def test_ils_follows_its_reference(make, first):
     _same(res, [ref.ils(pb, s, k, 4, move, first, "swap", 2) for s, k in zip(starts, keys, strict=True)], pb)
 
 
+ROUTES = [lambda: random_latency(11, 21), lambda: random_latency(10, 22, cls=LatencyCostOnly),
+          lambda: random_latency(9, 23, neighbours=0)]
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("move", ["segment", "reverse", "swap", "insert"])
+@pytest.mark.parametrize("make", ROUTES)
+def test_route_moves_granular_or_whole_follow_the_reference(make, move, first):
+    """Segment moves (rows and pair deltas, or cost after the move; reversed blocks or not),
+    reversals (reverse_row), and the granular scans of candidate lists, in both descents."""
+    pb = make()
+    params = PermSearchParams(method="ils", move=move, first_improvement=first, kick_move="reverse", kick_moves=2)
+    starts, keys, res = _run(pb, params, iters=3)
+    _same(res, [ref.ils(pb, s, k, 3, move, first, "reverse", 2) for s, k in zip(starts, keys, strict=True)], pb)
+
+
+@pytest.mark.parametrize(("move", "granular", "sample"), [("segment", True, 0), ("segment", False, 0),
+                                                          ("swap", True, 0), ("insert", False, 40),
+                                                          ("segment", True, 25), ("swap", True, 7)])
+def test_tabu_over_segments_candidates_and_samples_follows_the_reference(move, granular, sample):
+    pb = random_latency(10, 24)
+    params = PermSearchParams(method="tabu", move=move, tenure_scale=3.0, granular=granular, sample=sample)
+    starts, keys, res = _run(pb, params, iters=15)
+    refs = [ref.tabu(pb, s, k, 15, move, 3.0, sample, granular) for s, k in zip(starts, keys, strict=True)]
+    _same(res, refs, pb)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_sampled_descents_follow_the_reference(first):
+    pb = random_latency(12, 25, cls=LatencyCostOnly)
+    params = PermSearchParams(method="ils", move="segment", first_improvement=first, sample=30, kick_moves=2)
+    starts, keys, res = _run(pb, params, iters=4)
+    refs = [ref.ils(pb, s, k, 4, "segment", first, "insert", 2, sample=30) for s, k in zip(starts, keys, strict=True)]
+    _same(res, refs, pb)
+
+
+def test_candidate_scans_take_fewer_moves_than_whole_ones():
+    """The granular descent's local optimum is reached with fewer evaluations: it is a descent
+    over a sub-neighbourhood, so a whole scan from its optimum may still improve."""
+    pb = random_latency(30, 26, neighbours=3)
+    whole = ref.Ref(pb, np.arange(30), 1, granular=False)
+    gran = ref.Ref(pb, np.arange(30), 1)
+    assert len(gran.scan("segment")) < len(whole.scan("segment")) / 3
+    assert set(gran.scan("segment")) <= set(whole.scan("segment"))
+
+
 @pytest.mark.parametrize("temperature", [0.0, 0.4])
 def test_iterated_greedy_follows_its_reference(temperature):
     pb = random_tardiness(12, 9)
@@ -129,6 +177,10 @@ def test_wrong_parameters_are_refused_in_one_line():
         PermSearchParams(method="ig").resolved(UserQAP(*random_qap_arrays(5, 1)))
     with pytest.raises(MetaheurError, match="offers the moves swap, not 'insert'"):
         PermSearchParams(move="insert").resolved(UserQAP(*random_qap_arrays(5, 1)))
+    with pytest.raises(MetaheurError, match="kick_move must be swap, insert or reverse"):
+        PermSearchParams(kick_move="segment")
+    with pytest.raises(MetaheurError, match="sample must be 0"):
+        PermSearchParams(sample=-1)
 
 
 ORDERS = ["forward", "reverse", "random:5"]
@@ -140,11 +192,15 @@ BLOCKS = [(31,), (33,), (7, 3)]
 @pytest.mark.parametrize(("method", "make"), [("tabu", lambda: CachedQAP(*random_qap_arrays(34, 2))),
                                               ("ils", lambda: Tardiness(*_wt_arrays(33))),
                                               ("ig", lambda: Tardiness(*_wt_arrays(33))),
-                                              ("ig", lambda: _tied_flow_shop(33))])
+                                              ("ig", lambda: _tied_flow_shop(33)),
+                                              ("ils-segment", lambda: random_latency(34, 27)),
+                                              ("tabu-sample", lambda: random_latency(33, 28, cls=LatencyCostOnly))])
 def test_every_block_shape_and_thread_order_gives_the_cpu_trajectory(method, make, order, monkeypatch):
     """Sizes past a warp (33, 34), blocks not multiples of 32, thread orders of the simulation."""
     pb = make()
-    params = PermSearchParams(method=method, kick_moves=2, destruct=3, ties=True)
+    method, _, scan = method.partition("-")
+    extra = {"segment": {"move": "segment"}, "sample": {"move": "segment", "sample": 40}}.get(scan, {})
+    params = PermSearchParams(method=method, kick_moves=2, destruct=3, ties=True, **extra)
     base = _run(pb, params, count=2, iters=2)[2]
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     for block in BLOCKS:
