@@ -4,6 +4,7 @@ simulated GPUs."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -61,6 +62,9 @@ def test_the_cli_solves_the_users_class(tutorial):
 
     value = read_wt("small.wt").value(order)
     assert str(value) in result.stdout
+    evaluated = CliRunner().invoke(cli, [*_blocks("bash")[2].split()[1:], "--json"])
+    assert evaluated.exit_code == 0, evaluated.output
+    assert json.loads(evaluated.output)["cost"] == value
 
 
 @pytest.mark.gpusim
