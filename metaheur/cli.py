@@ -403,8 +403,12 @@ def _migration_params(config: dict, interval, topology, policy):
 
 
 def _echo_details(result, echo) -> None:
-    """``--verbose``: every island's work (GA generations, or steps of a local-search-only island)
-    and every device's load."""
+    """``--verbose``: how the local search was chosen (a user problem's, :mod:`metaheur.search.perm_defaults`),
+    every island's work (GA generations, or steps of a local-search-only island) and every device's load."""
+    choice = result.search_choice
+    if choice:
+        echo(f"  local search {choice['method']} over {choice['move']}, {choice['ls_budget']} steps a search, "
+             f"chosen by {choice['by']}: {choice['reason']}")
     for isl in result.islands:
         steps = f"{isl.generations} generations" if isl.algorithm.startswith("GA") else f"{isl.search_steps} steps"
         echo(f"  island {isl.island} on {isl.device} ({isl.algorithm}): {steps}, "

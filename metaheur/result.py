@@ -196,6 +196,7 @@ class Result:
     migrations: list[MigrationRow] = field(default_factory=list)
     trace: list[TracePoint] = field(default_factory=list)  # every new island best
     setup_s: float = 0.0  # starting worker processes (not search time)
+    search_choice: dict | None = None  # how the local search was chosen (metaheur.search.perm_defaults), or None
     parameters: dict = field(default_factory=dict)
     versions: dict = field(default_factory=dict)
     source: str | None = None

@@ -37,6 +37,7 @@ from metaheur.problems.best_known import beaten_optimum, gap_percent
 from metaheur.problems.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
+from metaheur.search.perm_defaults import RunBudget, SearchChoice
 from metaheur.solve_params import SolveParams
 from metaheur.stopping import ProvenOptimum, StopRule, StopRules, as_rule_list, built_in_rules
 from metaheur.warm_start import initial_solutions
@@ -262,7 +263,10 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                             "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
     defaults = problem.default_params()
     ga = (params.ga or defaults.ga).check_for(problem)
-    searches = _searches(search, params, defaults)
+    compile_before = compile_seconds_total()  # the probe of the choice below may build kernels
+    tuned, choice = search.choose_search(IslandParams(ga, _searches(search, params, defaults)),
+                                         _run_budget(stop_rules_, params.sync, island_devices))
+    ga, searches = tuned.ga, tuned.searches
     migration = params.migration or problem.default_migration()
     island_params = [_island_params(search, d, ga, searches, strategy in ("hybrid", "gpu"), params.ga is None)
                      for d in island_devices]
@@ -277,7 +281,19 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
         stop=stop_rules_.built_in(), stop_at_optimum=params.stop_at_optimum,
         in_process=strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1))
     return _run(problem, settings, island_params, stop_rules_, callbacks, checkpoint, checkpoint_every,
-                params.scheduler, params.dask_local, None, seeds)
+                params.scheduler, params.dask_local, None, seeds, choice=choice, compile_before=compile_before)
+
+
+def _run_budget(rules: StopRules, sync: bool, devices: list[Device]) -> RunBudget:
+    """What the problem's choice of its local search is sized for (:meth:`Problem.choose_search`):
+    the time limit, whether the problem may be timed (not in a ``sync`` run with a generation
+    budget, which is reproducible for a seed: timings would make its result depend on the
+    machine's speed; docs/decisions/perm-defaults.md) and the CPU islands a core runs."""
+    stop = rules.built_in()
+    time_limit = stop.get("time_limit")
+    cpu = sum(not d.is_gpu for d in devices)
+    return RunBudget(time_limit, time_limit is not None and not (sync and "generations" in stop),
+                     max(1, -(-cpu // cpu_count())))
 
 
 def _check_island_count(islands: int, scheduler: str | None, dask_local: int | None) -> None:
@@ -408,10 +424,13 @@ def _stop_rules(problem: Problem, stop, time_limit, generations, target, no_impr
 
 
 def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
-         checkpoint_every: float, scheduler, dask_local, saved, seeds: np.ndarray | None) -> Result:
+         checkpoint_every: float, scheduler, dask_local, saved, seeds: np.ndarray | None, *,
+         choice: SearchChoice | None = None, compile_before: float | None = None) -> Result:
+    """The run; ``choice``: how its local search was chosen (:meth:`Problem.choose_search`),
+    reported in the result; ``compile_before``: the compile counter before that choice's probe."""
     island_devices = [parse_device(d) for d in settings.devices]
     checkpointer = Checkpointer(checkpoint, checkpoint_every, settings) if checkpoint else None
-    compile_before = compile_seconds_total()
+    compile_before = compile_seconds_total() if compile_before is None else compile_before
     form = problem.search_form()
     search = form.problem
     _precompile(search, island_devices)
@@ -431,7 +450,7 @@ def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopR
         record = model.run(stop, resume=resume, checkpoint=checkpointer)
     ga = params[0].ga
     with signals.deferred():  # the run has ended: a stop signal does not cost it its result
-        return _result(problem, form, record, settings.strategy, settings.seed, compile_s, {
+        return _result(problem, form, record, settings.strategy, settings.seed, compile_s, choice, {
                        "ga": dataclasses.asdict(ga),
                        **searches_as_dicts(params[0], search_sections(search)),
                        "migration": dataclasses.asdict(settings.migration),
@@ -465,10 +484,11 @@ def _best_or_identity(problem: Problem, form, record: RunRecord) -> tuple[np.nda
 
 
 def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int, compile_s: float,
-            parameters: dict) -> Result:
+            choice: SearchChoice | None, parameters: dict) -> Result:
     """The run's result in the problem's sense: the best solution mapped back from the search form
     (whose maps keep values, so the tracked engine cost must be ``engine_sign`` times its exact
-    value), and every cost of the rows turned from engine costs to values."""
+    value), and every cost of the rows turned from engine costs to values; ``choice``: how the
+    local search was chosen."""
     best, value = _best_or_identity(problem, form, record)
     sign = problem.engine_sign
     entry = problem.best_known()
@@ -495,7 +515,7 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
         history=[replace(r, best_cost=shown(r.best_cost), global_best=shown(r.global_best)) for r in record.epochs],
         migrations=[MigrationRow(e, m.source, m.target, shown(m.cost)) for e, m in record.migrations],
         trace=[TracePoint(t, i, shown(c)) for t, i, c in record.trace],
-        setup_s=round(record.setup_seconds, 4),
+        setup_s=round(record.setup_seconds, 4), search_choice=choice.as_dict() if choice else None,
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)
 

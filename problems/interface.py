@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from metaheur.islands.base import Island
     from metaheur.islands.migration import MigrationParams
     from metaheur.islands.params import IslandParams
+    from metaheur.search.perm_defaults import RunBudget, SearchChoice
 
 SENSES = ("min", "max")
 
@@ -188,6 +189,13 @@ class Problem(ABC):
         from metaheur.islands.params import IslandParams
 
         return IslandParams()
+
+    def choose_search(self, params: IslandParams, budget: RunBudget) -> tuple[IslandParams, SearchChoice | None]:
+        """The run's island parameters with what they leave open chosen for ``budget`` (the time
+        limit, whether the problem may be timed), and the choice made (None: nothing chosen, the
+        default). A user problem's generic local search follows the cost of its device functions
+        (:mod:`metaheur.search.perm_defaults`)."""
+        return params, None
 
     def default_migration(self) -> MigrationParams:
         """The default migration for this instance."""

@@ -34,6 +34,7 @@ from metaheur.problems.interface import Problem
 
 if TYPE_CHECKING:
     from metaheur.islands.params import IslandParams
+    from metaheur.search.perm_defaults import RunBudget, SearchChoice
 
 #: A cost bound (``value_bound``) above this is refused: a delta of two costs must fit in int64.
 VALUE_LIMIT = 2**62
@@ -174,16 +175,31 @@ class PermutationProblem(Problem):
     def default_params(self):
         """GA islands with the order crossover (ox) when the problem's first move is an insertion
         (an order: scheduling, layout), the position-based uniform crossover (ux) otherwise (an
-        assignment); the generic local search of :class:`PermSearchParams` (``auto``). Without
-        device code: the numpy-only route (:mod:`metaheur.islands.numpy_operators`)."""
+        assignment); the generic local search of :class:`PermSearchParams` (``auto``) with its
+        budget left open: a run chooses both (:meth:`choose_search`). Without device code: the
+        numpy-only route (:mod:`metaheur.islands.numpy_operators`)."""
         from metaheur.islands.params import GAParams, IslandParams
-        from metaheur.islands.perm_operators import default_perm_budget
-        from metaheur.search.perm_search import PermSearchParams
 
         crossover = "ox" if self.moves[0] == "insert" else "ux"
-        method = PermSearchParams().resolved(self)[0] if self.device_code is not None else "numpy"
-        return IslandParams(ga=GAParams(population=20, offspring=10, crossover=crossover, restart_after=30,
-                                        ls_budget=default_perm_budget(method, self.n)))
+        return IslandParams(ga=GAParams(population=20, offspring=10, crossover=crossover, restart_after=30))
+
+    def choose_search(self, params: IslandParams, budget: RunBudget) -> tuple[IslandParams, SearchChoice | None]:
+        """The generic local search's method, move and budget per child where ``params`` leave them
+        open (``auto``, no move, no ``ls_budget``), from the timings of the device functions when
+        the run is timed (:mod:`metaheur.search.perm_defaults`, docs/decisions/perm-defaults.md),
+        set in the parameters; the choice made (None without device code)."""
+        from dataclasses import replace
+
+        from metaheur.search.perm_defaults import choose_for
+        from metaheur.search.perm_search import PermSearchParams
+
+        if self.device_code is None:
+            return params, None
+        perm, ga = params.search(PermSearchParams), params.ga
+        choice = choose_for(self, perm, ga.ls_budget, ga.population + ga.offspring, budget)
+        chosen = replace(perm, method=choice.method, move=choice.move)
+        chosen.resolved(self)  # a method the problem cannot run is refused here, in one line
+        return replace(params, ga=replace(ga, ls_budget=choice.ls_budget)).with_search(chosen), choice
 
     def operators(self, device, params, ls_budget: int | None = None, quadrant: int | None = None):
         """The generic operators (metaheur/islands/perm_operators.py), or the numpy-only ones."""

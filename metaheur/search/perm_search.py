@@ -33,7 +33,8 @@ class PermSearchParams:
 
     ``method``: ``tabu`` (Taillard 1991 memory by element and position), ``ils`` (descent and
     kicks), ``ig`` (iterated greedy, Ruiz and Stuetzle 2007; needs ``partial_insert_row``) or
-    ``auto`` (``ig`` where the problem defines ``partial_insert_row``, else ``tabu``);
+    ``auto`` (the first of :func:`method_order`; a run with a time limit chooses among them by
+    the problem's timings, :mod:`metaheur.search.perm_defaults`);
     ``move``: the neighbourhood (None: the problem's first); ``first_improvement``: the descents'
     rule (else best-improvement); ``tenure_scale``: tabu tenures floor(u^3 * scale * n);
     ``kick_move``/``kick_moves``: an ILS kick's random moves; ``destruct``: elements an iterated
@@ -79,15 +80,29 @@ class PermSearchParams:
         move = self.move or problem.moves[0]
         if move not in problem.moves:
             raise MetaheurError(f"{problem.kind} problem offers the moves {', '.join(problem.moves)}, not {move!r}")
-        method = self.method
-        if method == "auto":
-            method = "ig" if code.has("partial_insert_row") else "tabu"
+        method = method_order(problem, self.method, move)[0]
         if method == "ig" and not code.has("partial_insert_row"):
             raise MetaheurError(f"the iterated greedy needs partial_insert_row, which the {problem.kind} problem's "
                                 f"device_code does not define")
         if method == "tabu" and move == "reverse":
             raise MetaheurError("the tabu search runs over swap, insert or segment moves")
         return method, move
+
+
+def method_order(problem, method: str, move: str) -> tuple[str, ...]:
+    """The methods ``method`` stands for on ``problem`` over ``move``, in order of preference:
+    a given one alone; for ``auto``, the iterated greedy where the problem defines
+    ``partial_insert_row``, the tabu search over a swap or insertion neighbourhood that the
+    problem evaluates incrementally (a pair delta or row function: a cost-only neighbourhood never
+    gets a full tabu scan an iteration, issue 61), and descent plus kicks (``ils``), which runs
+    on any problem."""
+    if method != "auto":
+        return (method,)
+    code = problem.user_code()
+    out = ["ig"] if code.has("partial_insert_row") else []
+    if move in ("swap", "insert") and (code.has(f"{move}_delta") or code.has(f"{move}_row")):
+        out.append("tabu")
+    return (*out, "ils")
 
 
 class PermSearchBatch:

@@ -1,0 +1,163 @@
+"""Defaults that follow the cost (issue 61): the generic engine's local search, its neighbourhood
+and its budget per child, chosen from what the problem's device functions cost
+(:mod:`metaheur.search.cost_probe`), so that an island's first generation (``population`` new
+members and ``offspring`` children, each one search) ends within :data:`SHARE` of the time limit.
+
+The rule (docs/problems.md, "Defaults that follow the cost"; constants measured in
+docs/decisions/perm-defaults.md):
+
+* Whatever a user or the problem's ``default_params()`` gave stays: a method other than
+  ``auto``, a move, an ``ls_budget``. Only what is left open is chosen; with the method and the
+  budget both given nothing is (``given``).
+* The methods, in order (:func:`~metaheur.search.perm_search.method_order`): the iterated
+  greedy where the problem defines ``partial_insert_row``; the tabu search over a swap or
+  insertion neighbourhood that the problem evaluates incrementally (a pair delta or a row
+  function); last, descent plus kicks (``ils``). A cost-only neighbourhood never gets the tabu
+  search, timed or not.
+* Without timings (no time limit, or a ``--sync`` run with a generation budget, which must be
+  reproducible for a seed), the first method with its size-based budget
+  (:func:`~metaheur.islands.perm_operators.default_perm_budget`): ``structure``.
+* With timings (``probe``; :data:`PROBE_SHARE` of the time limit, at most
+  :data:`PROBE_SECONDS`): a search of ``b`` steps is predicted to take ``fixed + b * step``
+  seconds (:func:`search_model`, in full scans of the neighbourhood). The allowance of one search
+  is ``SHARE * time_limit``, divided by the CPU islands sharing a core, over the first
+  generation's ``population + offspring`` searches. Each method in order gets the largest budget
+  up to its size-based one that fits, and is taken when that budget reaches its minimum
+  (:func:`minimum_budget`: n tabu iterations, one greedy iteration); descent plus kicks, last,
+  is always taken, with at least no kick (one descent), even where that overruns the allowance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metaheur.errors import MetaheurError
+from metaheur.islands.perm_operators import default_perm_budget
+from metaheur.search.cost_probe import CostTimings, probe_costs
+from metaheur.search.perm_search import PermSearchParams, method_order
+
+#: The first generation's share of the time limit.
+SHARE = 0.05
+#: The probe's share of the time limit, and its most seconds.
+PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
+#: Full scans of the neighbourhood that a first-improvement descent from a random start costs (the
+#: start of an ILS or iterated-greedy search), that an ILS kick's descent costs and that the
+#: descent after an iterated greedy's reinsertions costs: about the most measured on the
+#: tardiness, its cost-only variant, the cost-only LOP, the LOP and a flow shop
+#: (docs/decisions/perm-defaults.md), so that a first generation rather ends early than late.
+DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 25.0, 10.0, 4.0
+
+
+@dataclass(frozen=True)
+class RunBudget:
+    """What the choice is sized for: the run's ``time_limit`` (seconds, or None); ``timed``:
+    whether the problem may be timed (a time limit, and not a ``--sync`` run with a generation
+    budget, which must stay reproducible for a seed); ``islands_per_core``: CPU islands sharing
+    one core."""
+
+    time_limit: float | None
+    timed: bool
+    islands_per_core: int = 1
+
+
+@dataclass(frozen=True)
+class SearchChoice:
+    """The local search chosen (``method``, ``move``, ``ls_budget``), ``by`` what (``probe``:
+    timed; ``structure``: the problem's functions alone; ``given``: nothing left open), why
+    (``reason``), the first generation's predicted and allowed seconds and the probe's timings."""
+
+    method: str
+    move: str
+    ls_budget: int
+    by: str
+    reason: str
+    predicted_s: float | None = None
+    allowed_s: float | None = None
+    timings: dict | None = None
+
+    def as_dict(self) -> dict:
+        return {"method": self.method, "move": self.move, "ls_budget": self.ls_budget, "by": self.by,
+                "reason": self.reason, "predicted_s": self.predicted_s, "allowed_s": self.allowed_s,
+                "timings": self.timings}
+
+
+def minimum_budget(method: str, n: int) -> int:
+    """The least budget a method is taken with: n tabu iterations (shorter, a tabu search is a
+    descent whose memory, tenures up to ``tenure_scale`` n, never acts), one greedy iteration, no
+    kick (a descent)."""
+    return {"tabu": n, "ig": 1}.get(method, 0)
+
+
+def search_model(method: str, move: str, t: CostTimings, perm: PermSearchParams) -> tuple[float, float]:
+    """(fixed, per step) seconds of one search: tabu, one scan an iteration; ILS, a descent from
+    the start (:data:`DESCENT_SCANS`) then per kick the kicked solution's cost and a descent
+    (:data:`KICK_SCANS`); iterated greedy, the descent from the start over insertions, then per
+    iteration ``destruct`` ``partial_insert_row`` calls and a descent (:data:`GREEDY_SCANS`)."""
+    if method == "tabu":
+        return t.cost, t.scan(move)
+    if method == "ig":
+        scan = t.scan("insert")
+        return DESCENT_SCANS * scan, perm.destruct * t.partial + GREEDY_SCANS * scan
+    scan = t.scan(move)
+    return DESCENT_SCANS * scan, t.cost + KICK_SCANS * scan
+
+
+def fitted_budget(fixed: float, step: float, seconds: float, cap: int) -> int:
+    """The largest budget b <= cap with ``fixed + b * step <= seconds`` (-1: not even b = 0)."""
+    if fixed > seconds:
+        return -1
+    return cap if step <= 0 else min(cap, int((seconds - fixed) / step))
+
+
+def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
+           budget: RunBudget, timings: CostTimings | None) -> SearchChoice:
+    """The choice of the module docstring for ``problem`` (its ``perm`` section and ``ls_budget``
+    as given, ``members`` searches a first generation); ``timings`` None: the structural rule."""
+    n, move = problem.n, perm.move or problem.moves[0]
+    methods = method_order(problem, perm.method, move)
+    if timings is None or budget.time_limit is None:
+        method = methods[0]
+        size = default_perm_budget(method, n) if ls_budget is None else ls_budget
+        why = "a run without a time limit" if budget.time_limit is None else "a reproducible run (--sync, generations)"
+        return SearchChoice(method, move, size, "structure", f"{_what(perm.method, methods)}; not timed: {why}")
+    allowed = SHARE * budget.time_limit / max(1, budget.islands_per_core)
+    notes = []
+    for k, method in enumerate(methods):
+        fixed, step = search_model(method, move, timings, perm)
+        if ls_budget is None:
+            floor = minimum_budget(method, n)
+            size = fitted_budget(fixed, step, allowed / members, default_perm_budget(method, n))
+            fits, size = size >= floor, max(size, floor)
+        else:
+            size = ls_budget
+            fits = size >= minimum_budget(method, n) and members * (fixed + size * step) <= allowed
+        predicted = members * (fixed + size * step)
+        if fits or k == len(methods) - 1:
+            reason = (f"{_what(perm.method, methods)}; a {move} scan {_ms(timings.scan(move))}, {members} searches "
+                      f"a first generation, {_ms(allowed)} allowed ({SHARE:.0%} of {budget.time_limit:g} s)"
+                      + "".join(f"; {note}" for note in notes))
+            return SearchChoice(method, move, size, "probe", reason, round(predicted, 6), round(allowed, 6),
+                                timings.as_dict())
+        notes.append(f"{method} not taken: {size} steps would take {_ms(predicted)}")
+    raise MetaheurError("internal error: no local search chosen")  # the last method is always taken
+
+
+def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
+               budget: RunBudget) -> SearchChoice:
+    """:func:`choose` with the probe's timings where the run is ``timed`` and the method
+    (``auto``) or the budget is left open; both given, the choice is theirs (``given``)."""
+    if perm.method != "auto" and ls_budget is not None:
+        return SearchChoice(perm.method, perm.move or problem.moves[0], ls_budget, "given",
+                            "method and budget given")
+    timings = None
+    if budget.timed and budget.time_limit is not None:
+        timings = probe_costs(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit))
+    return choose(problem, perm, ls_budget, members, budget, timings)
+
+
+def _what(method: str, methods: tuple[str, ...]) -> str:
+    return f"method {method} given" if method != "auto" else "auto: " + ", ".join(methods) + " in order"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"

@@ -1,0 +1,192 @@
+"""Defaults that follow the cost (metaheur/search/perm_defaults.py, cost_probe.py; issue 61): the
+chooser's rule on synthetic timings, the probe's measurements, an expensive cost-only problem's
+choice and first generation in a timed run, explicit choices winning, the flow shop's and the
+LOP's own defaults kept, the choice in the result, its JSON and the ``-v`` line, seeded runs
+reproducible."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from cost_only import cost_only_lop, cost_only_tardiness
+from perm_problems import random_tardiness
+from testutil import solve_with
+
+from metaheur import PermSearchParams, Result
+from metaheur import solver as solver_module
+from metaheur.cli import _echo_details
+from metaheur.devices import cpu_device
+from metaheur.islands.perm_operators import default_perm_budget
+from metaheur.problems.lop.generator import random_lop
+from metaheur.problems.pfsp import random_pfsp
+from metaheur.search.cost_probe import CostTimings, move_pairs, probe_costs
+from metaheur.search.perm_defaults import (
+    DESCENT_SCANS,
+    KICK_SCANS,
+    SHARE,
+    RunBudget,
+    choose,
+    fitted_budget,
+    search_model,
+)
+from metaheur.search.perm_search import method_order
+
+MEMBERS = 30  # the default GA's first generation: 20 members and 10 children
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch):
+    monkeypatch.setattr(solver_module, "available_devices", lambda: [cpu_device()])
+
+
+def timings(n: int, scan: float, partial: float | None = None, cost: float = 1e-7) -> CostTimings:
+    """Synthetic timings: every move's full scan takes ``scan`` seconds (rows for insertions)."""
+    return CostTimings(n, cost, {"insert": cost, "swap": scan / move_pairs("swap", n)}, {"insert": scan / n},
+                       partial, 0.0)
+
+
+def check_largest(choice, problem, t: CostTimings, limit: float, islands_per_core: int = 1) -> None:
+    """The chosen budget fits the allowance, one more would not (unless it is the size-based cap)."""
+    allowed = SHARE * limit / islands_per_core
+    fixed, step = search_model(choice.method, choice.move, t, PermSearchParams())
+    assert choice.allowed_s == pytest.approx(allowed)
+    assert MEMBERS * (fixed + choice.ls_budget * step) <= allowed
+    if choice.ls_budget < default_perm_budget(choice.method, problem.n):
+        assert MEMBERS * (fixed + (choice.ls_budget + 1) * step) > allowed
+
+
+def test_the_methods_in_order_follow_the_problems_functions():
+    wt = random_tardiness(12, 1)  # partial_insert_row, insert_row; swaps by cost
+    assert method_order(wt, "auto", "insert") == ("ig", "tabu", "ils")
+    assert method_order(wt, "auto", "swap") == ("ig", "ils")  # a cost-only swap: never a tabu scan
+    assert method_order(cost_only_tardiness(12, 1), "auto", "insert") == ("ils",)
+    assert method_order(wt, "tabu", "swap") == ("tabu",)  # a given method alone
+    assert PermSearchParams().resolved(cost_only_lop(12, 1)) == ("ils", "insert")
+
+
+def test_a_cheap_problem_keeps_the_size_based_search():
+    wt = random_tardiness(50, 1)
+    choice = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True), timings(50, 1e-6, 1e-7))
+    assert (choice.method, choice.move, choice.ls_budget, choice.by) == ("ig", "insert", 25, "probe")
+    assert choice.predicted_s <= choice.allowed_s
+
+
+def test_tabu_only_when_a_full_scan_is_cheap():
+    wt = random_tardiness(50, 1)
+    slow_greedy = timings(50, 1e-5, partial=10.0)  # the iterated greedy cannot fit one iteration
+    choice = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True), slow_greedy)
+    assert (choice.method, choice.ls_budget) == ("tabu", 500)  # 10 n tabu iterations fit
+    assert "ig not taken" in choice.reason
+    # scans so dear that n tabu iterations (n = 50 > DESCENT_SCANS + KICK_SCANS) no longer fit, but
+    # descent plus one kick does
+    slow = timings(50, SHARE * 60.0 / (MEMBERS * (DESCENT_SCANS + KICK_SCANS)), partial=10.0)
+    choice = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True), slow)
+    assert choice.method == "ils" and "tabu not taken" in choice.reason
+    check_largest(choice, wt, slow, 60.0)
+
+
+def test_an_expensive_problem_gets_a_descent_and_islands_sharing_a_core_less():
+    wt = cost_only_tardiness(50, 1)
+    t = timings(50, SHARE * 60.0 / (MEMBERS * (DESCENT_SCANS + 3 * KICK_SCANS)))
+    choice = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True), t)
+    assert choice.method == "ils" and choice.ls_budget == 2  # 3 kicks, less their kicked solutions' cost
+    check_largest(choice, wt, t, 60.0)
+    shared = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True, islands_per_core=2), t)
+    assert shared.ls_budget < choice.ls_budget
+    check_largest(shared, wt, t, 60.0, islands_per_core=2)
+    # nothing fits: one descent a search (no kick), reported as over its allowance
+    none = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(1.0, True), timings(50, 1.0))
+    assert (none.method, none.ls_budget) == ("ils", 0) and none.predicted_s > none.allowed_s
+
+
+def test_given_parts_stay():
+    wt = random_tardiness(50, 1)
+    t = timings(50, 1e-2, partial=10.0)
+    forced = choose(wt, PermSearchParams(method="tabu", move="swap"), None, MEMBERS, RunBudget(60.0, True), t)
+    assert (forced.method, forced.move, forced.ls_budget) == ("tabu", "swap", 50)  # at least n
+    budget = choose(wt, PermSearchParams(), 7, MEMBERS, RunBudget(60.0, True), t)
+    assert budget.ls_budget == 7 and budget.method == "ils"  # 7 steps fit a tabu search, but 7 < n
+    untimed = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(None, False), None)
+    assert (untimed.method, untimed.ls_budget, untimed.by) == ("ig", default_perm_budget("ig", 50), "structure")
+
+
+def test_fitted_budget():
+    assert fitted_budget(1.0, 0.5, 3.0, 100) == 4
+    assert fitted_budget(1.0, 0.5, 3.0, 2) == 2
+    assert fitted_budget(4.0, 0.5, 3.0, 100) == -1
+
+
+def test_the_probe_times_every_function():
+    wt = random_tardiness(30, 1)
+    t = probe_costs(wt, 0.2)
+    assert set(t.pair) == {"insert", "swap"} and set(t.row) == {"insert"}
+    assert t.partial is not None and min(t.cost, t.partial, *t.pair.values(), *t.row.values()) > 0
+    assert t.scan("insert") == 30 * t.row["insert"]  # the row function
+    assert t.scan("swap") == 30 * 29 // 2 * t.pair["swap"]  # pairs, by cost after the move
+    assert set(t.as_dict()) == {"cost_s", "probe_s", "insert_scan_s", "swap_scan_s", "partial_insert_s"}
+    only = probe_costs(cost_only_lop(20, 1), 0.1)
+    assert only.row == {} and only.partial is None and only.scan("insert") == 20 * 19 * only.pair["insert"]
+
+
+def test_an_expensive_cost_only_problem_gets_ils_and_an_early_first_generation(tmp_path):
+    pb = cost_only_lop(40, 2)  # an O(n^2) cost: every move scored by cost after it
+    r = solve_with(pb, time_limit=3, seed=1, islands=1)
+    choice = r.search_choice
+    assert (choice["method"], choice["move"], choice["by"]) == ("ils", "insert", "probe")
+    assert r.parameters["perm"]["method"] == "ils" and r.parameters["ga"]["ls_budget"] == choice["ls_budget"]
+    # the first generation took a small share of the run: many more followed it
+    assert r.generations >= 5
+    assert r.value == pb.value(r.permutation)
+    path = tmp_path / "r.json"
+    r.to_json(path)
+    assert Result.from_json(path).search_choice == choice
+    lines = []
+    _echo_details(r, lines.append)
+    assert lines[0].startswith(f"  local search ils over insert, {choice['ls_budget']} steps a search, chosen by "
+                               "probe: auto: ils in order; a insert scan")
+
+
+def test_explicit_choices_win():
+    pb = random_tardiness(30, 1)
+    ga = replace(pb.default_params().ga, ls_budget=7)
+    r = solve_with(pb, time_limit=2, generations=1, seed=1, islands=1, ga=ga,
+                   perm=PermSearchParams(method="tabu", move="swap"))
+    assert r.search_choice["by"] == "given" and r.parameters["ga"]["ls_budget"] == 7
+    assert (r.parameters["perm"]["method"], r.parameters["perm"]["move"]) == ("tabu", "swap")
+    r = solve_with(pb, time_limit=2, generations=1, seed=1, islands=1, perm=PermSearchParams(method="tabu"))
+    assert r.search_choice["by"] == "probe" and r.parameters["perm"]["method"] == "tabu"
+    assert r.parameters["ga"]["ls_budget"] == r.search_choice["ls_budget"] >= pb.n
+
+
+def test_the_flow_shops_and_the_lops_own_defaults_stay():
+    shop = random_pfsp(20, 5, seed=1)
+    r = solve_with(shop, time_limit=2, generations=1, seed=1, islands=1)
+    assert (r.search_choice["method"], r.search_choice["ls_budget"], r.search_choice["by"]) == ("ig", 1000, "given")
+    assert r.islands[0].algorithm == "iterated greedy chains"
+    lop = random_lop(30, 1)
+    r = solve_with(lop, time_limit=2, generations=1, seed=1, islands=1)
+    assert (r.search_choice["method"], r.search_choice["move"], r.search_choice["ls_budget"]) == ("ils", "insert", 0)
+    assert r.search_choice["by"] == "given"
+
+
+def same_run(a: Result, b: Result) -> bool:
+    """The same solution, new bests and local-search work (times aside)."""
+    return (a.permutation == b.permutation and a.search_iterations == b.search_iterations
+            and [(p.island, p.cost) for p in a.trace] == [(p.island, p.cost) for p in b.trace])
+
+
+def test_seeded_runs_repeat_with_the_recorded_choice():
+    """A timed run's choice depends on the machine; a --sync run with a generation budget is not
+    timed (the structural rule), and the choice a timed run recorded, given back, repeats."""
+    pb = random_tardiness(25, 3)
+    sync = [solve_with(pb, time_limit=60, generations=3, seed=4, islands=1, sync=True) for _ in range(2)]
+    assert sync[0].search_choice["by"] == "structure"
+    assert same_run(*sync)
+    timed = solve_with(pb, time_limit=1, seed=4, islands=1).search_choice
+    assert timed["by"] == "probe"
+    ga = replace(pb.default_params().ga, ls_budget=timed["ls_budget"])
+    perm = PermSearchParams(method=timed["method"], move=timed["move"])
+    again = [solve_with(pb, generations=3, seed=4, islands=1, sync=True, ga=ga, perm=perm) for _ in range(2)]
+    assert again[0].search_choice["by"] == "given"
+    assert same_run(*again)
