@@ -281,7 +281,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
         stop=stop_rules_.built_in(), stop_at_optimum=params.stop_at_optimum,
         in_process=strategy == "cpu-serial" or (strategy == "cpu-islands" and len(island_devices) == 1))
     return _run(problem, settings, island_params, stop_rules_, callbacks, checkpoint, checkpoint_every,
-                params.scheduler, params.dask_local, None, seeds, choice=choice, compile_before=compile_before)
+                params.scheduler, params.dask_local, None, seeds, choice, compile_before)
 
 
 def _run_budget(rules: StopRules, sync: bool, devices: list[Device]) -> RunBudget:
@@ -424,7 +424,7 @@ def _stop_rules(problem: Problem, stop, time_limit, generations, target, no_impr
 
 
 def _run(problem, settings: RunSettings, params: list[IslandParams], stop: StopRules, callbacks, checkpoint,
-         checkpoint_every: float, scheduler, dask_local, saved, seeds: np.ndarray | None, *,
+         checkpoint_every: float, scheduler, dask_local, saved, seeds: np.ndarray | None,
          choice: SearchChoice | None = None, compile_before: float | None = None) -> Result:
     """The run; ``choice``: how its local search was chosen (:meth:`Problem.choose_search`),
     reported in the result; ``compile_before``: the compile counter before that choice's probe."""

@@ -29,7 +29,7 @@ docs/decisions/perm-defaults.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import default_perm_budget
@@ -76,9 +76,7 @@ class SearchChoice:
     timings: dict | None = None
 
     def as_dict(self) -> dict:
-        return {"method": self.method, "move": self.move, "ls_budget": self.ls_budget, "by": self.by,
-                "reason": self.reason, "predicted_s": self.predicted_s, "allowed_s": self.allowed_s,
-                "timings": self.timings}
+        return asdict(self)
 
 
 def minimum_budget(method: str, n: int) -> int:
