@@ -229,7 +229,7 @@ def _table(results) -> str:
 @click.option("--method", type=click.Choice(METHODS),
               help="The local search of a problem the generic engine searches (flow shop, linear ordering, your own; "
                    "docs/problems.md): tabu, ils (descent and kicks), ig (iterated greedy: needs partial_insert_row), "
-                   "auto (ig where it can, else tabu).")
+                   "auto (chosen by what the problem's functions cost: docs/problems.md).")
 @click.option("--moves", type=click.Choice(MOVES),
               help="Its neighbourhood: swap, insert or reverse, among the problem's moves (default: its first).")
 @click.option("--migration-interval", type=INTEGER,
@@ -255,7 +255,8 @@ def _table(results) -> str:
 @click.option("--plot", "plot_path", help="Write a figure of the run (convergence, and the tour for a TSP): "
               "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
-@click.option("-v", "--verbose", is_flag=True, help="More detail: islands and device loads.")
+@click.option("-v", "--verbose", is_flag=True, help="More detail: how the local search of a problem of your own "
+              "was chosen, islands and device loads.")
 def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed,
           problem_name, strategy, devices, islands, tabu_islands, walk_islands, population,
           offspring, crossover, ls_budget, method, moves, migration_interval, topology, migration_policy, sync,

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 from cost_only import cost_only_lop, cost_only_tardiness
 from perm_problems import random_tardiness
+from test_tutorial import tutorial  # noqa: F401  (the fixture: docs/problems.md's module and instance)
 from testutil import solve_with
 
 from metaheur import PermSearchParams, Result
@@ -190,3 +191,27 @@ def test_seeded_runs_repeat_with_the_recorded_choice():
     again = [solve_with(pb, generations=3, seed=4, islands=1, sync=True, ga=ga, perm=perm) for _ in range(2)]
     assert again[0].search_choice["by"] == "given"
     assert same_run(*again)
+
+
+@pytest.mark.usefixtures("tutorial")
+def test_the_cli_reports_the_choice_and_a_config_file_wins(tmp_path):
+    """docs/problems.md's tutorial from the command line: ``-v`` says what was chosen and why; the
+    JSON holds it; ``--ls-budget`` stays, and a config file's ``[perm]`` and ``[ga]`` choose all."""
+    from click.testing import CliRunner
+
+    from metaheur.cli import cli
+
+    base = ["solve", "--problem", "wt_tutorial:Tardiness", "small.wt", "-t", "2", "-g", "1", "--islands", "1", "-q"]
+    done = CliRunner().invoke(cli, [*base, "-v", "--ls-budget", "3", "--json", "r.json"])
+    assert done.exit_code == 0, done.output
+    choice = Result.from_json(tmp_path / "r.json").search_choice
+    assert (choice["ls_budget"], choice["by"]) == (3, "probe") and choice["method"] in ("ig", "tabu", "ils")
+    assert f"  local search {choice['method']} over {choice['move']}, 3 steps a search, chosen by probe: auto: " \
+           "ig, tabu, ils in order" in done.output
+    (tmp_path / "c.toml").write_text('[perm]\nmethod = "tabu"\nmove = "swap"\n\n[ga]\nls_budget = 5\n')
+    done = CliRunner().invoke(cli, [*base, "--config", "c.toml", "--json", "c.json"])
+    assert done.exit_code == 0, done.output
+    given = Result.from_json(tmp_path / "c.json")
+    assert (given.search_choice["method"], given.search_choice["move"], given.search_choice["by"]) == \
+           ("tabu", "swap", "given")
+    assert given.parameters["ga"]["ls_budget"] == 5
