@@ -8,7 +8,8 @@ O(n^2)), a Taillard flow shop (``--pfsp NAME``, under METAHEUR_INSTANCES) and a 
 (``--lop N``). Per problem, the probe's timings (0.5 s), then:
 
 * ``scans`` table: for each method the problem can run (``method_order`` of ``auto``), searches
-  from random starts on one core (``set_cpu_threads(1)``, a batch of ``--count``) with budget 0
+  from random starts on one core (``set_cpu_threads(1)``, a batch of ``--count``; CPU seconds of
+  the thread, as the probe measures, so that other processes' load stays out) with budget 0
   and budget B (tabu n, the others 10): ``start_scans`` = seconds of a budget-0 search / one full
   scan of its neighbourhood (the insertions for the iterated greedy), ``step_scans`` = seconds of
   a step (B minus 0, over B) / one scan, less the kick's own cost (``partial_insert_row`` calls of
@@ -17,7 +18,8 @@ O(n^2)), a Taillard flow shop (``--pfsp NAME``, under METAHEUR_INSTANCES) and a 
 * ``choice`` table: the chooser's pick for ``--times`` (seconds; one island a core, the default
   GA: 30 searches a first generation), its predicted and allowed seconds, and ``first_gen_s``:
   a one-island run of those parameters for one generation (its search time: the population
-  built and one generation of children), measured.
+  built and one generation of children), measured, and ``first_gen_cpu_s``, the CPU seconds of
+  that whole call (the run's setup included).
 
     python experiments/perm_defaults.py [--quick] [--wt 100] [--pfsp ta051] [--lop 150] [--times 10 60]
         [--count 4] [--out DIR]
@@ -50,7 +52,7 @@ from metaheur.search.perm_search import PermSearchBatch, PermSearchParams, metho
 
 SCAN_COLUMNS = ["instance", "n", "method", "move", "scan_ms", "start_s", "step_s", "start_scans", "step_scans"]
 CHOICE_COLUMNS = ["instance", "n", "time_limit_s", "method", "move", "ls_budget", "predicted_s", "allowed_s",
-                  "first_gen_s"]
+                  "first_gen_cpu_s", "first_gen_s"]
 
 
 def problems(args) -> list:
@@ -68,9 +70,9 @@ def search_seconds(problem, method: str, move: str, budget: int, count: int) -> 
     starts = np.array([rng.permutation(problem.n) for _ in range(count)])
     keys = np.arange(count, dtype=np.uint64) + 1
     batch.run(starts, keys, 0)  # binds the kernels
-    t0 = time.perf_counter()
+    t0 = time.thread_time()  # CPU seconds, as the probe measures: another process's load left out
     result = batch.run(starts, keys, budget)
-    seconds = time.perf_counter() - t0
+    seconds = time.thread_time() - t0
     sign = problem.engine_sign
     assert all(c == sign * problem.value(b) for b, c in zip(result.best, result.best_costs, strict=True))
     return seconds / count
@@ -100,12 +102,14 @@ def choice_rows(problem, timings, times: list[float]) -> list[dict]:
         c = choose(problem, PermSearchParams(), None, ga.population + ga.offspring, RunBudget(limit, True), timings)
         params = metaheur.SolveParams(strategy="cpu-serial", sync=True, ga=replace(ga, ls_budget=c.ls_budget),
                                       perm=PermSearchParams(method=c.method, move=c.move))
+        t0 = time.process_time()
         result = metaheur.solve(problem, generations=1, seed=1, params=params)
+        cpu = time.process_time() - t0
         rows.append({"instance": problem.name, "n": problem.n, "time_limit_s": limit, "method": c.method,
                      "move": c.move, "ls_budget": c.ls_budget, "predicted_s": c.predicted_s,
-                     "allowed_s": c.allowed_s, "first_gen_s": result.time_s})
+                     "allowed_s": c.allowed_s, "first_gen_cpu_s": cpu, "first_gen_s": result.time_s})
         log(f"{problem.name} {limit:g} s: {c.method} {c.ls_budget}, predicted {c.predicted_s:.3g} s, "
-            f"measured {result.time_s:.3g} s, allowed {c.allowed_s:.3g} s")
+            f"measured {cpu:.3g} s CPU, {result.time_s:.3g} s, allowed {c.allowed_s:.3g} s")
     return rows
 
 

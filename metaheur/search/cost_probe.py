@@ -1,4 +1,4 @@
-"""How long a user problem's device functions take: the probe behind the defaults that follow the
+"""How long a user problem's device functions take, in CPU seconds: the probe behind the defaults that follow the
 cost (:mod:`metaheur.search.perm_defaults`; issue 61, docs/decisions/perm-defaults.md).
 
 On the CPU build, one OpenMP thread (what a CPU island runs on), through the kernels of
@@ -86,7 +86,7 @@ def _per_call(launch: Callable[[int], None], max_batch: int, clock: _Clock) -> f
     k = 1
     while True:
         seconds = _timed(launch, k)
-        if seconds >= SAMPLE_SECONDS or k >= max_batch or clock.left() <= 4 * seconds:
+        if seconds >= SAMPLE_SECONDS or k >= max_batch or clock.left() <= 4 * seconds:  # CPU and wall time
             break
         k = min(max_batch, 4 * k)
     for _ in range(REPEATS - 1):
@@ -97,9 +97,11 @@ def _per_call(launch: Callable[[int], None], max_batch: int, clock: _Clock) -> f
 
 
 def _timed(launch: Callable[[int], None], k: int) -> float:
-    t0 = time.perf_counter()
+    """The calling thread's CPU seconds of ``launch(k)`` (a CPU launch on one OpenMP thread runs on
+    it): the function's cost, not the time other processes of a shared machine take from it."""
+    t0 = time.thread_time()
     launch(k)
-    return time.perf_counter() - t0
+    return time.thread_time() - t0
 
 
 def probe_costs(problem, seconds: float, seed: int = 0) -> CostTimings:

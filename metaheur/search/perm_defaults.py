@@ -45,7 +45,7 @@ PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
 #: descent after an iterated greedy's reinsertions costs: about the most measured on the
 #: tardiness, its cost-only variant, the cost-only LOP, the LOP and a flow shop
 #: (docs/decisions/perm-defaults.md), so that a first generation rather ends early than late.
-DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 25.0, 10.0, 4.0
+DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 12.0, 5.0, 2.0
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,17 @@ def test_the_cli_reports_the_choice_and_a_config_file_wins(tmp_path):
     assert (given.search_choice["method"], given.search_choice["move"], given.search_choice["by"]) == \
            ("tabu", "swap", "given")
     assert given.parameters["ga"]["ls_budget"] == 5
+
+
+@pytest.mark.gpusim
+@pytest.mark.usefixtures("simulated_gpus")
+def test_gpu_islands_take_the_choice_timed_on_the_cpu_build(monkeypatch):
+    """On (simulated) GPUs the probe times the CPU build; the GPU islands search with its choice."""
+    from metaheur.devices import available_devices
+
+    monkeypatch.setattr(solver_module, "available_devices", available_devices)
+    pb = cost_only_tardiness(30, 2)
+    r = solve_with(pb, strategy="gpu", time_limit=2, generations=1, seed=1)
+    assert r.search_choice["by"] == "probe" and r.search_choice["method"] == "ils"
+    assert all(d.startswith("cuda") for d in r.devices) and r.value == pb.value(r.permutation)
+    assert r.parameters["ga"]["ls_budget"] == r.search_choice["ls_budget"]
