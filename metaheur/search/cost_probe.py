@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import cpu_device, to_host
-from metaheur.engine.user_source import MOVES, upload
+from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
+from metaheur.problems.permutation_check import segment_code
 
 #: A measurement stops growing its batch once a launch takes this long ...
 SAMPLE_SECONDS = 0.001
@@ -31,10 +32,21 @@ MAX_ENTRIES = 2**18
 POOL = 16
 
 
-def move_pairs(move: str, n: int) -> int:
-    """Moves of a full scan, as the searches scan them: n (n - 1) insertions (row i, every j !=
-    i), n (n - 1) / 2 swaps or reversals (i < j)."""
-    return n * (n - 1) if move == "insert" else n * (n - 1) // 2
+def neighbourhood(move: str, n: int, longest: int = 3, reversible: bool = True) -> tuple[int, int]:
+    """(rows, moves) of a full scan of ``move``, as the searches scan it: n rows of n - 1
+    insertions, of swaps or reversals i < j (n (n - 1) / 2 moves); for segments (Or-opt), a row
+    per block (start, length 1..``longest`` within the permutation and shorter than it, forwards
+    and, where ``reversible`` and longer than one element, reversed), each to its n - length
+    other places."""
+    if move == "insert":
+        return n, n * (n - 1)
+    if move != "segment":
+        return n, n * (n - 1) // 2
+    rows = moves = 0
+    for length in range(1, min(longest, n - 1) + 1):
+        blocks = (n - length + 1) * (2 if reversible and length > 1 else 1)
+        rows, moves = rows + blocks, moves + blocks * (n - length)
+    return rows, moves
 
 
 @dataclass(frozen=True)
@@ -42,7 +54,8 @@ class CostTimings:
     """Seconds of one call of each device function (CPU build, one thread): ``cost``; per move,
     ``pair`` (one move's delta) and ``row`` (one row, only where the problem has the row
     function); ``partial`` (one ``partial_insert_row`` into n - 1 elements, or None); ``probe``:
-    the seconds the probe took."""
+    the seconds the probe took; per move, ``size`` its (rows, moves) (:func:`neighbourhood`);
+    ``candidates``: k of the problem's candidate lists (0 without)."""
 
     n: int
     cost: float
@@ -50,13 +63,19 @@ class CostTimings:
     row: dict[str, float]
     partial: float | None
     probe: float
+    size: dict[str, tuple[int, int]]
+    candidates: int = 0
 
-    def scan(self, move: str) -> float:
-        """Seconds of a full scan of ``move``'s neighbourhood: n rows of the row function, else
-        every pair's delta (:func:`move_pairs`)."""
+    def scan(self, move: str, granular: bool = True) -> float:
+        """Seconds of a full scan of ``move``'s neighbourhood, as the searches scan it: granular
+        (candidate lists, and ``granular``), 2 k moves a row by pair deltas; else a row function
+        a row; else every move's pair delta."""
+        rows, moves = self.size[move]
+        if granular and self.candidates:
+            return rows * 2 * self.candidates * self.pair[move]
         if move in self.row:
-            return self.n * self.row[move]
-        return move_pairs(move, self.n) * self.pair[move]
+            return rows * self.row[move]
+        return moves * self.pair[move]
 
     def as_dict(self) -> dict:
         """JSON-ready seconds (the result's record of the choice)."""
@@ -75,25 +94,27 @@ class _Clock:
         return self.seconds - (time.perf_counter() - self.start)
 
 
-def _per_call(launch: Callable[[int], None], max_batch: int, clock: _Clock) -> float:
+def _per_call(launch: Callable[[int], None], max_batch: int, clock: _Clock, overhead: float,
+              guess: float = 0.0) -> float:
     """Seconds per item of ``launch(k)`` (a launch over k items), after one launch of one item
-    that binds the kernel: batches of 1, 4, 16, ... until a launch takes :data:`SAMPLE_SECONDS`
-    (a launch's own overhead, some 30 us on the CPU build, is then a few per cent), the batch
-    reaches ``max_batch`` or the clock is out; then that batch again, up to :data:`REPEATS`
-    times while the clock lasts, the least time kept (a launch that lost the core to another
-    process, on a shared machine, is not the function's cost)."""
+    that binds the kernel: batches from about :data:`SAMPLE_SECONDS` / ``guess`` items (the
+    expected seconds of one; 0: from 1), four times larger each time, until a launch takes
+    :data:`SAMPLE_SECONDS` beyond a launch's own ``overhead`` (Python and the launch: some 10 to
+    30 us of CPU), the batch reaches ``max_batch`` or the clock is out; then that batch again, up
+    to :data:`REPEATS` times while the clock lasts, the least time kept, less the overhead (at
+    least a tenth of it left: the overhead is itself measured), over the batch."""
     launch(1)
-    k = 1
+    k = max(1, min(max_batch, int(SAMPLE_SECONDS / guess) if guess > 0 else 1))
     while True:
         seconds = _timed(launch, k)
-        if seconds >= SAMPLE_SECONDS or k >= max_batch or clock.left() <= 4 * seconds:  # CPU and wall time
+        if seconds - overhead >= SAMPLE_SECONDS or k >= max_batch or clock.left() <= 4 * seconds:  # CPU, wall
             break
         k = min(max_batch, 4 * k)
     for _ in range(REPEATS - 1):
         if clock.left() <= seconds:
             break
         seconds = min(seconds, _timed(launch, k))
-    return seconds / k
+    return max(seconds - overhead, seconds / 10) / k
 
 
 def _timed(launch: Callable[[int], None], k: int) -> float:
@@ -104,28 +125,29 @@ def _timed(launch: Callable[[int], None], k: int) -> float:
     return time.thread_time() - t0
 
 
-def probe_costs(problem, seconds: float, seed: int = 0) -> CostTimings:
+def probe_costs(problem, seconds: float, moves: tuple[str, ...] | None = None, seed: int = 0) -> CostTimings:
     """Time ``problem``'s device functions (module docstring) within about ``seconds`` (a slow
-    function's first launch may overrun it). ``seed`` draws the random permutations and moves
-    (the timings, not the draws, differ between runs)."""
+    function's first launch may overrun it), the moves of ``moves`` (None: all the problem's).
+    ``seed`` draws the random permutations and moves (the timings, not the draws, differ between
+    runs)."""
     dev, n = cpu_device(), problem.n
     code = problem.user_code()
     mod = code.module("engine/perm_eval.cu", dev)  # built before the clock (compile time)
     clock = _Clock(seconds)
-    fields, arrays = problem.device_data()
+    fields, arrays = problem.kernel_data()
     data = upload(fields, arrays, dev)
     cs, ws, cache_dtype = problem.cache_entries(), problem.work_entries(), problem.cache_dtype
+    longest, reversible = int(problem.segment_length), bool(problem.segment_reverse)
     rng = np.random.default_rng(seed)
     kmax = max(1, MAX_ENTRIES // max(n, cs, ws))
     pool = rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int32), (min(kmax, POOL), n)), axis=1)
-    copies = -(-kmax // len(pool))
     out = dev.zeros(kmax * (n + 1), np.int64)
 
     def run(name: str, k: int, args: tuple) -> None:
         mod.kernel(name)(k, 1, args + data, threads=1)
 
-    def tiled(a: np.ndarray) -> np.ndarray:  # the pool's rows again and again, kmax of them
-        return np.ascontiguousarray(np.tile(a, (copies,) + (1,) * (a.ndim - 1))[:kmax])
+    def tiled(a: np.ndarray) -> np.ndarray:  # the rows of a (the pool, a few moves) again and again, kmax of them
+        return np.ascontiguousarray(np.tile(a, (-(-kmax // len(a)),) + (1,) * (a.ndim - 1))[:kmax])
 
     d_pool = dev.asarray(pool)
     caches = dev.zeros((len(pool), max(1, cs)), cache_dtype)
@@ -135,24 +157,44 @@ def probe_costs(problem, seconds: float, seed: int = 0) -> CostTimings:
     perms = tiled(pool)
     d_perms, base, caches = dev.asarray(perms), dev.asarray(tiled(to_host(out)[:len(pool)])), dev.asarray(
         tiled(to_host(caches)))
-    cost = _per_call(lambda k: run("perm_cost", k, (d_perms, k, n, out)), kmax, clock)
+    empty = (d_perms, 0, n, out)  # a launch whose one block has no item: the overhead alone
+    overhead = min(_timed(lambda k: run("perm_cost", 1, empty), 0) for _ in range(REPEATS))
+    cost = _per_call(lambda k: run("perm_cost", k, (d_perms, k, n, out)), kmax, clock, overhead)
     scratch = dev.zeros((kmax, n), np.int32)
     pair, row = {}, {}
-    for move in problem.moves:
+    moves = tuple(problem.moves if moves is None else moves)
+    for move in moves:
         kind = MOVES.index(move)
-        i = rng.integers(0, n, size=kmax)
-        j = (i + rng.integers(1, n, size=kmax)) % n
-        if move != "insert":
-            i, j = np.minimum(i, j), np.maximum(i, j)
-        moves = dev.asarray(np.stack([np.full(kmax, kind), i, j], axis=1).astype(np.int32))
-        pair[move] = _per_call(lambda k, mv=moves: run("perm_pair", k, (d_perms, mv, k, n, caches, cs, base, scratch,
-                                                                        out)), kmax, clock)
+        i, j = (tiled(a) for a in random_moves(move, n, min(kmax, 4 * POOL), rng, longest, reversible))
+        given = dev.asarray(np.stack([np.full(kmax, kind), i, j], axis=1).astype(np.int32))
+        pair[move] = _per_call(lambda k, mv=given: run("perm_pair", k, (d_perms, mv, k, n, caches, cs, base, scratch,
+                                                                        out)), kmax, clock, overhead, cost)
         if code.has(f"{move}_row"):
             rows = dev.asarray(np.stack([np.full(kmax, kind), i], axis=1).astype(np.int32))
             row[move] = _per_call(lambda k, r=rows: run("perm_row", k, (d_perms, r, k, n, caches, cs, base, work, ws,
-                                                                        scratch, out)), kmax, clock)
+                                                                        scratch, out)), kmax, clock, overhead,
+                                  n * pair[move])
     partial = None
     if code.has("partial_insert_row"):
         lens, elems = dev.asarray(np.full(kmax, n - 1, np.int32)), dev.asarray(perms[:, n - 1].copy())
-        partial = _per_call(lambda k: run("perm_partial", k, (d_perms, lens, elems, k, n, work, ws, out)), kmax, clock)
-    return CostTimings(n, cost, pair, row, partial, time.perf_counter() - clock.start)
+        partial = _per_call(lambda k: run("perm_partial", k, (d_perms, lens, elems, k, n, work, ws, out)), kmax, clock,
+                            overhead, n * cost)
+    size = {m: neighbourhood(m, n, longest, reversible) for m in moves}
+    cand = int(arrays.get(CANDIDATE_COUNT, 0))
+    return CostTimings(n, cost, pair, row, partial, time.perf_counter() - clock.start, size, cand)
+
+
+def random_moves(move: str, n: int, count: int, rng: np.random.Generator, longest: int,
+                 reversible: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` random moves (i, j) of ``move`` as perm_eval.cu's kernels take them: swaps and
+    reversals i < j, insertions i != j, segments (row code, destination) (kernels/engine/perm_moves.cuh)."""
+    if move == "segment":
+        start = rng.integers(0, n, size=count)
+        length = 1 + rng.integers(0, np.minimum(min(longest, n - 1), n - start))
+        rev = (rng.integers(0, 2, size=count) if reversible else np.zeros(count, np.int64)) * (length > 1)
+        dest = rng.integers(0, n - length)
+        codes = [segment_code(int(a), int(b), int(c), longest) for a, b, c in zip(start, length, rev, strict=True)]
+        return np.array(codes), dest + (dest >= start)
+    i = rng.integers(0, n, size=count)
+    j = (i + rng.integers(1, n, size=count)) % n
+    return (i, j) if move == "insert" else (np.minimum(i, j), np.maximum(i, j))

@@ -10,9 +10,9 @@ docs/decisions/perm-defaults.md):
   ``auto``, a move, an ``ls_budget``. Only what is left open is chosen; with the method and the
   budget both given nothing is (``given``).
 * The methods, in order (:func:`~metaheur.search.perm_search.method_order`): the iterated
-  greedy where the problem defines ``partial_insert_row``; the tabu search over a swap or
-  insertion neighbourhood that the problem evaluates incrementally (a pair delta or a row
-  function); last, descent plus kicks (``ils``). A cost-only neighbourhood never gets the tabu
+  greedy where the problem defines ``partial_insert_row``; the tabu search over a swap,
+  insertion or segment neighbourhood that the problem evaluates incrementally (a pair delta or a
+  row function); last, descent plus kicks (``ils``). A cost-only neighbourhood never gets the tabu
   search, timed or not.
 * Without timings (no time limit, or a ``--sync`` run with a generation budget, which must be
   reproducible for a seed), the first method with its size-based budget
@@ -92,11 +92,11 @@ def search_model(method: str, move: str, t: CostTimings, perm: PermSearchParams)
     (:data:`KICK_SCANS`); iterated greedy, the descent from the start over insertions, then per
     iteration ``destruct`` ``partial_insert_row`` calls and a descent (:data:`GREEDY_SCANS`)."""
     if method == "tabu":
-        return t.cost, t.scan(move)
+        return t.cost, t.scan(move, perm.granular)
     if method == "ig":
-        scan = t.scan("insert")
+        scan = t.scan("insert", perm.granular)
         return DESCENT_SCANS * scan, perm.destruct * t.partial + GREEDY_SCANS * scan
-    scan = t.scan(move)
+    scan = t.scan(move, perm.granular)
     return DESCENT_SCANS * scan, t.cost + KICK_SCANS * scan
 
 
@@ -131,7 +131,8 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
             fits = size >= minimum_budget(method, n) and members * (fixed + size * step) <= allowed
         predicted = members * (fixed + size * step)
         if fits or k == len(methods) - 1:
-            reason = (f"{_what(perm.method, methods)}; a {move} scan {_ms(timings.scan(move))}, {members} searches "
+            reason = (f"{_what(perm.method, methods)}; a {move} scan {_ms(timings.scan(move, perm.granular))}, "
+                      f"{members} searches "
                       f"a first generation, {_ms(allowed)} allowed ({SHARE:.0%} of {budget.time_limit:g} s)"
                       + "".join(f"; {note}" for note in notes))
             return SearchChoice(method, move, size, "probe", reason, round(predicted, 6), round(allowed, 6),
@@ -149,7 +150,9 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
                             "method and budget given")
     timings = None
     if budget.timed and budget.time_limit is not None:
-        timings = probe_costs(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit))
+        move = perm.move or problem.moves[0]
+        moves = (move, "insert") if move != "insert" and "insert" in problem.moves else (move,)
+        timings = probe_costs(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), moves)
     return choose(problem, perm, ls_budget, members, budget, timings)
 
 

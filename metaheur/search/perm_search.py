@@ -92,15 +92,15 @@ class PermSearchParams:
 def method_order(problem, method: str, move: str) -> tuple[str, ...]:
     """The methods ``method`` stands for on ``problem`` over ``move``, in order of preference:
     a given one alone; for ``auto``, the iterated greedy where the problem defines
-    ``partial_insert_row``, the tabu search over a swap or insertion neighbourhood that the
-    problem evaluates incrementally (a pair delta or row function: a cost-only neighbourhood never
-    gets a full tabu scan an iteration, issue 61), and descent plus kicks (``ils``), which runs
-    on any problem."""
+    ``partial_insert_row``, the tabu search over a swap, insertion or segment neighbourhood that
+    the problem evaluates incrementally (a pair delta or row function: a cost-only neighbourhood
+    never gets a full tabu scan an iteration, issue 61), and descent plus kicks (``ils``), which
+    runs on any problem."""
     if method != "auto":
         return (method,)
     code = problem.user_code()
     out = ["ig"] if code.has("partial_insert_row") else []
-    if move in ("swap", "insert") and (code.has(f"{move}_delta") or code.has(f"{move}_row")):
+    if move != "reverse" and (code.has(f"{move}_delta") or code.has(f"{move}_row")):
         out.append("tabu")
     return (*out, "ils")
 

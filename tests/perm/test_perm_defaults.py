@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 from cost_only import cost_only_lop, cost_only_tardiness
-from perm_problems import random_tardiness
+from perm_problems import random_latency, random_tardiness
 from test_tutorial import tutorial  # noqa: F401  (the fixture: docs/problems.md's module and instance)
 from testutil import solve_with
 
@@ -20,8 +20,9 @@ from metaheur.cli import _echo_details
 from metaheur.devices import cpu_device
 from metaheur.islands.perm_operators import default_perm_budget
 from metaheur.problems.lop.generator import random_lop
+from metaheur.problems.permutation_check import segment_valid
 from metaheur.problems.pfsp import random_pfsp
-from metaheur.search.cost_probe import CostTimings, move_pairs, probe_costs
+from metaheur.search.cost_probe import CostTimings, neighbourhood, probe_costs
 from metaheur.search.perm_defaults import (
     DESCENT_SCANS,
     KICK_SCANS,
@@ -43,8 +44,9 @@ def cpu_only(monkeypatch):
 
 def timings(n: int, scan: float, partial: float | None = None, cost: float = 1e-7) -> CostTimings:
     """Synthetic timings: every move's full scan takes ``scan`` seconds (rows for insertions)."""
-    return CostTimings(n, cost, {"insert": cost, "swap": scan / move_pairs("swap", n)}, {"insert": scan / n},
-                       partial, 0.0)
+    size = {m: neighbourhood(m, n) for m in ("insert", "swap")}
+    return CostTimings(n, cost, {"insert": cost, "swap": scan / size["swap"][1]}, {"insert": scan / n}, partial, 0.0,
+                       size)
 
 
 def check_largest(choice, problem, t: CostTimings, limit: float, islands_per_core: int = 1) -> None:
@@ -125,9 +127,24 @@ def test_the_probe_times_every_function():
     assert t.partial is not None and min(t.cost, t.partial, *t.pair.values(), *t.row.values()) > 0
     assert t.scan("insert") == 30 * t.row["insert"]  # the row function
     assert t.scan("swap") == 30 * 29 // 2 * t.pair["swap"]  # pairs, by cost after the move
+    assert t.size == {"insert": (30, 30 * 29), "swap": (30, 30 * 29 // 2)}
     assert set(t.as_dict()) == {"cost_s", "probe_s", "insert_scan_s", "swap_scan_s", "partial_insert_s"}
     only = probe_costs(cost_only_lop(20, 1), 0.1)
     assert only.row == {} and only.partial is None and only.scan("insert") == 20 * 19 * only.pair["insert"]
+
+
+def test_the_probe_scans_segments_and_candidate_lists():
+    """Segment moves (Or-opt) counted as the searches scan them (every valid row code and
+    destination, enumerated), and a problem's candidate lists making its scans granular."""
+    pb = random_latency(12, 1)  # segment, reverse, insert, swap; 4 candidates an element
+    t = probe_costs(pb, 0.2, moves=("segment", "insert"))
+    longest = pb.segment_length
+    codes = [c for c in range(12 * longest * 2) if any(segment_valid(c, j, 12, longest, True) for j in range(12))]
+    moves = sum(segment_valid(c, j, 12, longest, True) for c in codes for j in range(12))
+    assert t.size == {"segment": (len(codes), moves), "insert": (12, 132)} and t.candidates == 4
+    assert t.scan("segment") == len(codes) * 2 * 4 * t.pair["segment"]  # granular: 2 k pairs a row
+    assert t.scan("segment", granular=False) == len(codes) * t.row["segment"]  # every move, by the row
+    assert t.scan("insert", granular=False) == 132 * t.pair["insert"]  # no insert_row: pairs
 
 
 def test_an_expensive_cost_only_problem_gets_ils_and_an_early_first_generation(tmp_path):
