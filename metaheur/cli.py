@@ -408,7 +408,8 @@ def _echo_details(result, echo) -> None:
     every island's work (GA generations, or steps of a local-search-only island) and every device's load."""
     choice = result.search_choice
     if choice:
-        echo(f"  local search {choice['method']} over {choice['move']}, {choice['ls_budget']} steps a search, "
+        sampled = f" ({choice['sample']} sampled a step)" if choice.get("sample") else ""
+        echo(f"  local search {choice['method']} over {choice['move']}{sampled}, {choice['ls_budget']} steps a search, "
              f"chosen by {choice['by']}: {choice['reason']}")
     for isl in result.islands:
         steps = f"{isl.generations} generations" if isl.algorithm.startswith("GA") else f"{isl.search_steps} steps"

@@ -197,7 +197,7 @@ class PermutationProblem(Problem):
             return params, None
         perm, ga = params.search(PermSearchParams), params.ga
         choice = choose_for(self, perm, ga.ls_budget, ga.population + ga.offspring, budget)
-        chosen = replace(perm, method=choice.method, move=choice.move)
+        chosen = replace(perm, method=choice.method, move=choice.move, sample=choice.sample)
         chosen.resolved(self)  # a method the problem cannot run is refused here, in one line
         return replace(params, ga=replace(ga, ls_budget=choice.ls_budget)).with_search(chosen), choice
 

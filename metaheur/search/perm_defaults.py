@@ -29,7 +29,7 @@ docs/decisions/perm-defaults.md):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import default_perm_budget
@@ -46,6 +46,10 @@ PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
 #: tardiness, its cost-only variant, the cost-only LOP, the LOP and a flow shop
 #: (docs/decisions/perm-defaults.md), so that a first generation rather ends early than late.
 DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 12.0, 5.0, 2.0
+#: A descent over samples of m moves (``PermSearchParams.sample``) stops at the first sample
+#: without an improving move: from a random start it took 0.8 n to 2.1 n samples, an ILS kick's
+#: 5 to 22 (m from n / 10 to 4 n; docs/decisions/perm-defaults.md). The least sample chosen.
+SAMPLED_DESCENT, SAMPLED_KICK, MIN_SAMPLE = 2.5, 25.0, 8
 
 
 @dataclass(frozen=True)
@@ -62,9 +66,10 @@ class RunBudget:
 
 @dataclass(frozen=True)
 class SearchChoice:
-    """The local search chosen (``method``, ``move``, ``ls_budget``), ``by`` what (``probe``:
-    timed; ``structure``: the problem's functions alone; ``given``: nothing left open), why
-    (``reason``), the first generation's predicted and allowed seconds and the probe's timings."""
+    """The local search chosen (``method``, ``move``, ``ls_budget``, ``sample``: moves a descent
+    step samples, 0 for all), ``by`` what (``probe``: timed; ``structure``: the problem's
+    functions alone; ``given``: nothing left open), why (``reason``), the first generation's
+    predicted and allowed seconds and the probe's timings."""
 
     method: str
     move: str
@@ -74,6 +79,7 @@ class SearchChoice:
     predicted_s: float | None = None
     allowed_s: float | None = None
     timings: dict | None = None
+    sample: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -86,18 +92,30 @@ def minimum_budget(method: str, n: int) -> int:
     return {"tabu": n, "ig": 1}.get(method, 0)
 
 
-def search_model(method: str, move: str, t: CostTimings, perm: PermSearchParams) -> tuple[float, float]:
+def search_model(method: str, move: str, t: CostTimings, perm: PermSearchParams, n: int) -> tuple[float, float]:
     """(fixed, per step) seconds of one search: tabu, one scan an iteration; ILS, a descent from
     the start (:data:`DESCENT_SCANS`) then per kick the kicked solution's cost and a descent
     (:data:`KICK_SCANS`); iterated greedy, the descent from the start over insertions, then per
-    iteration ``destruct`` ``partial_insert_row`` calls and a descent (:data:`GREEDY_SCANS`)."""
+    iteration ``destruct`` ``partial_insert_row`` calls and a descent (:data:`GREEDY_SCANS`).
+    Sampled (``perm.sample`` m > 0), a scan is m pair deltas, a descent from the start
+    :data:`SAMPLED_DESCENT` n of them and a kick's (or a greedy iteration's) :data:`SAMPLED_KICK`."""
+    scanned = "insert" if method == "ig" else move
+    if perm.sample:
+        scan = perm.sample * t.pair[scanned]
+        start, again = SAMPLED_DESCENT * n, SAMPLED_KICK
+    else:
+        scan = t.scan(scanned, perm.granular)
+        start, again = DESCENT_SCANS, KICK_SCANS if method == "ils" else GREEDY_SCANS
     if method == "tabu":
-        return t.cost, t.scan(move, perm.granular)
-    if method == "ig":
-        scan = t.scan("insert", perm.granular)
-        return DESCENT_SCANS * scan, perm.destruct * t.partial + GREEDY_SCANS * scan
-    scan = t.scan(move, perm.granular)
-    return DESCENT_SCANS * scan, t.cost + KICK_SCANS * scan
+        return t.cost, scan
+    kick = perm.destruct * t.partial if method == "ig" else t.cost
+    return start * scan, kick + again * scan
+
+
+def fitted_sample(move: str, t: CostTimings, n: int, seconds: float) -> int:
+    """The largest sample m, :data:`MIN_SAMPLE` to n, whose descent from a random start fits
+    ``seconds`` (:func:`search_model`); at least :data:`MIN_SAMPLE`."""
+    return max(MIN_SAMPLE, min(n, int(seconds / (SAMPLED_DESCENT * n * t.pair[move]))))
 
 
 def fitted_budget(fixed: float, step: float, seconds: float, cap: int) -> int:
@@ -117,26 +135,36 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
         method = methods[0]
         size = default_perm_budget(method, n) if ls_budget is None else ls_budget
         why = "a run without a time limit" if budget.time_limit is None else "a reproducible run (--sync, generations)"
-        return SearchChoice(method, move, size, "structure", f"{_what(perm.method, methods)}; not timed: {why}")
+        return SearchChoice(method, move, size, "structure", f"{_what(perm.method, methods)}; not timed: {why}",
+                            sample=perm.sample)
     allowed = SHARE * budget.time_limit / max(1, budget.islands_per_core)
     notes = []
     for k, method in enumerate(methods):
-        fixed, step = search_model(method, move, timings, perm)
+        last = k == len(methods) - 1
+        fixed, step = search_model(method, move, timings, perm, n)
         if ls_budget is None:
             floor = minimum_budget(method, n)
             size = fitted_budget(fixed, step, allowed / members, default_perm_budget(method, n))
+            if last and size < 0 and method == "ils" and not perm.sample:  # not one descent: sampled ones
+                sampled = replace(perm, sample=fitted_sample(move, timings, n, allowed / members))
+                fixed_s, step_s = search_model(method, move, timings, sampled, n)
+                if fixed_s < fixed:
+                    notes.append(f"one descent over every move would take {_ms(members * fixed)}")
+                    perm, fixed, step = sampled, fixed_s, step_s
+                    size = fitted_budget(fixed, step, allowed / members, default_perm_budget(method, n))
             fits, size = size >= floor, max(size, floor)
         else:
             size = ls_budget
             fits = size >= minimum_budget(method, n) and members * (fixed + size * step) <= allowed
         predicted = members * (fixed + size * step)
-        if fits or k == len(methods) - 1:
-            reason = (f"{_what(perm.method, methods)}; a {move} scan {_ms(timings.scan(move, perm.granular))}, "
-                      f"{members} searches "
-                      f"a first generation, {_ms(allowed)} allowed ({SHARE:.0%} of {budget.time_limit:g} s)"
+        if fits or last:
+            scan = (f"{perm.sample} sampled {move} moves a descent step" if perm.sample
+                    else f"a {move} scan {_ms(timings.scan(move, perm.granular))}")
+            reason = (f"{_what(perm.method, methods)}; {scan}, {members} searches a first generation, "
+                      f"{_ms(allowed)} allowed ({SHARE:.0%} of {budget.time_limit:g} s)"
                       + "".join(f"; {note}" for note in notes))
             return SearchChoice(method, move, size, "probe", reason, round(predicted, 6), round(allowed, 6),
-                                timings.as_dict())
+                                timings.as_dict(), perm.sample)
         notes.append(f"{method} not taken: {size} steps would take {_ms(predicted)}")
     raise MetaheurError("internal error: no local search chosen")  # the last method is always taken
 
@@ -147,11 +175,11 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
     (``auto``) or the budget is left open; both given, the choice is theirs (``given``)."""
     if perm.method != "auto" and ls_budget is not None:
         return SearchChoice(perm.method, perm.move or problem.moves[0], ls_budget, "given",
-                            "method and budget given")
+                            "method and budget given", sample=perm.sample)
     timings = None
     if budget.timed and budget.time_limit is not None:
-        move = perm.move or problem.moves[0]
-        moves = (move, "insert") if move != "insert" and "insert" in problem.moves else (move,)
+        move = perm.move or problem.moves[0]  # and the insertions of the iterated greedy's descents
+        moves = (move, "insert") if move != "insert" and problem.user_code().has("partial_insert_row") else (move,)
         timings = probe_costs(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), moves)
     return choose(problem, perm, ls_budget, members, budget, timings)
 

@@ -26,6 +26,7 @@ from metaheur.search.cost_probe import CostTimings, neighbourhood, probe_costs
 from metaheur.search.perm_defaults import (
     DESCENT_SCANS,
     KICK_SCANS,
+    MIN_SAMPLE,
     SHARE,
     RunBudget,
     choose,
@@ -45,14 +46,14 @@ def cpu_only(monkeypatch):
 def timings(n: int, scan: float, partial: float | None = None, cost: float = 1e-7) -> CostTimings:
     """Synthetic timings: every move's full scan takes ``scan`` seconds (rows for insertions)."""
     size = {m: neighbourhood(m, n) for m in ("insert", "swap")}
-    return CostTimings(n, cost, {"insert": cost, "swap": scan / size["swap"][1]}, {"insert": scan / n}, partial, 0.0,
-                       size)
+    pair = {m: scan / size[m][1] for m in size}
+    return CostTimings(n, cost, pair, {"insert": scan / n}, partial, 0.0, size)
 
 
 def check_largest(choice, problem, t: CostTimings, limit: float, islands_per_core: int = 1) -> None:
     """The chosen budget fits the allowance, one more would not (unless it is the size-based cap)."""
     allowed = SHARE * limit / islands_per_core
-    fixed, step = search_model(choice.method, choice.move, t, PermSearchParams())
+    fixed, step = search_model(choice.method, choice.move, t, PermSearchParams(sample=choice.sample), problem.n)
     assert choice.allowed_s == pytest.approx(allowed)
     assert MEMBERS * (fixed + choice.ls_budget * step) <= allowed
     if choice.ls_budget < default_perm_budget(choice.method, problem.n):
@@ -98,9 +99,17 @@ def test_an_expensive_problem_gets_a_descent_and_islands_sharing_a_core_less():
     shared = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True, islands_per_core=2), t)
     assert shared.ls_budget < choice.ls_budget
     check_largest(shared, wt, t, 60.0, islands_per_core=2)
-    # nothing fits: one descent a search (no kick), reported as over its allowance
+    # one descent over every move does not fit: descents over samples, as large as fit (at most n)
+    t = timings(50, 1e-2)
+    sampled = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True), t)
+    assert (sampled.method, sampled.sample) == ("ils", 50) and "one descent over every move" in sampled.reason
+    assert sampled.ls_budget > 0
+    check_largest(sampled, wt, t, 60.0)
+    smaller = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(60.0, True), timings(50, 4e-2))
+    assert MIN_SAMPLE < smaller.sample < 50 and smaller.predicted_s <= smaller.allowed_s
+    # nothing fits: one descent a search (no kick) over the least sample, reported as over its allowance
     none = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(1.0, True), timings(50, 1.0))
-    assert (none.method, none.ls_budget) == ("ils", 0) and none.predicted_s > none.allowed_s
+    assert (none.method, none.ls_budget, none.sample) == ("ils", 0, MIN_SAMPLE) and none.predicted_s > none.allowed_s
 
 
 def test_given_parts_stay():
@@ -148,11 +157,15 @@ def test_the_probe_scans_segments_and_candidate_lists():
 
 
 def test_an_expensive_cost_only_problem_gets_ils_and_an_early_first_generation(tmp_path):
-    pb = cost_only_lop(40, 2)  # an O(n^2) cost: every move scored by cost after it
+    # an O(n^2) cost, every move scored by cost after it: one descent over every insertion takes
+    # some 3,500 costs, 30 of them some ten times the first generation's 0.15 s
+    pb = cost_only_lop(60, 2)
     r = solve_with(pb, time_limit=3, seed=1, islands=1)
     choice = r.search_choice
     assert (choice["method"], choice["move"], choice["by"]) == ("ils", "insert", "probe")
-    assert r.parameters["perm"]["method"] == "ils" and r.parameters["ga"]["ls_budget"] == choice["ls_budget"]
+    assert MIN_SAMPLE <= choice["sample"] <= pb.n and "one descent over every move" in choice["reason"]
+    assert r.parameters["perm"]["method"] == "ils" and r.parameters["perm"]["sample"] == choice["sample"]
+    assert r.parameters["ga"]["ls_budget"] == choice["ls_budget"]
     # the first generation took a small share of the run: many more followed it
     assert r.generations >= 5
     assert r.value == pb.value(r.permutation)
@@ -161,8 +174,8 @@ def test_an_expensive_cost_only_problem_gets_ils_and_an_early_first_generation(t
     assert Result.from_json(path).search_choice == choice
     lines = []
     _echo_details(r, lines.append)
-    assert lines[0].startswith(f"  local search ils over insert, {choice['ls_budget']} steps a search, chosen by "
-                               "probe: auto: ils in order; a insert scan")
+    assert lines[0].startswith(f"  local search ils over insert ({choice['sample']} sampled a step), "
+                               f"{choice['ls_budget']} steps a search, chosen by probe: auto: ils in order; ")
 
 
 def test_explicit_choices_win():
