@@ -7,14 +7,16 @@ cost-only variant and the cost-only LOP (tests/perm/cost_only.py: ``cost`` alone
 O(n^2)), a Taillard flow shop (``--pfsp NAME``, under METAHEUR_INSTANCES) and a generated LOP
 (``--lop N``). Per problem, the probe's timings (0.5 s), then:
 
-* ``scans`` table: for each method the problem can run (``method_order`` of ``auto``), searches
-  from random starts on one core (``set_cpu_threads(1)``, a batch of ``--count``; CPU seconds of
-  the thread, as the probe measures, so that other processes' load stays out) with budget 0
-  and budget B (tabu n, the others 10): ``start_scans`` = seconds of a budget-0 search / one full
-  scan of its neighbourhood (the insertions for the iterated greedy), ``step_scans`` = seconds of
-  a step (B minus 0, over B) / one scan, less the kick's own cost (``partial_insert_row`` calls of
-  the iterated greedy, ``cost`` of an ILS kick). The model's DESCENT_SCANS (the starts),
-  KICK_SCANS (ILS steps) and GREEDY_SCANS (iterated-greedy steps) are what these ratios stay under.
+* ``scans`` table: for each method the problem can run (``method_order`` of ``auto``), over
+  full scans, and the ILS over samples of n / 10 and n moves (``sample``), searches from random
+  starts on one core (``set_cpu_threads(1)``, a batch of ``--count``; CPU seconds of the thread,
+  as the probe measures, so that other processes' load stays out) with budget 0 and budget B
+  (tabu n, the others 10): ``start_units`` = seconds of a budget-0 search / one unit (a full scan
+  of its neighbourhood, the insertions for the iterated greedy; one sample of m pair deltas for
+  the sampled rows), ``step_units`` = seconds of a step (B minus 0, over B) / one unit, less the
+  kick's own cost (``partial_insert_row`` calls of the iterated greedy, ``cost`` of an ILS kick).
+  The model's DESCENT_SCANS (the starts), KICK_SCANS (ILS steps), GREEDY_SCANS (iterated-greedy
+  steps), SAMPLED_DESCENT (sampled starts, per n) and SAMPLED_KICK are what these stay under.
 * ``choice`` table: the chooser's pick for ``--times`` (seconds; one island a core, the default
   GA: 30 searches a first generation), its predicted and allowed seconds, and ``first_gen_s``:
   a one-island run of those parameters for one generation (its search time: the population
@@ -50,8 +52,9 @@ from metaheur.search.cost_probe import probe_costs
 from metaheur.search.perm_defaults import RunBudget, choose
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams, method_order
 
-SCAN_COLUMNS = ["instance", "n", "method", "move", "scan_ms", "start_s", "step_s", "start_scans", "step_scans"]
-CHOICE_COLUMNS = ["instance", "n", "time_limit_s", "method", "move", "ls_budget", "predicted_s", "allowed_s",
+SCAN_COLUMNS = ["instance", "n", "method", "move", "sample", "unit_ms", "start_s", "step_s", "start_units",
+                "step_units"]
+CHOICE_COLUMNS = ["instance", "n", "time_limit_s", "method", "move", "sample", "ls_budget", "predicted_s", "allowed_s",
                   "first_gen_cpu_s", "first_gen_s"]
 
 
@@ -63,10 +66,10 @@ def problems(args) -> list:
     return out
 
 
-def search_seconds(problem, method: str, move: str, budget: int, count: int) -> float:
+def search_seconds(problem, method: str, move: str, budget: int, count: int, sample: int = 0) -> float:
     """Seconds of one search of ``budget`` steps, the mean of a batch of ``count`` from random starts."""
     rng = np.random.default_rng(0)
-    batch = PermSearchBatch(problem, "cpu", count, PermSearchParams(method=method, move=move))
+    batch = PermSearchBatch(problem, "cpu", count, PermSearchParams(method=method, move=move, sample=sample))
     starts = np.array([rng.permutation(problem.n) for _ in range(count)])
     keys = np.arange(count, dtype=np.uint64) + 1
     batch.run(starts, keys, 0)  # binds the kernels
@@ -79,18 +82,21 @@ def search_seconds(problem, method: str, move: str, budget: int, count: int) -> 
 
 
 def scan_rows(problem, timings, count: int) -> list[dict]:
-    rows, move = [], problem.moves[0]
-    for method in method_order(problem, "auto", move):
+    """The scans table's rows of ``problem``: every method over full scans, and the ILS over
+    samples of n / 10 and n moves (its unit then one sample, m pair deltas)."""
+    rows, move, n = [], problem.moves[0], problem.n
+    runs = [(method, 0) for method in method_order(problem, "auto", move)] + [("ils", max(1, n // 10)), ("ils", n)]
+    for method, sample in runs:
         scanned = "insert" if method == "ig" else move
-        scan = timings.scan(scanned)
-        steps = problem.n if method == "tabu" else 10
-        start = search_seconds(problem, method, move, 0, count)
-        step = (search_seconds(problem, method, move, steps, count) - start) / steps
+        unit = sample * timings.pair[scanned] if sample else timings.scan(scanned)
+        steps = n if method == "tabu" else 10
+        start = search_seconds(problem, method, move, 0, count, sample)
+        step = (search_seconds(problem, method, move, steps, count, sample) - start) / steps
         kick = 4 * timings.partial if method == "ig" else (timings.cost if method == "ils" else 0.0)
-        rows.append({"instance": problem.name, "n": problem.n, "method": method, "move": scanned,
-                     "scan_ms": scan * 1e3, "start_s": start, "step_s": step, "start_scans": start / scan,
-                     "step_scans": (step - kick) / scan})
-        log(f"{problem.name} {method}: start {start / scan:.2f} scans, step {(step - kick) / scan:.2f} scans")
+        rows.append({"instance": problem.name, "n": n, "method": method, "move": scanned, "sample": sample,
+                     "unit_ms": unit * 1e3, "start_s": start, "step_s": step, "start_units": start / unit,
+                     "step_units": (step - kick) / unit})
+        log(f"{problem.name} {method} sample {sample}: start {start / unit:.2f} units, step {(step - kick) / unit:.2f}")
     return rows
 
 
@@ -101,14 +107,15 @@ def choice_rows(problem, timings, times: list[float]) -> list[dict]:
     for limit in times:
         c = choose(problem, PermSearchParams(), None, ga.population + ga.offspring, RunBudget(limit, True), timings)
         params = metaheur.SolveParams(strategy="cpu-serial", sync=True, ga=replace(ga, ls_budget=c.ls_budget),
-                                      perm=PermSearchParams(method=c.method, move=c.move))
+                                      perm=PermSearchParams(method=c.method, move=c.move, sample=c.sample))
         t0 = time.process_time()
         result = metaheur.solve(problem, generations=1, seed=1, params=params)
         cpu = time.process_time() - t0
         rows.append({"instance": problem.name, "n": problem.n, "time_limit_s": limit, "method": c.method,
-                     "move": c.move, "ls_budget": c.ls_budget, "predicted_s": c.predicted_s,
+                     "move": c.move, "sample": c.sample, "ls_budget": c.ls_budget, "predicted_s": c.predicted_s,
                      "allowed_s": c.allowed_s, "first_gen_cpu_s": cpu, "first_gen_s": result.time_s})
-        log(f"{problem.name} {limit:g} s: {c.method} {c.ls_budget}, predicted {c.predicted_s:.3g} s, "
+        log(f"{problem.name} {limit:g} s: {c.method} {c.ls_budget} (sample {c.sample}), "
+            f"predicted {c.predicted_s:.3g} s, "
             f"measured {cpu:.3g} s CPU, {result.time_s:.3g} s, allowed {c.allowed_s:.3g} s")
     return rows
 

@@ -45,7 +45,7 @@ PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
 #: descent after an iterated greedy's reinsertions costs: about the most measured on the
 #: tardiness, its cost-only variant, the cost-only LOP, the LOP and a flow shop
 #: (docs/decisions/perm-defaults.md), so that a first generation rather ends early than late.
-DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 12.0, 5.0, 2.0
+DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 15.0, 7.0, 2.0
 #: A descent over samples of m moves (``PermSearchParams.sample``) stops at the first sample
 #: without an improving move: from a random start it took 0.8 n to 2.1 n samples, an ILS kick's
 #: 5 to 22 (m from n / 10 to 4 n; docs/decisions/perm-defaults.md). The least sample chosen.

@@ -273,7 +273,7 @@ def test_the_measurement_script_runs(tmp_path):
     done = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)], capture_output=True,
                           text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
-    for stem, column in (("perm_defaults_scans", "step_scans"), ("perm_defaults_choice", "first_gen_cpu_s")):
+    for stem, column in (("perm_defaults_scans", "step_units"), ("perm_defaults_choice", "first_gen_cpu_s")):
         with open(tmp_path / f"{stem}.csv", newline="") as handle:
             rows = list(csv.DictReader(handle))
         assert rows and all(float(row[column]) == float(row[column]) for row in rows)  # numbers, not NaN
