@@ -47,8 +47,8 @@ PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
 #: (docs/decisions/perm-defaults.md), so that a first generation rather ends early than late.
 DESCENT_SCANS, KICK_SCANS, GREEDY_SCANS = 15.0, 7.0, 2.0
 #: A descent over samples of m moves (``PermSearchParams.sample``) stops at the first sample
-#: without an improving move: from a random start it took 0.8 n to 2.1 n samples, an ILS kick's
-#: 5 to 22 (m from n / 10 to 4 n; docs/decisions/perm-defaults.md). The least sample chosen.
+#: without an improving move: from a random start it took 0.15 n to 2.1 n samples, an ILS kick's
+#: 2 to 18 (m = n / 10 and n; docs/decisions/perm-defaults.md). The least sample chosen.
 SAMPLED_DESCENT, SAMPLED_KICK, MIN_SAMPLE = 2.5, 25.0, 8
 
 
