@@ -141,32 +141,41 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
     notes = []
     for k, method in enumerate(methods):
         last = k == len(methods) - 1
-        fixed, step = search_model(method, move, timings, perm, n)
         if ls_budget is None:
             floor = minimum_budget(method, n)
-            size = fitted_budget(fixed, step, allowed / members, default_perm_budget(method, n))
-            if last and size < 0 and method == "ils" and not perm.sample:  # not one descent: sampled ones
-                sampled = replace(perm, sample=fitted_sample(move, timings, n, allowed / members))
-                fixed_s, step_s = search_model(method, move, timings, sampled, n)
-                if fixed_s < fixed:
-                    notes.append(f"one descent over every move would take {_ms(members * fixed)}")
-                    perm, fixed, step = sampled, fixed_s, step_s
-                    size = fitted_budget(fixed, step, allowed / members, default_perm_budget(method, n))
+            used, fixed, step, size = _largest(method, move, timings, perm, n, allowed / members, last, notes)
             fits, size = size >= floor, max(size, floor)
         else:
-            size = ls_budget
+            used, (fixed, step), size = perm, search_model(method, move, timings, perm, n), ls_budget
             fits = size >= minimum_budget(method, n) and members * (fixed + size * step) <= allowed
         predicted = members * (fixed + size * step)
         if fits or last:
-            scan = (f"{perm.sample} sampled {move} moves a descent step" if perm.sample
-                    else f"a {move} scan {_ms(timings.scan(move, perm.granular))}")
+            scan = (f"{used.sample} sampled {move} moves a descent step" if used.sample
+                    else f"a full {move} scan {_ms(timings.scan(move, used.granular))}")
             reason = (f"{_what(perm.method, methods)}; {scan}, {members} searches a first generation, "
                       f"{_ms(allowed)} allowed ({SHARE:.0%} of {budget.time_limit:g} s)"
                       + "".join(f"; {note}" for note in notes))
             return SearchChoice(method, move, size, "probe", reason, round(predicted, 6), round(allowed, 6),
-                                timings.as_dict(), perm.sample)
+                                timings.as_dict(), used.sample)
         notes.append(f"{method} not taken: {size} steps would take {_ms(predicted)}")
     raise MetaheurError("internal error: no local search chosen")  # the last method is always taken
+
+
+def _largest(method: str, move: str, t: CostTimings, perm: PermSearchParams, n: int, seconds: float, last: bool,
+             notes: list[str]) -> tuple[PermSearchParams, float, float, int]:
+    """(the parameters searched with, the model's fixed and step seconds, the largest budget up to
+    the usual one whose search fits ``seconds``, -1 for none); the last method, descent plus
+    kicks, where one descent over every move does not fit and none was given, over the largest
+    sample that fits (:func:`fitted_sample`), when that is cheaper (said in ``notes``)."""
+    fixed, step = search_model(method, move, t, perm, n)
+    size = fitted_budget(fixed, step, seconds, default_perm_budget(method, n))
+    if last and size < 0 and method == "ils" and not perm.sample:
+        sampled = replace(perm, sample=fitted_sample(move, t, n, seconds))
+        fixed_s, step_s = search_model(method, move, t, sampled, n)
+        if fixed_s < fixed:
+            notes.append(f"one descent over every move would take {_ms(fixed)} a search")
+            return sampled, fixed_s, step_s, fitted_budget(fixed_s, step_s, seconds, default_perm_budget(method, n))
+    return perm, fixed, step, size
 
 
 def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
