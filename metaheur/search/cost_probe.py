@@ -1,13 +1,16 @@
-"""How long a user problem's device functions take, in CPU seconds: the probe behind the defaults that follow the
-cost (:mod:`metaheur.search.perm_defaults`; issue 61, docs/decisions/perm-defaults.md).
+"""How long a user problem's device functions take, in CPU seconds: the probe behind the
+defaults that follow the cost (:mod:`metaheur.search.perm_defaults`; issue 61,
+docs/decisions/perm-defaults.md).
 
 On the CPU build, one OpenMP thread (what a CPU island runs on), through the kernels of
-kernels/engine/perm_eval.cu: ``cost``, every move's pair delta (the problem's, else ``cost``
-after the move, as the searches evaluate it) and row (the problem's row function, where it
-defines one), and ``partial_insert_row`` of an element into the n - 1 others. Each is launched
-on a batch of random permutations, the batch growing until it takes :data:`SAMPLE_SECONDS` or the
-probe's time is spent (:func:`_per_call`; a slow function may get one launch and overrun it). From
-these, the seconds of one full scan of a move's neighbourhood: n rows, or every pair of the move.
+kernels/engine/perm_eval.cu: ``cost``, the pair delta of each move asked for (the problem's, else
+``cost`` after the move, as the searches evaluate it) and its row (where the problem defines the
+row function), and ``partial_insert_row`` of an element into the n - 1 others. Each is launched on
+a batch of random permutations, the batch growing until it takes :data:`SAMPLE_SECONDS` or the
+probe's time is spent, the launch's own overhead left out (:func:`_per_call`; a slow function may
+get one launch and overrun the time). From these, the seconds of one full scan of a move's
+neighbourhood as the searches scan it (:meth:`CostTimings.scan`: rows, every move, or the moves
+of the problem's candidate lists).
 """
 
 from __future__ import annotations
