@@ -187,15 +187,18 @@ class PermutationProblem(Problem):
         """The generic local search's method, move and budget per child where ``params`` leave them
         open (``auto``, no move, no ``ls_budget``), from the timings of the device functions when
         the run is timed (:mod:`metaheur.search.perm_defaults`, docs/decisions/perm-defaults.md),
-        set in the parameters; the choice made (None without device code)."""
+        set in the parameters; the choice made. Without device code (the numpy-only route, nothing
+        to time), no choice: its sampled descents get the ILS's usual budget where none is given."""
         from dataclasses import replace
 
+        from metaheur.islands.perm_operators import default_perm_budget
         from metaheur.search.perm_defaults import choose_for
         from metaheur.search.perm_search import PermSearchParams
 
-        if self.device_code is None:
-            return params, None
         perm, ga = params.search(PermSearchParams), params.ga
+        if self.device_code is None:
+            size = default_perm_budget("ils", self.n) if ga.ls_budget is None else ga.ls_budget
+            return replace(params, ga=replace(ga, ls_budget=size)), None
         choice = choose_for(self, perm, ga.ls_budget, ga.population + ga.offspring, budget)
         chosen = replace(perm, method=choice.method, move=choice.move, sample=choice.sample)
         chosen.resolved(self)  # a method the problem cannot run is refused here, in one line

@@ -279,3 +279,17 @@ def test_the_measurement_script_runs(tmp_path):
         assert rows and all(float(row[column]) == float(row[column]) for row in rows)  # numbers, not NaN
         assert "- command: perm_defaults.py --quick" in (tmp_path / f"{stem}.md").read_text()
     assert {row["method"] for row in rows} >= {"ils"}
+
+
+def test_the_numpy_route_has_nothing_to_time_and_keeps_its_budget():
+    from perm_problems import Tardiness
+
+    class NumpyOnly(Tardiness):
+        kind = "npwtd"
+        device_code = None
+
+    base = random_tardiness(44, 1)
+    pb = NumpyOnly(base.p, base.w, base.due)
+    with pytest.warns(RuntimeWarning, match="numpy-only route"):
+        r = solve_with(pb, time_limit=2, generations=1, seed=1, islands=1)
+    assert r.search_choice is None and r.parameters["ga"]["ls_budget"] == default_perm_budget("ils", 44) == 22
