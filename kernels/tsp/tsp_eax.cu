@@ -60,6 +60,10 @@
  * that table. Block b updates city cities[b] with the changes starts[b] .. starts[b + 1] - 1:
  * old_nb[i], new_nb[i] (x 2) are its two neighbours in a replaced tour and in its replacement
  * (-1: no tour, to build the table from an empty one).
+ *
+ * tsp_eax_freq_accept (the "fused" update, ILSParams.eax_kernel): the same changes for every child
+ * of the last tsp_eax launch shorter than its parent A, read from that launch's own buffers, in
+ * one launch (one thread a city; see the kernel).
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
@@ -448,36 +452,73 @@ __device__ double mh_eax_entropy_delta(mh_eax_t *E, const int *fnb, const int *f
   return dh;
 }
 
+/* One replacement at city c's row of the frequency table: c's two neighbours o[0..1] in a replaced
+ * tour (-1: no tour) and w[0..1] in its replacement; edges that leave are counted down (a row
+ * entry at 0 is removed, the last one takes its place), edges that come are counted up or
+ * appended (a full row counts an overflow: more tours replaced than the population holds). */
+__device__ void mh_eax_freq_entry(int *row, int *cnt, int *len_io, int m, const int *o, const int *w,
+                                  long long *overflow) {
+  int len = *len_io;
+  for (int j = 0; j < 2; ++j) { /* edges that leave */
+    const int v = o[j];
+    if (v < 0 || v == w[0] || v == w[1] || (j == 1 && v == o[0])) continue;
+    for (int q = 0; q < len; ++q) {
+      if (row[q] != v) continue;
+      if (--cnt[q] == 0) { --len; row[q] = row[len]; cnt[q] = cnt[len]; }
+      break;
+    }
+  }
+  for (int j = 0; j < 2; ++j) { /* edges that come */
+    const int v = w[j];
+    if (v < 0 || v == o[0] || v == o[1] || (j == 1 && v == w[0])) continue;
+    int q = 0;
+    while (q < len && row[q] != v) ++q;
+    if (q < len) cnt[q]++;
+    else if (len < m) { row[len] = v; cnt[len] = 1; ++len; }
+    else atomicAdd((unsigned long long *)overflow, 1ULL);
+  }
+  *len_io = len;
+}
+
 extern "C" __global__ void tsp_eax_freq(const int *cities, const int *starts, const int *old_nb, const int *new_nb,
                                         int count, int m, int *freq_nb, int *freq_cnt, int *freq_len,
                                         long long *overflow) {
   const ll b = mh_block();
   if (mh_tid() != 0 || b >= count) return;
   const int c = cities[b];
-  int *row = freq_nb + (ll)c * m, *cnt = freq_cnt + (ll)c * m;
   int len = freq_len[c];
-  for (int i = starts[b]; i < starts[b + 1]; ++i) {
-    const int *o = old_nb + 2LL * i, *w = new_nb + 2LL * i;
-    for (int j = 0; j < 2; ++j) { /* edges that leave */
-      const int v = o[j];
-      if (v < 0 || v == w[0] || v == w[1] || (j == 1 && v == o[0])) continue;
-      for (int q = 0; q < len; ++q) {
-        if (row[q] != v) continue;
-        if (--cnt[q] == 0) { --len; row[q] = row[len]; cnt[q] = cnt[len]; }
-        break;
-      }
-    }
-    for (int j = 0; j < 2; ++j) { /* edges that come */
-      const int v = w[j];
-      if (v < 0 || v == o[0] || v == o[1] || (j == 1 && v == w[0])) continue;
-      int q = 0;
-      while (q < len && row[q] != v) ++q;
-      if (q < len) cnt[q]++;
-      else if (len < m) { row[len] = v; cnt[len] = 1; ++len; }
-      else atomicAdd((unsigned long long *)overflow, 1ULL);
+  for (int i = starts[b]; i < starts[b + 1]; ++i)
+    mh_eax_freq_entry(freq_nb + (ll)c * m, freq_cnt + (ll)c * m, &len, m, old_nb + 2LL * i, new_nb + 2LL * i,
+                      overflow);
+  freq_len[c] = len;
+}
+
+/* tsp_eax_freq_accept (the "fused" update): the children of the last tsp_eax launch (record = 1;
+ * changes, info, child_len, len_a of its `count` blocks) that are shorter than their parent A
+ * (child_len[b] < len_a[b], the island's replacement rule) replace A in the table, in one launch
+ * that the host neither prepares nor reads back. Thread g of the grid (G threads in all) owns the
+ * cities c with c % G == g and applies the recorded rows of its cities, block after block, row
+ * after row: each row of the table gets its changes in the order tsp_eax_freq gets them from the
+ * host's grouping by city (the same table, entry for entry), and no two threads share a row. */
+extern "C" __global__ void tsp_eax_freq_accept(const int *changes, const long long *info, const long long *child_len,
+                                               const long long *len_a, int count, int n, int m, int *freq_nb,
+                                               int *freq_cnt, int *freq_len, long long *overflow) {
+  const ll g = mh_block() * mh_nthreads() + mh_tid();
+  const ll G = (ll)gridDim.x * gridDim.y * gridDim.z * mh_nthreads();
+  if (g >= n) return;
+  for (int b = 0; b < count; ++b) {
+    if (child_len[b] >= len_a[b]) continue;
+    const int *rows = changes + (ll)b * 5 * n;
+    const int nch = (int)info[(ll)b * MH_EAX_NINFO + MH_EAX_CHANGED];
+    for (int i = 0; i < nch; ++i) {
+      const int *e = rows + 5 * i;
+      const int c = e[0];
+      if (c % G != g) continue;
+      int len = freq_len[c];
+      mh_eax_freq_entry(freq_nb + (ll)c * m, freq_cnt + (ll)c * m, &len, m, e + 1, e + 3, overflow);
+      freq_len[c] = len;
     }
   }
-  freq_len[c] = len;
 }
 
 /* The edge frequencies of the population and the entropy table (select 1; see the header). */
