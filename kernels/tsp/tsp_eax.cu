@@ -499,7 +499,9 @@ extern "C" __global__ void tsp_eax_freq(const int *cities, const int *starts, co
  * that the host neither prepares nor reads back. Thread g of the grid (G threads in all) owns the
  * cities c with c % G == g and applies the recorded rows of its cities, block after block, row
  * after row: each row of the table gets its changes in the order tsp_eax_freq gets them from the
- * host's grouping by city (the same table, entry for entry), and no two threads share a row. */
+ * host's grouping by city (the same table, entry for entry), and no two threads share a row.
+ * Every thread reads every recorded city, MH_EAX_SCAN at a time (independent loads in flight). */
+#define MH_EAX_SCAN 8
 extern "C" __global__ void tsp_eax_freq_accept(const int *changes, const long long *info, const long long *child_len,
                                                const long long *len_a, int count, int n, int m, int *freq_nb,
                                                int *freq_cnt, int *freq_len, long long *overflow) {
@@ -510,13 +512,17 @@ extern "C" __global__ void tsp_eax_freq_accept(const int *changes, const long lo
     if (child_len[b] >= len_a[b]) continue;
     const int *rows = changes + (ll)b * 5 * n;
     const int nch = (int)info[(ll)b * MH_EAX_NINFO + MH_EAX_CHANGED];
-    for (int i = 0; i < nch; ++i) {
-      const int *e = rows + 5 * i;
-      const int c = e[0];
-      if (c % G != g) continue;
-      int len = freq_len[c];
-      mh_eax_freq_entry(freq_nb + (ll)c * m, freq_cnt + (ll)c * m, &len, m, e + 1, e + 3, overflow);
-      freq_len[c] = len;
+    for (int i0 = 0; i0 < nch; i0 += MH_EAX_SCAN) {
+      int city[MH_EAX_SCAN];
+      for (int u = 0; u < MH_EAX_SCAN; ++u) city[u] = i0 + u < nch ? rows[5 * (i0 + u)] : -1;
+      for (int u = 0; u < MH_EAX_SCAN; ++u) {
+        const int c = city[u];
+        if (c < 0 || (G >= n ? c : c % G) != g) continue;
+        int len = freq_len[c];
+        const int *e = rows + 5 * (i0 + u);
+        mh_eax_freq_entry(freq_nb + (ll)c * m, freq_cnt + (ll)c * m, &len, m, e + 1, e + 3, overflow);
+        freq_len[c] = len;
+      }
     }
   }
 }
