@@ -50,7 +50,8 @@ run). The gap is to the optimum from the instances' bks.csv.
         [--eax-kernel classic fused]
 
 ``--eax-kernel``: the EAX islands' kernels (``ILSParams.eax_kernel``; the research driver: the
-edge-frequency update, EdgeFrequency.replace_children or accept_shorter), each a method run of its
+edge-frequency update, EdgeFrequency.replace_children or accept_shorter, and for ``block`` the
+crossover kernel tsp_eax_block), each a method run of its
 own (``metaheur[fused]``) when more than one is given, the same children either way: side by side,
 their generations and the driver's seconds in EAX and in frequency updates (``freq_s``) compare
 their speed.
@@ -217,11 +218,11 @@ class EAXGenerations:
 
     def __init__(self, tsp: TSP, neigh: np.ndarray, population: np.ndarray, lengths: np.ndarray, ga: GASettings,
                  *, seed: int, threads: int, kernel: str = "classic"):
-        self.tsp, self.ga, self.seed, self.threads, self.fused = tsp, ga, seed, threads, kernel == "fused"
+        self.tsp, self.ga, self.seed, self.threads, self.fused = tsp, ga, seed, threads, kernel != "classic"
         self.population, self.lengths = population, lengths
         size = len(population)
         data = tsp_data(tsp)
-        self.eax = EAXBatch(tsp, data, neigh, size)
+        self.eax = EAXBatch(tsp, data, neigh, size, block=kernel == "block")
         self.keys = stream_key(np.uint64(seed), np.arange(size, dtype=np.uint64))
         self.counters = np.zeros(size, dtype=np.int64)
         self.use_entropy = ga.select in ("entropy", "auto")

@@ -38,7 +38,7 @@ from metaheur.engine import load_module, shapes
 from metaheur.engine.source import kernel_constant, kernel_constants
 from metaheur.errors import MetaheurError
 from metaheur.problems.tsp.device_data import TSPData
-from metaheur.problems.tsp.kernels import EAX_FREQ
+from metaheur.problems.tsp.kernels import EAX_BLOCK, EAX_FREQ
 from metaheur.problems.tsp.params import EAX_KERNELS
 from metaheur.problems.tsp.problem import TSP
 
@@ -218,9 +218,12 @@ class EAXBatch:
 
     ``data`` is :func:`metaheur.problems.tsp.device_data.tsp_data` of ``tsp`` (its device is the batch's device);
     ``neigh`` the n x k nearest-city lists (:func:`metaheur.problems.tsp.device_data.neighbours`).
+    ``block``: the crossover's O(n) work spread over a block of threads a pair (``tsp_eax_block``,
+    on a GPU; the same children as ``tsp_eax``, one thread a pair).
     """
 
-    def __init__(self, tsp: TSP, data: TSPData, neigh, count: int, device: str | Device | None = None):
+    def __init__(self, tsp: TSP, data: TSPData, neigh, count: int, device: str | Device | None = None, *,
+                 block: bool = False):
         dev = data.device if device is None else parse_device(device)
         if dev.name != data.device.name:
             raise MetaheurError(f"EAX on {dev.name} needs the instance data on it, not on {data.device.name}")
@@ -240,7 +243,8 @@ class EAXBatch:
         self.tsp, self.data, self.device = tsp, data, dev
         self.n, self.k, self.count = n, int(nb.shape[1]), int(count)
         self.neigh = dev.asarray(np.ascontiguousarray(nb, dtype=np.int32))
-        self.kernel = load_module("tsp/tsp_eax.cu", dev, data.defines).kernel("tsp_eax")
+        self.kernel = load_module("tsp/tsp_eax.cu", dev, data.defines).kernel("tsp_eax_block" if block else "tsp_eax")
+        self.threads = shapes.threads(EAX_BLOCK) if block and dev.is_gpu else 1
         self.work = dev.zeros((self.count, work_ints(n)), np.int32)
         self.children = dev.zeros((self.count, n), np.int32)
         self.lengths = dev.zeros(self.count, np.int64)
@@ -303,9 +307,10 @@ class EAXBatch:
         ctr = self._counters(counters)
         with dev.context():
             self.len_a[...] = dev.asarray(la, np.int64)
-        self.kernel(C, 1, (self.data.xy, self.data.mat, self.neigh, n, self.k, dev.asarray(ta), dev.asarray(tb),
-                           self.children, self.lengths, self.len_a, dev.asarray(kh), ctr,
-                           STRATEGIES[strategy], int(tries), self.work, self.info_device, SELECTIONS[select], *fargs),
+        self.kernel(C, self.threads, (self.data.xy, self.data.mat, self.neigh, n, self.k, dev.asarray(ta),
+                                      dev.asarray(tb), self.children, self.lengths, self.len_a, dev.asarray(kh), ctr,
+                                      STRATEGIES[strategy], int(tries), self.work, self.info_device,
+                                      SELECTIONS[select], *fargs),
                     threads=None if dev.is_gpu else threads)
         if ctr is not counters:
             if isinstance(counters, np.ndarray):
@@ -370,15 +375,16 @@ class EAXGenerations:
     builds the children and the population's edge-frequency table, kept in step with the members
     that children replace. ``data`` and ``neigh`` as for :class:`EAXBatch`; ``tries`` children
     (one AB-cycle each) per pair of parents; ``kernel``: how the device is used
-    (:data:`~metaheur.problems.tsp.params.EAX_KERNELS`, the same children and tables either way;
+    (:data:`~metaheur.problems.tsp.params.EAX_KERNELS`, the same children and tables every way;
     ``fused``: one frequency-update launch from the EAX launch's buffers, which the host does not
-    wait for, and only the accepted children read back)."""
+    wait for, and only the accepted children read back; ``block``: that, and the crossover's O(n)
+    work spread over a block a pair)."""
 
     def __init__(self, tsp: TSP, data: TSPData, neigh, device: Device, tries: int, kernel: str = "classic"):
         if kernel not in EAX_KERNELS:
             raise MetaheurError(f"eax_kernel must be one of {', '.join(EAX_KERNELS)}, got {kernel!r}")
         self.tsp, self.data, self.neigh, self.device, self.tries = tsp, data, neigh, device, tries
-        self.fused = kernel == "fused"
+        self.fused, self.block = kernel in ("fused", "block"), kernel == "block"
         self.batch: EAXBatch | None = None
         self.freq: EdgeFrequency | None = None
         self.last_select = "greedy"
@@ -398,7 +404,7 @@ class EAXGenerations:
         that replace their parents."""
         count = len(order)
         if self.batch is None or self.batch.count != count:
-            self.batch = EAXBatch(self.tsp, self.data, self.neigh, count)
+            self.batch = EAXBatch(self.tsp, self.data, self.neigh, count, block=self.block)
             self._counters = self.device.zeros(count, np.int64) if self.device.is_gpu else None
         a, b = population[order], population[np.roll(order, -1)]
         select = select if self.freq is not None else "greedy"

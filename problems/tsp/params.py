@@ -18,12 +18,13 @@ MAX_LK_BREADTH = _LK["MH_LK_BREADTH"]
 KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
 LK_MOVES = {"2opt": 0, "3opt": 1}
 #: How an EAX island's generation uses its device (problems/tsp/eax.py, EAXGenerations), the same
-#: children and tables either way: ``classic``, the host groups the accepted children's changes by
+#: children and tables every way: ``classic``, the host groups the accepted children's changes by
 #: city for ``tsp_eax_freq`` and reads back the table's overflow, every child and its length;
 #: ``fused``, one ``tsp_eax_freq_accept`` launch updates the table from the EAX launch's own
 #: buffers (greedy generations included), nothing is read back but the launch's statistics and the
-#: accepted children. The default stays ``classic`` until a GPU session measures both.
-EAX_KERNELS = ("classic", "fused")
+#: accepted children; ``block``, ``fused`` with the crossover's O(n) work spread over a block of
+#: threads a pair (``tsp_eax_block``). The default stays ``classic`` until a GPU session measures them.
+EAX_KERNELS = ("classic", "fused", "block")
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class ILSParams:
     - ``temperature``: accept a kick that lengthens the tour by less than
       ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it);
     - ``eax_kernel``: how the EAX islands' generations use the device (:data:`EAX_KERNELS`:
-      ``classic`` or ``fused``, the same results).
+      ``classic``, ``fused`` or ``block``, the same results).
 
     The defaults are the configuration that ``experiments/bench_tsp_ils.py`` ranks first.
     """

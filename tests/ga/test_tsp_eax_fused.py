@@ -21,7 +21,7 @@ from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import clustered_tsp, uniform_tsp
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
 from metaheur.problems.tsp.eax import EAXBatch, EAXGenerations, EdgeFrequency
-from metaheur.problems.tsp.params import ILSParams
+from metaheur.problems.tsp.params import EAX_KERNELS, ILSParams
 
 ORDERS = ["forward", "reverse", "random:1", "random:77"]
 
@@ -171,12 +171,14 @@ def test_fused_update_on_a_simulated_gpu_keeps_the_cpu_table(sim_gpu):
 @pytest.mark.gpusim
 def test_island_epochs_on_a_simulated_gpu_are_the_same_with_either_kernel(sim_gpu):
     """A GPU island's host paths (device counters, only the accepted children read back, the
-    update left running): the classic island's populations on the same simulated GPU."""
+    update left running, the crossover on blocks of threads): the classic island's populations on
+    the same simulated GPU."""
     out = {}
-    for kernel in ("classic", "fused"):
+    for kernel in EAX_KERNELS:
         st, _ = run_epoch(eax_spec(kernel, sim_gpu.name), IslandState(0), generations=4, generation_limit=5)
         out[kernel] = (st.population, st.costs)
-    assert np.array_equal(out["classic"][0], out["fused"][0]) and np.array_equal(out["classic"][1], out["fused"][1])
+    for kernel in EAX_KERNELS[1:]:
+        assert np.array_equal(out["classic"][0], out[kernel][0]) and np.array_equal(out["classic"][1], out[kernel][1])
 
 
 def eax_spec(kernel: str, device: str = "cpu", seed: int = 7) -> IslandSpec:
@@ -185,24 +187,25 @@ def eax_spec(kernel: str, device: str = "cpu", seed: int = 7) -> IslandSpec:
                       IslandParams(ga=ga, ils=ILSParams(eax_kernel=kernel)), seed)
 
 
-def test_island_epochs_are_the_same_with_either_kernel():
+def test_island_epochs_are_the_same_with_every_kernel():
     """EAX island epochs, entropy then greedy generations (a generation horizon), give the same
-    populations and costs with ``eax_kernel`` classic and fused."""
+    populations and costs with every ``eax_kernel`` (classic, fused, block)."""
     out = {}
-    for kernel in ("classic", "fused"):
+    for kernel in EAX_KERNELS:
         st, _ = run_epoch(eax_spec(kernel), IslandState(0), generations=3, generation_limit=5)
         st, stats = run_epoch(eax_spec(kernel), st, generations=3, generation_limit=5)  # the last two greedy
         tsp = eax_spec(kernel).problem
         assert all(tsp.tour_length(t) == c for t, c in zip(st.population, st.costs, strict=True))
         out[kernel] = (st.population, st.costs, stats.ls_iterations)
-    assert np.array_equal(out["classic"][0], out["fused"][0]) and np.array_equal(out["classic"][1], out["fused"][1])
-    assert out["classic"][2] == out["fused"][2]
+    for kernel in EAX_KERNELS[1:]:
+        assert np.array_equal(out["classic"][0], out[kernel][0]) and np.array_equal(out["classic"][1], out[kernel][1])
+        assert out["classic"][2] == out[kernel][2]
 
 
 def test_eax_kernel_switch_is_checked():
-    with pytest.raises(MetaheurError, match="eax_kernel must be one of classic, fused"):
-        ILSParams(eax_kernel="block")
+    with pytest.raises(MetaheurError, match="eax_kernel must be one of classic, fused, block"):
+        ILSParams(eax_kernel="warp")
     tsp = uniform_tsp(50, 1)
     with pytest.raises(MetaheurError, match="eax_kernel"):
-        EAXGenerations(tsp, tsp_data(tsp), neighbours(tsp, 5), parse_device("cpu"), 4, "block")
+        EAXGenerations(tsp, tsp_data(tsp), neighbours(tsp, 5), parse_device("cpu"), 4, "warp")
     assert replace(ILSParams(), eax_kernel="fused").eax_kernel == "fused" and ILSParams().eax_kernel == "classic"
