@@ -154,6 +154,14 @@ def delta_update_launches(n: int, pairs: float) -> list[Model]:
 #: cities in flight a thread in tsp_eax_freq_accept (kernels/tsp/tsp_eax.cu).
 EAX_PAIRS, EAX_ROW, EAX_SCAN = 300, 8, 8
 EAX_CHAIN = 3  # dependent round trips a city of tsp_eax: the child's walk (2), the O(n) set-up loops (1)
+#: tsp_eax_block's thread 0, whose chain is what stays sequential: the AB-cycle walk over the
+#: cities of G_AB (a share EAX_GAB of n once the population has converged, an assumption; 2 round
+#: trips a city), the scan of the chunk counts, the sorted run ends (a few hundred)
+EAX_GAB, EAX_BLOCK_THREADS = 0.05, 128
+#: Thread 0's children in both kernels: the island's 30 tries, each about EAX_CHILD_TRIPS dependent
+#: round trips (its E-set applied, sub-tours traced and merged over the neighbour lists, taken
+#: back: an assumption for one AB-cycle of a converged population)
+EAX_TRIES, EAX_CHILD_TRIPS = 30, 100
 
 
 def eax_models(n: int) -> list[Model]:
@@ -167,11 +175,21 @@ def eax_models(n: int) -> list[Model]:
     entry_ops = 4 * EAX_ROW + 20
     return [
         Model("tsp_eax", "crossover (one child)", f"n={n}, k=10", 4 * 21 * n * 2 + 8 * n, 120 * n, 2 * EUC_FP64 * n,
-              "DRAM", lanes=1, round_trips=EAX_CHAIN * n, resident=EAX_PAIRS,
+              "DRAM", lanes=1, round_trips=EAX_CHAIN * n + EAX_TRIES * EAX_CHILD_TRIPS, resident=EAX_PAIRS,
               basis="21n ints of scratch written and read, both parents read; about 120 int ops a city "
                     "(AB-cycles, E-set, sub-tours, merges over the neighbour lists); one thread a pair; "
                     f"about {EAX_CHAIN} dependent DRAM round trips a city (the child's walk through the slots "
-                    f"and A's positions, the set-up loops), {EAX_PAIRS} pairs in flight"),
+                    f"and A's positions, the set-up loops) and {EAX_CHILD_TRIPS} a child of {EAX_TRIES}, {EAX_PAIRS} "
+                    "pairs in flight"),
+        Model("tsp_eax_block", "crossover (one child)", f"n={n}, k=10, {EAX_BLOCK_THREADS} threads a pair",
+              4 * 21 * n * 2 + 8 * n, 120 * n, 2 * EUC_FP64 * n, "DRAM", lanes=32, useful=1 / 2,
+              round_trips=2 * EAX_GAB * n + EAX_BLOCK_THREADS + 3 * n / EAX_BLOCK_THREADS + EAX_TRIES * EAX_CHILD_TRIPS,
+              resident=EAX_PAIRS,
+              basis="tsp_eax's bytes and operations; the set-up, masks, list of G_AB's cities, the child's copy "
+                    "and length by the block (half the lanes' iterations useful: the rest is thread 0's); "
+                    f"thread 0's chain: the AB-cycle walk over {EAX_GAB:.0%} of the cities (2 round trips each), "
+                    f"the scan of {EAX_BLOCK_THREADS} chunk counts, 3 block-wide passes of n / threads, "
+                    f"{EAX_CHILD_TRIPS} a child of {EAX_TRIES}"),
         Model("tsp_eax_freq", "recorded change", f"n={n}, rows of {EAX_ROW}", entry, entry_ops, 0, "DRAM", lanes=1,
               round_trips=3, resident=32 * SMS,
               basis=f"the change (20 B), its city's row of {EAX_ROW} neighbours scanned, a count and the length "

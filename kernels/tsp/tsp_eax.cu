@@ -754,8 +754,8 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
 /* ------------------------------------------------------------------------------------------------
  * tsp_eax_block (ILSParams.eax_kernel = "block"): tsp_eax's crossover, child for child, with the
  * O(n) work of a pair spread over its block: the set-up of the positions and slots, the masks of
- * G_AB and the list of cities with unused edges (an ordered compaction), the child written run by
- * run of A (mh_eax_runs) and its length summed by the block. Thread 0 does what is sequential and
+ * G_AB and the list of cities with unused edges (an ordered compaction), the child copied run by
+ * run of A (mh_eax_runs), each run's cities over the block, and its length summed by the block. Thread 0 does what is sequential and
  * small once G_AB is known (the AB-cycle walk, the E-sets, the sub-tours and their merges). The
  * same arguments as tsp_eax; any block shape (the CPU build: one thread). */
 
@@ -873,17 +873,13 @@ extern "C" __global__ void tsp_eax_block(const double *xy, const int *mat, const
   }
   __syncthreads();
   int *out = children + c * n;
-  for (int i = t; i < n; i += nt) { /* the run holding position i of the child */
-    int a = 0, b = s_runs - 1;
-    while (a < b) {
-      const int mid = (a + b + 1) >> 1;
-      if (runs[3 * mid + 2] <= i) a = mid;
-      else b = mid - 1;
+  for (int j = 0; j < s_runs; ++j) { /* run by run, its cities spread over the block */
+    const int *run = runs + 3 * j, len = run[1] > 0 ? run[1] : -run[1];
+    for (int step = t; step < len; step += nt) {
+      int q = run[1] > 0 ? run[0] + step : run[0] - step;
+      q = q >= n ? q - n : q < 0 ? q + n : q;
+      out[run[2] + step] = E.ta[q];
     }
-    const int *run = runs + 3 * a, step = i - run[2];
-    int q = run[1] > 0 ? run[0] + step : run[0] - step;
-    q = q >= n ? q - n : q < 0 ? q + n : q;
-    out[i] = E.ta[q];
   }
   __syncthreads();
   ll part = 0;
