@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_tsp_eax import keys_for, local_optima, population_counts
+from test_tsp_eax import keys_for, optima_with_lengths, population_counts
 
 from metaheur.devices import gpu_devices, parse_device, to_host
 from metaheur.engine import load_module, simcuda
@@ -41,8 +41,7 @@ def test_fused_update_is_the_classic_one_entry_for_entry():
     children, lengths and counters agree every generation, both tables are the population's edge
     counts, and after entropy generations the stored rows are identical slot for slot."""
     tsp = clustered_tsp(260, 5)
-    pop = local_optima(tsp, 12, 6).astype(np.int32)
-    lengths = np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+    pop, lengths = optima_with_lengths(tsp, 12, 6)
     data, neigh = tsp_data(tsp), neighbours(tsp, 8)
     runs = {}
     for kind in ("classic", "fused"):
@@ -81,8 +80,7 @@ def test_fused_update_is_the_classic_one_entry_for_entry():
 def test_fused_update_takes_only_the_shorter_children():
     """Children no shorter than A (here: A crossed with itself, A again) leave the table alone."""
     tsp = uniform_tsp(120, 3)
-    pop = local_optima(tsp, 6, 2).astype(np.int32)
-    lengths = np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+    pop, lengths = optima_with_lengths(tsp, 6, 2)
     data, neigh = tsp_data(tsp), neighbours(tsp, 8)
     freq = EdgeFrequency(pop, "cpu", data.defines)
     before = table(freq)
@@ -114,8 +112,7 @@ def test_fused_kernel_in_the_thread_simulation_any_order_and_shape(monkeypatch, 
     threads than cities (a thread owns several rows) and more: the CPU build's table."""
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     tsp = clustered_tsp(150, 9)
-    pop = local_optima(tsp, 10, 3).astype(np.int32)
-    lengths = np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+    pop, lengths = optima_with_lengths(tsp, 10, 3)
     batch, expected = recorded_launch(tsp, pop, lengths, 4)
     start = table(expected)
     assert (to_host(batch.lengths) < lengths).sum() >= 2
@@ -153,8 +150,7 @@ def test_fused_update_on_a_simulated_gpu_keeps_the_cpu_table(sim_gpu):
     """On a simulated GPU (the thread simulation: one thread a city, blocks of 128) the fused
     update keeps the CPU build's table, slot for slot."""
     tsp = clustered_tsp(300, 2)
-    pop = local_optima(tsp, 6, 8).astype(np.int32)
-    lengths = np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+    pop, lengths = optima_with_lengths(tsp, 6, 8)
     tables = []
     for dev in (parse_device("cpu"), sim_gpu):
         data = tsp_data(tsp, dev)
