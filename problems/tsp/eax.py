@@ -20,11 +20,12 @@ takes ``C * (21 n + 4) * 4`` bytes besides the tours; an :class:`EdgeFrequency` 
 more for the changes the kernel records (:meth:`EdgeFrequency.replace_children`,
 :meth:`EdgeFrequency.accept_shorter`).
 
-:class:`EAXGenerations` runs an island's generations in one of two ways
+:class:`EAXGenerations` runs an island's generations in one of three ways
 (:data:`~metaheur.problems.tsp.params.EAX_KERNELS`, ``ILSParams.eax_kernel``), the same children
-and tables either way: ``classic`` reads every child back and has the host group the table's
+and tables every way: ``classic`` reads every child back and has the host group the table's
 changes by city; ``fused`` reads back only the launch's statistics and the accepted children and
-updates the table in one launch the host does not wait for.
+updates the table in one launch the host does not wait for; ``block`` does that with the
+crossover of :class:`EAXBatch` ``(block=True)``, a pair's O(n) work spread over a block.
 """
 
 from __future__ import annotations
