@@ -1,6 +1,7 @@
 /* tsp_eax.cu - Edge Assembly Crossover (EAX) for the symmetric TSP. One block = one pair of
- * parents (A, B); thread 0 of the block does the work (a sequential algorithm, as in tsp_ils.cu),
- * so the same code runs on the CPU build and on a GPU.
+ * parents (A, B); in tsp_eax thread 0 of the block does the work (a sequential algorithm, as in
+ * tsp_ils.cu), so the same code runs on the CPU build and on a GPU; tsp_eax_block (further down)
+ * builds the same children with the O(n) work of a pair spread over the block.
  *
  * EAX (Nagata and Kobayashi 1997; Nagata and Kobayashi, "A powerful genetic algorithm using edge
  * assembly crossover for the traveling salesman problem", INFORMS J. Computing 25(2), 2013):
