@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_tsp_eax import check_children, keys_for, local_optima, random_parents
 
-from metaheur.devices import to_host
+from metaheur.devices import gpu_devices, to_host
 from metaheur.engine import load_module
 from metaheur.problems import TSP, clustered_tsp, uniform_tsp
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
@@ -94,3 +94,20 @@ def test_block_kernel_in_the_thread_simulation_any_shape_and_order(monkeypatch, 
                                   changes, 1))
             for x, y in zip(classic, (out, out_len, ctr, info, changes), strict=True):
                 assert np.array_equal(x, y), (tsp.name, shape)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_devices(), reason="no CUDA device visible to CuPy")
+def test_gpu_block_kernel_matches_the_cpu_build():
+    """On a GPU (blocks of 128 threads a pair) the CPU build's classic children, bit for bit."""
+    tsp = clustered_tsp(500, 3)
+    a, b = random_parents(tsp.n, 16, 2)
+    la = np.array([tsp.tour_length(t) for t in a], dtype=np.int64)
+    neigh = neighbours(tsp, 8)
+    out = []
+    for dev, block in (("cpu", False), (gpu_devices()[0].name, True)):
+        counters = np.zeros(16, dtype=np.int64)
+        batch = EAXBatch(tsp, tsp_data(tsp, dev), neigh, 16, block=block)
+        children, lengths = batch(a, b, la, keys_for(16), counters, "single", 8)
+        out.append((to_host(children).copy(), to_host(lengths).copy(), counters))
+    assert all(np.array_equal(x, y) for x, y in zip(*out, strict=True))
