@@ -41,7 +41,7 @@ from metaheur.errors import MetaheurError
 from metaheur.problems.tsp.device_data import TSPData
 from metaheur.problems.tsp.kernels import EAX_BLOCK, EAX_FREQ
 from metaheur.problems.tsp.params import EAX_KERNELS
-from metaheur.problems.tsp.problem import TSP
+from metaheur.problems.tsp.problem import TSP, canonical_tours
 
 STRATEGIES = {"rand": 0, "single": 1}
 SELECTIONS = {"greedy": 0, "entropy": 1}
@@ -391,11 +391,16 @@ class EAXGenerations:
         self.last_select = "greedy"
         self._children: np.ndarray | None = None  # classic: the last generation's children, on the host
         self._counters = None  # fused, on a GPU: the kernel's draw counters, zeroed on the device each generation
+        self._mirror = None  # fused, on a GPU: the population on the device (begin, accept)
 
     def begin(self, population: np.ndarray) -> None:
         """Start generations on ``population``: the edge-frequency table that the
-        entropy-preserving selection needs is built from it."""
+        entropy-preserving selection needs is built from it. ``fused`` and ``block`` on a GPU keep
+        a copy of it on the device, which :meth:`accept` keeps in step: from here on, the
+        population that :meth:`children` is given must change only by :meth:`accept` (until the
+        next ``begin``)."""
         self.freq = EdgeFrequency(population, self.device, self.data.defines) if len(population) >= 2 else None
+        self._mirror = self.device.asarray(population, np.int32) if self.fused and self.device.is_gpu else None
 
     def children(self, population: np.ndarray, lengths: np.ndarray, order: np.ndarray, keys: np.ndarray,
                  select: str) -> tuple[np.ndarray, int]:
@@ -407,7 +412,7 @@ class EAXGenerations:
         if self.batch is None or self.batch.count != count:
             self.batch = EAXBatch(self.tsp, self.data, self.neigh, count, block=self.block)
             self._counters = self.device.zeros(count, np.int64) if self.device.is_gpu else None
-        a, b = population[order], population[np.roll(order, -1)]
+        a, b = self._parents(population, order)
         select = select if self.freq is not None else "greedy"
         freq = self.freq if select == "entropy" or self.fused else None
         counters = np.zeros(count, dtype=np.int64)
@@ -429,10 +434,22 @@ class EAXGenerations:
             out = np.array(to_host(lengths_out))
         return out, int(info.children.sum())
 
-    def accept(self, blocks: np.ndarray, old: np.ndarray) -> np.ndarray:
-        """The children of ``blocks`` of the latest :meth:`children` (host copies), which replace
-        the members ``old``; the edge-frequency table follows. ``blocks`` must be those whose child
-        is shorter than its parent A (the fused update applies that rule on the device)."""
+    def _parents(self, population: np.ndarray, order: np.ndarray):
+        """Parents A (``order``) and B (the next in ``order``): host rows, or on a GPU with a device
+        copy of the population (``fused``, ``block``) device rows, gathered there (no upload)."""
+        if self._mirror is None:
+            return population[order], population[np.roll(order, -1)]
+        if self._mirror.shape != population.shape:
+            raise MetaheurError("the population changed size since begin(): call begin() again")
+        dev = self.device
+        with dev.context():
+            return self._mirror[dev.asarray(order)], self._mirror[dev.asarray(np.roll(order, -1))]
+
+    def accept(self, blocks: np.ndarray, members: np.ndarray, population: np.ndarray) -> np.ndarray:
+        """The children of ``blocks`` of the latest :meth:`children`, in canonical form (host
+        arrays), which replace ``population[members]``; the edge-frequency table (and a device
+        copy of the population) follow. ``blocks`` must be those whose child is shorter than its
+        parent A (the fused update applies that rule on the device)."""
         if self.fused:
             dev = self.device
             with dev.context():
@@ -440,11 +457,15 @@ class EAXGenerations:
                                else self.batch.children[blocks])
             if self.freq is not None and len(blocks):
                 self.freq.accept_shorter(self.batch)
+            rows = canonical_tours(rows)
+            if self._mirror is not None and len(blocks):
+                with dev.context():
+                    self._mirror[dev.asarray(members)] = dev.asarray(rows, np.int32)
             return rows
         rows = self._children[blocks]
         if self.freq is not None and len(blocks):
             if self.last_select == "entropy":
                 self.freq.replace_children(self.batch, blocks)
             else:
-                self.freq.replace(old, rows)
-        return rows
+                self.freq.replace(population[members], rows)
+        return canonical_tours(rows)

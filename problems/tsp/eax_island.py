@@ -29,7 +29,6 @@ from metaheur import live
 from metaheur.errors import MetaheurError
 from metaheur.islands.base import Island, seconds_to
 from metaheur.islands.params import GAParams
-from metaheur.problems.tsp.problem import canonical_tours
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
@@ -184,8 +183,7 @@ def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: fl
     if not better.any():
         return
     idx = order[better]
-    children = ops.eax.accept(np.flatnonzero(better), state.population[idx])
-    state.population[idx] = canonical_tours(children)
+    state.population[idx] = ops.eax.accept(np.flatnonzero(better), idx, state.population)
     state.costs[idx] = lengths[better]
 
 

@@ -21,9 +21,10 @@ LK_MOVES = {"2opt": 0, "3opt": 1}
 #: children and tables every way: ``classic``, the host groups the accepted children's changes by
 #: city for ``tsp_eax_freq`` and reads back the table's overflow, every child and its length;
 #: ``fused``, one ``tsp_eax_freq_accept`` launch updates the table from the EAX launch's own
-#: buffers (greedy generations included), nothing is read back but the launch's statistics and the
-#: accepted children; ``block``, ``fused`` with the crossover's O(n) work spread over a block of
-#: threads a pair (``tsp_eax_block``). The default stays ``classic`` until a GPU session measures them.
+#: buffers (greedy generations included), the population stays on the device, nothing is read
+#: back but the launch's statistics and the accepted children; ``block``, ``fused`` with the
+#: crossover's O(n) work spread over a block of threads a pair (``tsp_eax_block``). The default
+#: stays ``classic`` until a GPU session measures them.
 EAX_KERNELS = ("classic", "fused", "block")
 
 
