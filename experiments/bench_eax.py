@@ -47,6 +47,14 @@ run). The gap is to the optimum from the instances' bks.csv.
 
     python experiments/bench_eax.py [--quick] [--instances pr2392 pcb3038 rl5915] [--budget 60]
         [--threads 2] [--methods ga ils lkh] [--pop 0 (auto)] [--tries 30] [--out experiments/results]
+        [--eax-kernel classic fused]
+
+``--eax-kernel``: the EAX islands' kernels (``ILSParams.eax_kernel``; the research driver: the
+edge-frequency update, EdgeFrequency.replace_children or accept_shorter, and for ``block`` the
+crossover kernel tsp_eax_block), each a method run of its
+own (``metaheur[fused]``) when more than one is given, the same children either way: side by side,
+their generations and the driver's seconds in EAX and in frequency updates (``freq_s``) compare
+their speed.
 
 Writes ``bench_eax.csv`` (one row per method, instance and checkpoint) and ``bench_eax.md``
 (command, date, machine, tables) under --out. ``--quick``: one small instance (pcb442 from
@@ -78,6 +86,7 @@ from metaheur.problems import TSP, load_instance, uniform_tsp
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
 from metaheur.problems.tsp.eax import EAXBatch, EdgeFrequency
 from metaheur.problems.tsp.ils import ILSParams, TSPILSBatch, greedy_tour
+from metaheur.problems.tsp.params import EAX_KERNELS
 
 _INSTANCES = os.environ.get("METAHEUR_INSTANCES", "")
 DEFAULT_DIRS = [os.path.join(_INSTANCES, "tsplib") if _INSTANCES else "", _INSTANCES, "/work/shared/instances/tsplib"]
@@ -208,12 +217,12 @@ class EAXGenerations:
     """A GA-EAX population and its generations (steps 2-4 of the module docstring)."""
 
     def __init__(self, tsp: TSP, neigh: np.ndarray, population: np.ndarray, lengths: np.ndarray, ga: GASettings,
-                 *, seed: int, threads: int):
-        self.tsp, self.ga, self.seed, self.threads = tsp, ga, seed, threads
+                 *, seed: int, threads: int, kernel: str = "classic"):
+        self.tsp, self.ga, self.seed, self.threads, self.fused = tsp, ga, seed, threads, kernel != "classic"
         self.population, self.lengths = population, lengths
         size = len(population)
         data = tsp_data(tsp)
-        self.eax = EAXBatch(tsp, data, neigh, size)
+        self.eax = EAXBatch(tsp, data, neigh, size, block=kernel == "block")
         self.keys = stream_key(np.uint64(seed), np.arange(size, dtype=np.uint64))
         self.counters = np.zeros(size, dtype=np.int64)
         self.use_entropy = ga.select in ("entropy", "auto")
@@ -253,7 +262,10 @@ class EAXGenerations:
         idx = order[better]
         if self.freq is not None:
             t_freq = time.perf_counter()
-            self.freq.replace_children(self.eax, np.flatnonzero(better), threads=self.threads)
+            if self.fused:  # every child shorter than A, in one launch from the EAX launch's buffers
+                self.freq.accept_shorter(self.eax)
+            else:
+                self.freq.replace_children(self.eax, np.flatnonzero(better), threads=self.threads)
             self.t_freq += time.perf_counter() - t_freq
         self.population[idx] = children[better]
         self.lengths[idx] = child_len[better]
@@ -281,7 +293,8 @@ class EAXGenerations:
         return self.population[best_i].copy()
 
 
-def run_ga(tsp: TSP, budget: float, ga: GASettings, *, seed: int, threads: int, log=None) -> tuple[Trace, dict]:
+def run_ga(tsp: TSP, budget: float, ga: GASettings, *, seed: int, threads: int, log=None,
+           kernel: str = "classic") -> tuple[Trace, dict]:
     """GA-EAX within ``budget`` wall seconds (see the module docstring): the population, then
     generations until the budget is spent; with ``select="auto"``, greedy selection from
     ``greedy_at`` of the budget on, so that the population converges before the end."""
@@ -291,7 +304,7 @@ def run_ga(tsp: TSP, budget: float, ga: GASettings, *, seed: int, threads: int, 
     neigh = neighbours(tsp, 10)
     population, lengths = build_population(tsp, neigh, ga, budget, trace, seed=seed, threads=threads, rng=rng)
     t_init = time.perf_counter() - start
-    run = EAXGenerations(tsp, neigh, population, lengths, ga, seed=seed, threads=threads)
+    run = EAXGenerations(tsp, neigh, population, lengths, ga, seed=seed, threads=threads, kernel=kernel)
     while time.perf_counter() - start < budget:
         if run.use_entropy and ga.select == "auto" and time.perf_counter() - start >= ga.greedy_at * budget:
             run.to_greedy()
@@ -308,12 +321,14 @@ def run_ga(tsp: TSP, budget: float, ga: GASettings, *, seed: int, threads: int, 
 # -------------------------------------------------------------------------------------- baselines
 
 
-def run_metaheur(tsp: TSP, budget: float, *, seed: int) -> tuple[Trace, dict]:
-    """``metaheur.solve`` with its defaults; the trace of its island bests against search time."""
+def run_metaheur(tsp: TSP, budget: float, *, seed: int, kernel: str = "classic") -> tuple[Trace, dict]:
+    """``metaheur.solve`` with its defaults (the EAX islands' ``kernel``); the trace of its island
+    bests against search time."""
+    from metaheur.solve_params import SolveParams
     from metaheur.solver import solve
 
     start = time.perf_counter()
-    result = solve(tsp, time_limit=budget, seed=seed)
+    result = solve(tsp, time_limit=budget, seed=seed, params=SolveParams(ils=ILSParams(eax_kernel=kernel)))
     trace = Trace(start)
     for point in sorted(result.trace, key=lambda p: p.time_s):
         trace.add(point.cost, at=point.time_s)
@@ -436,6 +451,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="local search of the population: full (ILS defaults) or fast (2-opt + Or-opt, k = 16)")
     ap.add_argument("--polish", action="store_true", help="local search on every child")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--eax-kernel", nargs="+", default=["classic"], choices=EAX_KERNELS,
+                    help="the EAX islands' kernels (ILSParams.eax_kernel), side by side when several")
     ap.add_argument("--lkh-python", default="/tmp/benchvenv/bin/python")
     ap.add_argument("--out", default=None, help="output folder (default results/; --quick: a temporary folder)")
     ap.add_argument("--name", default="bench_eax", help="output file stem")
@@ -460,16 +477,29 @@ def load(name: str, folder: Path | None) -> tuple[TSP, Path | None]:
     return load_instance(str(path)), path
 
 
+KERNEL_METHODS = ("ga", "metaheur")  # the methods that run EAX islands' kernels (--eax-kernel)
+
+
+def method_runs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """(label, method, EAX kernel) of every run of an instance: the EAX methods once per
+    ``--eax-kernel``, labelled ``method[kernel]`` when there are several."""
+    runs = []
+    for method in args.methods:
+        kernels = args.eax_kernel if method in KERNEL_METHODS else ["classic"]
+        runs += [(f"{method}[{k}]" if len(kernels) > 1 else method, method, k) for k in kernels]
+    return runs
+
+
 def run_method(method: str, tsp: TSP, path: Path | None, args: argparse.Namespace,
-               threads: int) -> tuple[Trace, dict] | None:
+               threads: int, kernel: str = "classic") -> tuple[Trace, dict] | None:
     """One method on one instance within ``args.budget``; ``None`` when LKH cannot run here."""
     if method == "ga":
         trace, info = run_ga(tsp, args.budget, GASettings.from_args(args), seed=args.seed, threads=threads,
-                             log=print if args.verbose else None)
+                             log=print if args.verbose else None, kernel=kernel)
         info.pop("best_tour")
         return trace, info
     if method == "metaheur":
-        return run_metaheur(tsp, args.budget, seed=args.seed)
+        return run_metaheur(tsp, args.budget, seed=args.seed, kernel=kernel)
     if method == "ils":
         return run_ils(tsp, args.budget, threads=threads, seed=args.seed)
     if path is None or not Path(args.lkh_python).exists():
@@ -499,17 +529,17 @@ def run_instance(name: str, folder: Path | None, bks: dict[str, int], args: argp
     opt = bks.get(tsp.name if name.startswith("gen:") else name)
     print(f"{name}: n = {tsp.n}, optimum {opt}, budget {args.budget:g} s, {threads} threads", flush=True)
     rows, notes = [], []
-    for method in args.methods:
-        outcome = run_method(method, tsp, path, args, threads)
+    for label, method, kernel in method_runs(args):
+        outcome = run_method(method, tsp, path, args, threads, kernel)
         if outcome is None:
             continue
         trace, info = outcome
-        rows += checkpoint_rows(name, tsp, method, trace, opt, args.budget)
+        rows += checkpoint_rows(name, tsp, label, trace, opt, args.budget)
         desc = ", ".join(f"{k} {v}" for k, v in info.items())
         first = f"first tour at {trace.points[0][0]:.1f} s" if trace.points else "no tour within the budget"
-        notes.append(f"{name} {method}: {desc}; {first}")
+        notes.append(f"{name} {label}: {desc}; {first}")
         gap = "" if not opt or trace.best is None else f" ({100 * (trace.best / opt - 1):.3f}%)"
-        print(f"  {method}: best {trace.best if trace.best is not None else 'none within the budget'}{gap} "
+        print(f"  {label}: best {trace.best if trace.best is not None else 'none within the budget'}{gap} "
               f"{desc}", flush=True)
     return rows, notes
 
@@ -538,7 +568,7 @@ def write_report(args: argparse.Namespace, head: list[str], rows: list[dict], no
              "Gap (%) of the best tour found by each wall-clock time (s) since the method started "
              "(population / preprocessing included).", ""]
     for name in args.instances:
-        lines += gap_table(name, rows, args.methods)
+        lines += gap_table(name, rows, [label for label, _, _ in method_runs(args)])
     lines += ["## Runs", "", *(f"- {n}" for n in notes)]
     (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out / (args.name + '.csv')} and {out / (args.name + '.md')}")

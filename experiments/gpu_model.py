@@ -148,6 +148,61 @@ def delta_update_launches(n: int, pairs: float) -> list[Model]:
     ]
 
 
+#: An EAX generation of a GPU island: C pairs (MAX_POPULATION of problems/tsp/eax_island.py), each
+#: crossing one thread's chain of dependent loads; a frequency-table row holds EAX_ROW distinct
+#: neighbours (an assumption: at most 2P, few in a converged population); MH_EAX_SCAN recorded
+#: cities in flight a thread in tsp_eax_freq_accept (kernels/tsp/tsp_eax.cu).
+EAX_PAIRS, EAX_ROW, EAX_SCAN = 300, 8, 8
+EAX_CHAIN = 3  # dependent round trips a city of tsp_eax: the child's walk (2), the O(n) set-up loops (1)
+#: tsp_eax_block's thread 0, whose chain is what stays sequential: the AB-cycle walk over the
+#: cities of G_AB (a share EAX_GAB of n once the population has converged, an assumption; 2 round
+#: trips a city), the scan of the chunk counts, the sorted run ends (a few hundred)
+EAX_GAB, EAX_BLOCK_THREADS = 0.05, 128
+#: Thread 0's children in both kernels: the island's 30 tries, each about EAX_CHILD_TRIPS dependent
+#: round trips (its E-set applied, sub-tours traced and merged over the neighbour lists, taken
+#: back: an assumption for one AB-cycle of a converged population)
+EAX_TRIES, EAX_CHILD_TRIPS = 30, 100
+
+
+def eax_models(n: int) -> list[Model]:
+    """The EAX kernels of a GPU island at size n: the crossover (one thread a pair, a chain of
+    about EAX_CHAIN dependent DRAM round trips a city, C pairs in flight) and the two updates of
+    the edge-frequency table, per recorded change (a city whose neighbours a replacing child
+    changes): ``tsp_eax_freq`` (classic: one block a city, thread 0, the host groups the changes
+    and reads the overflow back) and ``tsp_eax_freq_accept`` (fused: one launch, every thread
+    reads every recorded city and applies those of its own; no parallelism across changes)."""
+    entry = 20 + 2 * EAX_ROW * 4 + 2 * 4  # the change, the row's neighbours scanned, a count and the length
+    entry_ops = 4 * EAX_ROW + 20
+    return [
+        Model("tsp_eax", "crossover (one child)", f"n={n}, k=10", 4 * 21 * n * 2 + 8 * n, 120 * n, 2 * EUC_FP64 * n,
+              "DRAM", lanes=1, round_trips=EAX_CHAIN * n + EAX_TRIES * EAX_CHILD_TRIPS, resident=EAX_PAIRS,
+              basis="21n ints of scratch written and read, both parents read; about 120 int ops a city "
+                    "(AB-cycles, E-set, sub-tours, merges over the neighbour lists); one thread a pair; "
+                    f"about {EAX_CHAIN} dependent DRAM round trips a city (the child's walk through the slots "
+                    f"and A's positions, the set-up loops) and {EAX_CHILD_TRIPS} a child of {EAX_TRIES}, {EAX_PAIRS} "
+                    "pairs in flight"),
+        Model("tsp_eax_block", "crossover (one child)", f"n={n}, k=10, {EAX_BLOCK_THREADS} threads a pair",
+              4 * 21 * n * 2 + 8 * n, 120 * n, 2 * EUC_FP64 * n, "DRAM", lanes=32, useful=1 / 2,
+              round_trips=2 * EAX_GAB * n + EAX_BLOCK_THREADS + 3 * n / EAX_BLOCK_THREADS + EAX_TRIES * EAX_CHILD_TRIPS,
+              resident=EAX_PAIRS,
+              basis="tsp_eax's bytes and operations; the set-up, masks, list of G_AB's cities, the child's copy "
+                    "and length by the block (half the lanes' iterations useful: the rest is thread 0's); "
+                    f"thread 0's chain: the AB-cycle walk over {EAX_GAB:.0%} of the cities (2 round trips each), "
+                    f"the scan of {EAX_BLOCK_THREADS} chunk counts, 3 block-wide passes of n / threads, "
+                    f"{EAX_CHILD_TRIPS} a child of {EAX_TRIES}"),
+        Model("tsp_eax_freq", "recorded change", f"n={n}, rows of {EAX_ROW}", entry, entry_ops, 0, "DRAM", lanes=1,
+              round_trips=3, resident=32 * SMS,
+              basis=f"the change (20 B), its city's row of {EAX_ROW} neighbours scanned, a count and the length "
+                    "written; thread 0 of one block a city, 32 resident blocks an SM; 3 dependent round trips "
+                    "(classic: the host sorts the changes by city, uploads them and reads the overflow back)"),
+        Model("tsp_eax_freq_accept", "recorded change", f"n={n}, rows of {EAX_ROW}", entry, 4 * n + entry_ops, 0,
+              "L2", round_trips=1 / EAX_SCAN, resident=1, latency_s=L2_LATENCY_S,
+              basis=f"every one of the n threads reads the recorded city and compares it with its own (4 ops), "
+                    f"the owner applies it as tsp_eax_freq does; one chain through every change, {EAX_SCAN} "
+                    "loads in flight (fused: nothing prepared or read back by the host)"),
+    ]
+
+
 def two_opt_full_useful(n: int, warp: int = 32) -> float:
     """Valid moves over the column iterations of a warp's lanes in ``tsp_2opt_full``: row i runs
     the columns from i + 2 rounded down to a multiple of 32 up to n - 1, ``warp`` at a time."""
@@ -183,10 +238,7 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
         Model("tsp_apply_best", "city moved", f"n={n}", 16, 6, 0, "L2",
               basis="a reversal swaps tour and position entries (2 x 4 B read, 2 x 4 B written)"),
         Model("tsp_positions", "city", f"n={n}", 8, 3, 0, "L2", basis="tour entry read, position written"),
-        Model("tsp_eax", "crossover (one child)", f"n={n}, k={k}", 4 * 21 * n * 2 + 8 * n, 120 * n, 2 * EUC_FP64 * n,
-              "DRAM", lanes=1,
-              basis="21n ints of scratch written and read, both parents read; about 120 int ops a city "
-                    "(AB-cycles, E-set, sub-tours, merges over the neighbour lists); one thread a pair"),
+        *eax_models(n),
         Model("tsp_ils_run", "kick (double bridge + descent)", f"n={n}, k={k}", 2000, 3000, 60 * EUC_FP64, "L2",
               lanes=1, basis="a kick's repair visits about 60 candidate moves near its 8 endpoints; one thread"),
         Model("tsp_knn_grid", "city", f"n={n}, k={k}", 16 * 9 * 4, 9 * 4 * 8, 9 * 4 * 5, "L2",

@@ -18,7 +18,10 @@
 #     searches of n = 100 against the CPU build on 2 cores; the QAP delta update
 #     of 1,024 solutions; 2-opt over all pairs at n = 10,000 with 264, 660 and
 #     1,320 tours; every variant the benches know (one each until the QAP and the
-#     TSP/engine kernel issues add theirs)                                       50 s  kernels.md
+#     TSP/engine kernel issues add theirs); EAX generations of a GPU island at
+#     n = 10,000 (300 members, 10 generations) with eax_kernel classic and fused,
+#     from the same population (bench_eax_gpu.py: ms a generation, the same
+#     populations)                                                               90 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
 #     same machine (1 chain, the island's, twice as many, one an SM)           40 s  chains.md
@@ -48,10 +51,12 @@ if [ "$TINY" -eq 1 ]; then
     QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,8,64; ITERATIONS=60; TOURS=4,8
     CHAINS=(--quick); RUN_SECONDS=1; CORES=2
     QAP=gen:qap:12; TSP=gen:tsp:200; PFSP=gen:pfsp:20:5; LOP=gen:lop:30
+    EAX_POP=8; EAX_GENERATIONS=4
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024,2112; ITERATIONS=1000; TOURS=264,660,1320
     CHAINS=(--seconds 1.5); RUN_SECONDS=7; CORES=$(nproc)
     QAP=gen:qap:100; TSP=gen:tsp:10000; PFSP=gen:pfsp:100:20; LOP=gen:lop:300
+    EAX_POP=300; EAX_GENERATIONS=10
 fi
 CACHE=${GPU_SESSION_CACHE:-$REPO/.gpu_cache}
 mkdir -p "$CACHE"
@@ -138,6 +143,11 @@ kernels_side_by_side() {
         --only qap tsp --label gpu --out "$TMP/tables" --repeat 2 \
         --min-time "$([ "$TINY" -eq 1 ] && echo 0.01 || echo 0.1)" --numpy-budget 1 || return
     cat "$TMP/tables/bench_search_gpu.md" <(echo) "$TMP/tables/bench_kernels_gpu.md" > "$TMP/tables/kernels.md"
+    publish kernels.md
+    # the EAX generations last, added to the same table (published again)
+    limit 40 "$PY" experiments/bench_eax_gpu.py --device cuda:0 --n "$TSP_N" --pop "$EAX_POP" \
+        --generations "$EAX_GENERATIONS" --out "$TMP/tables" || return
+    cat <(echo) "$TMP/tables/bench_eax_gpu.md" >> "$TMP/tables/kernels.md"
     publish kernels.md
 }
 

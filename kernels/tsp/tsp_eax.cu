@@ -1,6 +1,7 @@
 /* tsp_eax.cu - Edge Assembly Crossover (EAX) for the symmetric TSP. One block = one pair of
- * parents (A, B); thread 0 of the block does the work (a sequential algorithm, as in tsp_ils.cu),
- * so the same code runs on the CPU build and on a GPU.
+ * parents (A, B); in tsp_eax thread 0 of the block does the work (a sequential algorithm, as in
+ * tsp_ils.cu), so the same code runs on the CPU build and on a GPU; tsp_eax_block (further down)
+ * builds the same children with the O(n) work of a pair spread over the block.
  *
  * EAX (Nagata and Kobayashi 1997; Nagata and Kobayashi, "A powerful genetic algorithm using edge
  * assembly crossover for the traveling salesman problem", INFORMS J. Computing 25(2), 2013):
@@ -60,6 +61,10 @@
  * that table. Block b updates city cities[b] with the changes starts[b] .. starts[b + 1] - 1:
  * old_nb[i], new_nb[i] (x 2) are its two neighbours in a replaced tour and in its replacement
  * (-1: no tour, to build the table from an empty one).
+ *
+ * tsp_eax_freq_accept (the "fused" update, ILSParams.eax_kernel): the same changes for every child
+ * of the last tsp_eax launch shorter than its parent A, read from that launch's own buffers, in
+ * one launch (one thread a city; see the kernel).
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
@@ -112,25 +117,22 @@ __device__ __forceinline__ void mh_eax_relink(mh_eax_t *E, int c, int old, int n
   else E->lnk_e[c] = nw;
 }
 
-/* Split G_AB into AB-cycles (step 2 of the file comment). cyc holds the cycles one after another,
- * cycle m in cyc[cyc_start[m] .. cyc_start[m + 1] - 1], as cities v0 v1 ... v(L-1) where the edge
- * (v(2j), v(2j+1)) is an A-edge and (v(2j+1), v(2j+2 mod L)) a B-edge.
- * Scratch: mask, verts n; path 2n + 2; slot 2n. */
-__device__ void mh_eax_decompose(mh_eax_t *E, int *mask, int *verts, int *path, int *slot, unsigned long long key,
-                                 unsigned long long *ctr) {
-  const int n = E->n;
-  /* mask bits: 1 A-edge to the predecessor in A unused, 2 to the successor; 4, 8 the same in B */
-  for (int v = 0; v < n; ++v) mask[v] = 0;
-  for (int v = 0; v < n; ++v) {
-    const int sa = mh_eax_succa(E, v), sb = mh_eax_succb(E, v);
-    if (sa != sb && sa != mh_eax_predb(E, v)) { mask[v] |= 2; mask[sa] |= 1; }
-    if (sb != sa && sb != mh_eax_preda(E, v)) { mask[v] |= 8; mask[sb] |= 4; }
-  }
-  int nv = 0;
-  for (int v = 0; v < n; ++v) {
-    slot[2 * v] = slot[2 * v + 1] = -1;
-    if (mask[v]) verts[nv++] = v;
-  }
+/* The G_AB edges at city v, from its own neighbours (so that threads filling the masks of different
+ * cities never share an entry): bits 1 and 2, the A-edges to its predecessor and successor in A
+ * that B lacks; 4 and 8, the B-edges to its predecessor and successor in B that A lacks. */
+__device__ __forceinline__ int mh_eax_mask(const mh_eax_t *E, int v) {
+  const int pa = mh_eax_preda(E, v), sa = mh_eax_succa(E, v), pb = mh_eax_predb(E, v), sb = mh_eax_succb(E, v);
+  return (pa != pb && pa != sb ? 1 : 0) | (sa != pb && sa != sb ? 2 : 0) | (pb != pa && pb != sa ? 4 : 0) |
+         (sb != pa && sb != sa ? 8 : 0);
+}
+
+/* Split G_AB into AB-cycles (step 2 of the file comment), given every city's mask (the unused
+ * edges), the cities with any, in city order (verts[0 .. nv)), and their slots at -1. cyc holds
+ * the cycles one after another, cycle m in cyc[cyc_start[m] .. cyc_start[m + 1] - 1], as cities
+ * v0 v1 ... v(L-1) where the edge (v(2j), v(2j+1)) is an A-edge and (v(2j+1), v(2j+2 mod L)) a
+ * B-edge. Scratch: path 2n + 2; slot 2n. */
+__device__ void mh_eax_walk(mh_eax_t *E, int *mask, int *verts, int nv, int *path, int *slot, unsigned long long key,
+                            unsigned long long *ctr) {
   int total = 0;
   E->ncyc = 0;
   E->cyc_start[0] = 0;
@@ -187,6 +189,19 @@ __device__ void mh_eax_decompose(mh_eax_t *E, int *mask, int *verts, int *path, 
       plen = j + 1;
     }
   }
+}
+
+/* mh_eax_walk from A and B (one thread): the masks, the cities with unused edges, the walk.
+ * Scratch: mask, verts n; path 2n + 2; slot 2n. */
+__device__ void mh_eax_decompose(mh_eax_t *E, int *mask, int *verts, int *path, int *slot, unsigned long long key,
+                                 unsigned long long *ctr) {
+  int nv = 0;
+  for (int v = 0; v < E->n; ++v) {
+    mask[v] = mh_eax_mask(E, v);
+    slot[2 * v] = slot[2 * v + 1] = -1;
+    if (mask[v]) verts[nv++] = v;
+  }
+  mh_eax_walk(E, mask, verts, nv, path, slot, key, ctr);
 }
 
 __device__ void mh_eax_sort(int *a, int m) { /* heapsort, ascending */
@@ -448,36 +463,79 @@ __device__ double mh_eax_entropy_delta(mh_eax_t *E, const int *fnb, const int *f
   return dh;
 }
 
+/* One replacement at city c's row of the frequency table: c's two neighbours o[0..1] in a replaced
+ * tour (-1: no tour) and w[0..1] in its replacement; edges that leave are counted down (a row
+ * entry at 0 is removed, the last one takes its place), edges that come are counted up or
+ * appended (a full row counts an overflow: more tours replaced than the population holds). */
+__device__ void mh_eax_freq_entry(int *row, int *cnt, int *len_io, int m, const int *o, const int *w,
+                                  long long *overflow) {
+  int len = *len_io;
+  for (int j = 0; j < 2; ++j) { /* edges that leave */
+    const int v = o[j];
+    if (v < 0 || v == w[0] || v == w[1] || (j == 1 && v == o[0])) continue;
+    for (int q = 0; q < len; ++q) {
+      if (row[q] != v) continue;
+      if (--cnt[q] == 0) { --len; row[q] = row[len]; cnt[q] = cnt[len]; }
+      break;
+    }
+  }
+  for (int j = 0; j < 2; ++j) { /* edges that come */
+    const int v = w[j];
+    if (v < 0 || v == o[0] || v == o[1] || (j == 1 && v == w[0])) continue;
+    int q = 0;
+    while (q < len && row[q] != v) ++q;
+    if (q < len) cnt[q]++;
+    else if (len < m) { row[len] = v; cnt[len] = 1; ++len; }
+    else atomicAdd((unsigned long long *)overflow, 1ULL);
+  }
+  *len_io = len;
+}
+
 extern "C" __global__ void tsp_eax_freq(const int *cities, const int *starts, const int *old_nb, const int *new_nb,
                                         int count, int m, int *freq_nb, int *freq_cnt, int *freq_len,
                                         long long *overflow) {
   const ll b = mh_block();
   if (mh_tid() != 0 || b >= count) return;
   const int c = cities[b];
-  int *row = freq_nb + (ll)c * m, *cnt = freq_cnt + (ll)c * m;
   int len = freq_len[c];
-  for (int i = starts[b]; i < starts[b + 1]; ++i) {
-    const int *o = old_nb + 2LL * i, *w = new_nb + 2LL * i;
-    for (int j = 0; j < 2; ++j) { /* edges that leave */
-      const int v = o[j];
-      if (v < 0 || v == w[0] || v == w[1] || (j == 1 && v == o[0])) continue;
-      for (int q = 0; q < len; ++q) {
-        if (row[q] != v) continue;
-        if (--cnt[q] == 0) { --len; row[q] = row[len]; cnt[q] = cnt[len]; }
-        break;
+  for (int i = starts[b]; i < starts[b + 1]; ++i)
+    mh_eax_freq_entry(freq_nb + (ll)c * m, freq_cnt + (ll)c * m, &len, m, old_nb + 2LL * i, new_nb + 2LL * i,
+                      overflow);
+  freq_len[c] = len;
+}
+
+/* tsp_eax_freq_accept (the "fused" update): the children of the last tsp_eax launch (record = 1;
+ * changes, info, child_len, len_a of its `count` blocks) that are shorter than their parent A
+ * (child_len[b] < len_a[b], the island's replacement rule) replace A in the table, in one launch
+ * that the host neither prepares nor reads back. Thread g of the grid (G threads in all) owns the
+ * cities c with c % G == g and applies the recorded rows of its cities, block after block, row
+ * after row: each row of the table gets its changes in the order tsp_eax_freq gets them from the
+ * host's grouping by city (the same table, entry for entry), and no two threads share a row.
+ * Every thread reads every recorded city, MH_EAX_SCAN at a time (independent loads in flight). */
+#define MH_EAX_SCAN 8
+extern "C" __global__ void tsp_eax_freq_accept(const int *changes, const long long *info, const long long *child_len,
+                                               const long long *len_a, int count, int n, int m, int *freq_nb,
+                                               int *freq_cnt, int *freq_len, long long *overflow) {
+  const ll g = mh_block() * mh_nthreads() + mh_tid();
+  const ll G = (ll)gridDim.x * gridDim.y * gridDim.z * mh_nthreads();
+  if (g >= n) return;
+  for (int b = 0; b < count; ++b) {
+    if (child_len[b] >= len_a[b]) continue;
+    const int *rows = changes + (ll)b * 5 * n;
+    const int nch = (int)info[(ll)b * MH_EAX_NINFO + MH_EAX_CHANGED];
+    for (int i0 = 0; i0 < nch; i0 += MH_EAX_SCAN) {
+      int city[MH_EAX_SCAN];
+      for (int u = 0; u < MH_EAX_SCAN; ++u) city[u] = i0 + u < nch ? rows[5 * (i0 + u)] : -1;
+      for (int u = 0; u < MH_EAX_SCAN; ++u) {
+        const int c = city[u];
+        if (c < 0 || (G >= n ? c : c % G) != g) continue;
+        int len = freq_len[c];
+        const int *e = rows + 5 * (i0 + u);
+        mh_eax_freq_entry(freq_nb + (ll)c * m, freq_cnt + (ll)c * m, &len, m, e + 1, e + 3, overflow);
+        freq_len[c] = len;
       }
     }
-    for (int j = 0; j < 2; ++j) { /* edges that come */
-      const int v = w[j];
-      if (v < 0 || v == o[0] || v == o[1] || (j == 1 && v == w[0])) continue;
-      int q = 0;
-      while (q < len && row[q] != v) ++q;
-      if (q < len) cnt[q]++;
-      else if (len < m) { row[len] = v; cnt[len] = 1; ++len; }
-      else atomicAdd((unsigned long long *)overflow, 1ULL);
-    }
   }
-  freq_len[c] = len;
 }
 
 /* The edge frequencies of the population and the entropy table (select 1; see the header). */
@@ -588,6 +646,84 @@ __device__ bool mh_eax_write(const mh_eax_t *E, int *out, ll *len_out) {
   return cur == E->ta[0];
 }
 
+/* Block c's scratch (MH_EAX_WORK ints): E's arrays, the order of the AB-cycles, the E-sets, and
+ * the area the decomposition uses first and every child after it (returned). */
+__device__ int *mh_eax_bind(mh_eax_t *E, const double *xy, const int *mat, const int *neigh, int n, int k,
+                            const int *tours_a, const int *tours_b, int *work, ll c, int **order, int **eset,
+                            int **best_eset) {
+  E->xy = xy; E->mat = mat; E->neigh = neigh; E->n = n; E->k = k;
+  E->ta = tours_a + c * n; E->tb = tours_b + c * n;
+  int *w = work + c * MH_EAX_WORK(n);
+  E->posa = w; E->posb = w + n; E->lnk_s = w + 2 * n; E->lnk_e = w + 3 * n; E->label = w + 4 * n;
+  E->cyc = w + 5 * n;                     /* 2n */
+  E->cyc_start = w + 7 * n;               /* n + 1 */
+  *order = w + 8 * n + 1;                 /* n */
+  *eset = w + 9 * n + 1;                  /* n */
+  *best_eset = w + 10 * n + 1;            /* n */
+  int *area = w + 11 * n + 1;             /* 10 n: decomposition, then one child at a time */
+  E->cut = area; E->par = area + n; E->sz = area + 2 * n; E->rep = area + 3 * n; E->roots = area + 4 * n;
+  E->ubuf = area + 5 * n; E->touched = area + 6 * n; /* 4 n */
+  E->r = 0; E->nsub = 0; E->ntouched = 0; E->stamp = 0; E->merges = 0; E->error = 0; E->wide = 0;
+  return area;
+}
+
+/* City i's entries before the decomposition: its positions in A and B, no slot set, no label. */
+__device__ __forceinline__ void mh_eax_init_city(mh_eax_t *E, int i) {
+  E->posa[E->ta[i]] = i;
+  E->posb[E->tb[i]] = i;
+  E->lnk_s[i] = E->lnk_e[i] = -1;
+  E->label[i] = 0;
+}
+
+/* What a block reports of its pair (the info columns but the changes). */
+struct mh_eax_out_t {
+  int made, best_ne, best_sub, best_merges;
+  ll best;
+};
+
+/* The children of the decomposed pair (mh_eax_try_children) and the best one rebuilt in the slots;
+ * returns whether it was (else the slots of the last child are cleared and the child is A). */
+__device__ int mh_eax_breed(mh_eax_t *E, const mh_eax_freq_t *F, int strategy, int tries, int select, int *order,
+                            int *eset, int *best_eset, unsigned long long key, unsigned long long *ctr,
+                            mh_eax_out_t *o) {
+  const int ncyc = E->error ? 0 : E->ncyc;
+  o->made = 0; o->best_ne = 0; o->best_sub = 0; o->best_merges = 0;
+  o->best = MH_LL_MAX;
+  if (ncyc > 0) {
+    o->made = mh_eax_try_children(E, F, strategy, tries, select, order, eset, best_eset, &o->best, &o->best_ne, key,
+                                  ctr);
+    if (o->made > 0 && !E->error) {
+      const ll again = mh_eax_child(E, best_eset, o->best_ne); /* deterministic: the same child */
+      o->best_sub = E->merges + 1;
+      o->best_merges = E->merges;
+      if (again != o->best) E->error = 5;
+    }
+  }
+  const int rebuilt = o->made > 0 && !E->error;
+  if (!rebuilt) {
+    mh_eax_reset(E);
+    o->best = 0; o->best_ne = 0; o->best_sub = 0; o->best_merges = 0;
+  }
+  return rebuilt;
+}
+
+/* The child's checks (closes: its walk closed after n cities; len: its length from scratch) and
+ * the block's outputs but the child and the changes. */
+__device__ void mh_eax_finish(mh_eax_t *E, const mh_eax_out_t *o, bool closes, ll len, ll len_a, ll *child_len,
+                              ll *inf) {
+  if (!closes) E->error = 6;
+  else if (len != len_a + o->best) E->error = 7; /* len_a is not A's length, or the incremental delta is off */
+  *child_len = len;
+  inf[MH_EAX_CYCLES] = E->ncyc;
+  inf[MH_EAX_CHILDREN] = o->made;
+  inf[MH_EAX_ESET] = o->best_ne;
+  inf[MH_EAX_SUBTOURS] = o->best_sub;
+  inf[MH_EAX_MERGES] = o->best_merges;
+  inf[MH_EAX_DELTA] = o->best;
+  inf[MH_EAX_WIDE] = E->wide;
+  inf[MH_EAX_ERROR] = E->error;
+}
+
 extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *neigh, int n, int k,
                                    const int *tours_a, const int *tours_b, int *children, long long *child_len,
                                    const long long *len_a, const unsigned long long *keys, long long *counters,
@@ -597,61 +733,161 @@ extern "C" __global__ void tsp_eax(const double *xy, const int *mat, const int *
   const ll c = mh_block();
   if (mh_tid() != 0) return;
   mh_eax_t E;
-  E.xy = xy; E.mat = mat; E.neigh = neigh; E.n = n; E.k = k;
-  E.ta = tours_a + c * n; E.tb = tours_b + c * n;
-  int *w = work + c * MH_EAX_WORK(n);
-  E.posa = w; E.posb = w + n; E.lnk_s = w + 2 * n; E.lnk_e = w + 3 * n; E.label = w + 4 * n;
-  E.cyc = w + 5 * n;                      /* 2n */
-  E.cyc_start = w + 7 * n;                /* n + 1 */
-  int *order = w + 8 * n + 1;             /* n */
-  int *eset = w + 9 * n + 1;              /* n */
-  int *best_eset = w + 10 * n + 1;        /* n */
-  int *area = w + 11 * n + 1;             /* 10 n: decomposition, then one child at a time */
-  E.cut = area; E.par = area + n; E.sz = area + 2 * n; E.rep = area + 3 * n; E.roots = area + 4 * n;
-  E.ubuf = area + 5 * n; E.touched = area + 6 * n; /* 4 n */
-  E.r = 0; E.nsub = 0; E.ntouched = 0; E.stamp = 0; E.merges = 0; E.error = 0; E.wide = 0;
-  ll *inf = info + c * MH_EAX_NINFO;
+  int *order, *eset, *best_eset;
+  int *area = mh_eax_bind(&E, xy, mat, neigh, n, k, tours_a, tours_b, work, c, &order, &eset, &best_eset);
   const unsigned long long key = keys[c];
   unsigned long long ctr = (unsigned long long)counters[c];
-
-  for (int i = 0; i < n; ++i) {
-    E.posa[E.ta[i]] = i;
-    E.posb[E.tb[i]] = i;
-    E.lnk_s[i] = E.lnk_e[i] = -1;
-    E.label[i] = 0;
-  }
+  for (int i = 0; i < n; ++i) mh_eax_init_city(&E, i);
   mh_eax_decompose(&E, area, area + n, area + 2 * n, area + 4 * n + 2, key, &ctr);
-  const int ncyc = E.error ? 0 : E.ncyc;
-  int made = 0, best_ne = 0, best_sub = 0, best_merges = 0;
-  ll best = MH_LL_MAX;
-  if (ncyc > 0) {
-    const mh_eax_freq_t F = {freq_nb, freq_cnt, freq_len, freq_m, ent_h, npop};
-    made = mh_eax_try_children(&E, &F, strategy, tries, select, order, eset, best_eset, &best, &best_ne, key, &ctr);
-    if (made > 0 && !E.error) {
-      const ll again = mh_eax_child(&E, best_eset, best_ne); /* deterministic: the same child */
-      best_sub = E.merges + 1;
-      best_merges = E.merges;
-      if (again != best) E.error = 5;
-    }
-  }
-  const int rebuilt = made > 0 && !E.error;
-  if (!rebuilt) {
-    mh_eax_reset(&E);
+  const mh_eax_freq_t F = {freq_nb, freq_cnt, freq_len, freq_m, ent_h, npop};
+  mh_eax_out_t o;
+  const int rebuilt = mh_eax_breed(&E, &F, strategy, tries, select, order, eset, best_eset, key, &ctr, &o);
+  if (!rebuilt)
     for (int i = 0; i < n; ++i) E.lnk_s[i] = E.lnk_e[i] = -1;
-    best = 0; best_ne = 0; best_sub = 0; best_merges = 0;
-  }
+  ll *inf = info + c * MH_EAX_NINFO;
   if (record) inf[MH_EAX_CHANGED] = rebuilt ? mh_eax_changes(&E, changes + c * 5LL * n) : 0;
   ll len;
-  if (!mh_eax_write(&E, children + c * n, &len)) E.error = 6;
-  else if (len != len_a[c] + best) E.error = 7; /* len_a is not A's length, or the incremental delta is off */
-  child_len[c] = len;
+  const bool closes = mh_eax_write(&E, children + c * n, &len);
+  mh_eax_finish(&E, &o, closes, len, len_a[c], child_len + c, inf);
   counters[c] = (ll)ctr;
-  inf[MH_EAX_CYCLES] = E.ncyc;
-  inf[MH_EAX_CHILDREN] = made;
-  inf[MH_EAX_ESET] = best_ne;
-  inf[MH_EAX_SUBTOURS] = best_sub;
-  inf[MH_EAX_MERGES] = best_merges;
-  inf[MH_EAX_DELTA] = best;
-  inf[MH_EAX_WIDE] = E.wide;
-  inf[MH_EAX_ERROR] = E.error;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * tsp_eax_block (ILSParams.eax_kernel = "block"): tsp_eax's crossover, child for child, with the
+ * O(n) work of a pair spread over its block: the set-up of the positions and slots, the masks of
+ * G_AB and the list of cities with unused edges (an ordered compaction), the child copied run by
+ * run of A (mh_eax_runs), each run's cities over the block, and its length summed by the block. Thread 0 does what is sequential and
+ * small once G_AB is known (the AB-cycle walk, the E-sets, the sub-tours and their merges). The
+ * same arguments as tsp_eax; any block shape (the CPU build: one thread). */
+
+/* The child's walk (mh_eax_write's: from A's first city, in A's direction, n cities) as runs of A:
+ * run j starts at position runs[3j], takes |runs[3j + 1]| cities forwards (> 0) or backwards
+ * (< 0), and is written from runs[3j + 2] on. The cities whose slots are set (among the
+ * candidates; their positions sorted in spos) are runs of one city; between them the walk follows
+ * A. Returns the number of runs (at most n); *after: the city the walk reaches after its n-th (A's
+ * first when the child is one tour). */
+__device__ int mh_eax_runs(mh_eax_t *E, int *spos, int *runs, int *after) {
+  const int n = E->n, stamp = ++E->stamp, total = 2 * E->r + E->ntouched;
+  int S = 0;
+  for (int i = 0; i < total; ++i) {
+    const int v = mh_eax_candidate(E, i);
+    if (E->label[v] == stamp) continue;
+    E->label[v] = stamp;
+    if (E->lnk_s[v] >= 0 || E->lnk_e[v] >= 0) spos[S++] = E->posa[v];
+  }
+  mh_eax_sort(spos, S);
+  int cur = E->ta[0], prev = mh_eax_nb0(E, cur), i = 0, nr = 0;
+  while (i < n) {
+    int *run = runs + 3 * nr++;
+    const int p = E->posa[cur];
+    run[0] = p;
+    run[2] = i;
+    if (E->lnk_s[cur] >= 0 || E->lnk_e[cur] >= 0) { /* a slot set: one step, as mh_eax_write takes it */
+      const int a0 = mh_eax_nb0(E, cur);
+      const int nxt = a0 == prev ? mh_eax_nb1(E, cur) : a0;
+      run[1] = 1;
+      prev = cur;
+      cur = nxt;
+      ++i;
+      continue;
+    }
+    const int fwd = mh_eax_preda(E, cur) == prev; /* along A, away from prev, up to the next set slot */
+    int lo = 0, hi = S;                           /* the first sorted position above p */
+    while (lo < hi) {
+      const int mid = (lo + hi) >> 1;
+      if (spos[mid] <= p) lo = mid + 1;
+      else hi = mid;
+    }
+    int len = n;
+    if (S > 0) len = fwd ? (lo < S ? spos[lo] : spos[0] + n) - p : p - (lo > 0 ? spos[lo - 1] : spos[S - 1] - n);
+    len = mh_imin(len, n - i);
+    run[1] = fwd ? len : -len;
+    int last = fwd ? p + len - 1 : p - len + 1;
+    last = last >= n ? last - n : last < 0 ? last + n : last;
+    prev = E->ta[last];
+    cur = E->ta[fwd ? mh_pos_next(last, n) : mh_pos_prev(last, n)];
+    i += len;
+  }
+  *after = cur;
+  return nr;
+}
+
+extern "C" __global__ void tsp_eax_block(const double *xy, const int *mat, const int *neigh, int n, int k,
+                                         const int *tours_a, const int *tours_b, int *children, long long *child_len,
+                                         const long long *len_a, const unsigned long long *keys, long long *counters,
+                                         int strategy, int tries, int *work, long long *info, int select,
+                                         const int *freq_nb, const int *freq_cnt, const int *freq_len, int freq_m,
+                                         const double *ent_h, int npop, int *changes, int record) {
+  __shared__ int s_nv, s_rebuilt, s_runs, s_after;
+  const ll c = mh_block();
+  const int t = mh_tid(), nt = mh_nthreads();
+  mh_eax_t E;
+  int *order, *eset, *best_eset;
+  int *area = mh_eax_bind(&E, xy, mat, neigh, n, k, tours_a, tours_b, work, c, &order, &eset, &best_eset);
+  int *mask = area, *verts = area + n, *path = area + 2 * n, *slot = area + 4 * n + 2, *counts = area + 7 * n;
+  for (int i = t; i < n; i += nt) mh_eax_init_city(&E, i);
+  __syncthreads();
+  /* the masks and the cities with unused edges in city order: chunk counts, their scan, the lists */
+  const int chunks = mh_imin(nt, n);
+  const int lo = (int)((ll)n * t / chunks), hi = t < chunks ? (int)((ll)n * (t + 1) / chunks) : lo;
+  int cnt = 0;
+  for (int v = lo; v < hi; ++v) {
+    mask[v] = mh_eax_mask(&E, v);
+    slot[2 * v] = slot[2 * v + 1] = -1;
+    cnt += mask[v] != 0;
+  }
+  if (t < chunks) counts[t] = cnt;
+  __syncthreads();
+  if (t == 0) {
+    int sum = 0;
+    for (int j = 0; j < chunks; ++j) {
+      const int x = counts[j];
+      counts[j] = sum;
+      sum += x;
+    }
+    s_nv = sum;
+  }
+  __syncthreads();
+  if (t < chunks) {
+    int at = counts[t];
+    for (int v = lo; v < hi; ++v)
+      if (mask[v]) verts[at++] = v;
+  }
+  __syncthreads();
+  const unsigned long long key = keys[c];
+  unsigned long long ctr = (unsigned long long)counters[c];
+  mh_eax_out_t o;
+  if (t == 0) {
+    mh_eax_walk(&E, mask, verts, s_nv, path, slot, key, &ctr);
+    const mh_eax_freq_t F = {freq_nb, freq_cnt, freq_len, freq_m, ent_h, npop};
+    s_rebuilt = mh_eax_breed(&E, &F, strategy, tries, select, order, eset, best_eset, key, &ctr, &o);
+  }
+  __syncthreads();
+  if (!s_rebuilt)
+    for (int i = t; i < n; i += nt) E.lnk_s[i] = E.lnk_e[i] = -1;
+  __syncthreads();
+  ll *inf = info + c * MH_EAX_NINFO;
+  int *runs = area + n; /* 3n: the sub-tours' arrays, free once the child is built */
+  if (t == 0) {
+    if (record) inf[MH_EAX_CHANGED] = s_rebuilt ? mh_eax_changes(&E, changes + c * 5LL * n) : 0;
+    s_runs = mh_eax_runs(&E, order, runs, &s_after);
+  }
+  __syncthreads();
+  int *out = children + c * n;
+  for (int j = 0; j < s_runs; ++j) { /* run by run, its cities spread over the block */
+    const int *run = runs + 3 * j, len = run[1] > 0 ? run[1] : -run[1];
+    for (int step = t; step < len; step += nt) {
+      int q = run[1] > 0 ? run[0] + step : run[0] - step;
+      q = q >= n ? q - n : q < 0 ? q + n : q;
+      out[run[2] + step] = E.ta[q];
+    }
+  }
+  __syncthreads();
+  ll part = 0;
+  for (int i = t; i < n; i += nt) part += MH_EDIST(&E, out[i], i + 1 < n ? out[i + 1] : s_after);
+  const ll len = mh_block_sum(part);
+  if (t == 0) {
+    mh_eax_finish(&E, &o, s_after == E.ta[0], len, len_a[c], child_len + c, inf);
+    counters[c] = (ll)ctr;
+  }
 }

@@ -16,8 +16,16 @@ edge-entropy lost).
 
 Scratch memory: :func:`work_ints` ``(n) = 21 n + 4`` int32 per block, so a batch of C pairs
 takes ``C * (21 n + 4) * 4`` bytes besides the tours; an :class:`EdgeFrequency` table takes
-``n * (4 P + 1) * 4`` bytes for a population of P, and entropy selection ``C * 5 n * 4`` more
-for the changes the kernel records (:meth:`EdgeFrequency.replace_children`).
+``n * (4 P + 1) * 4`` bytes for a population of P, and a call given the table ``C * 5 n * 4``
+more for the changes the kernel records (:meth:`EdgeFrequency.replace_children`,
+:meth:`EdgeFrequency.accept_shorter`).
+
+:class:`EAXGenerations` runs an island's generations in one of three ways
+(:data:`~metaheur.problems.tsp.params.EAX_KERNELS`, ``ILSParams.eax_kernel``), the same children
+and tables every way: ``classic`` reads every child back and has the host group the table's
+changes by city; ``fused`` reads back only the launch's statistics and the accepted children and
+updates the table in one launch the host does not wait for; ``block`` does that with the
+crossover of :class:`EAXBatch` ``(block=True)``, a pair's O(n) work spread over a block.
 """
 
 from __future__ import annotations
@@ -27,11 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine import load_module
+from metaheur.engine import load_module, shapes
 from metaheur.engine.source import kernel_constant, kernel_constants
 from metaheur.errors import MetaheurError
 from metaheur.problems.tsp.device_data import TSPData
-from metaheur.problems.tsp.problem import TSP
+from metaheur.problems.tsp.kernels import EAX_BLOCK, EAX_FREQ
+from metaheur.problems.tsp.params import EAX_KERNELS
+from metaheur.problems.tsp.problem import TSP, canonical_tours
 
 STRATEGIES = {"rand": 0, "single": 1}
 SELECTIONS = {"greedy": 0, "entropy": 1}
@@ -58,7 +68,7 @@ class EAXInfo:
     delta: np.ndarray  # returned length minus len_a, as tracked incrementally by the kernel
     wide: np.ndarray  # merges (of all children) that needed the search beyond the neighbour lists
     error: np.ndarray  # non-zero: 7 = len_a was not A's length; others an internal inconsistency
-    changed: np.ndarray  # with select="entropy": cities whose neighbours differ from A's (EAXBatch.changes)
+    changed: np.ndarray  # given an EdgeFrequency: cities whose neighbours differ from A's (EAXBatch.changes)
 
 
 def _as_tours(name: str, tours, n: int, check: bool) -> np.ndarray:
@@ -110,7 +120,8 @@ class EdgeFrequency:
         with np.errstate(divide="ignore", invalid="ignore"):
             h = np.where(f > 0, -f * np.log(np.where(f > 0, f, 1.0)), 0.0)
         self.h = dev.asarray(h)
-        self.kernel = load_module("tsp/tsp_eax.cu", dev, defines or {}).kernel("tsp_eax_freq")
+        module = load_module("tsp/tsp_eax.cu", dev, defines or {})
+        self.kernel, self.accept_kernel = module.kernel("tsp_eax_freq"), module.kernel("tsp_eax_freq_accept")
         empty = np.full((self.size, self.n, 2), -1, dtype=np.int32)
         self._apply(empty, tour_neighbours(t))
 
@@ -141,14 +152,36 @@ class EdgeFrequency:
                                           dev.asarray(np.ascontiguousarray(entries[:, 3:5])), int(unique.size),
                                           self.m, self.nb, self.cnt, self.length, self.overflow),
                     threads=None if dev.is_gpu else threads)
+        self.check_overflow()
+
+    def check_overflow(self) -> None:
+        """Raise if an update found a row full (a read-back: more tours replaced than the
+        population holds, a caller's error)."""
         if int(to_host(self.overflow)[0]):
             raise MetaheurError("edge-frequency table overflow: more tours replaced than the population holds")
 
+    def _recorded(self, batch: EAXBatch, what: str) -> None:
+        if batch.info is None or batch.recorded is not self:
+            raise MetaheurError(f"{what} needs a preceding EAXBatch call with this table (select='entropy', "
+                                "or freq given)")
+
+    def accept_shorter(self, batch: EAXBatch) -> None:
+        """Account for every child of the last call of ``batch`` that is shorter than its parent A
+        replacing A (the EAX island's rule), in one launch of ``tsp_eax_freq_accept`` from the
+        batch's own buffers: nothing is prepared or read back by the host (a GPU runs it while
+        the host goes on; :meth:`check_overflow` reads its overflow count)."""
+        self._recorded(batch, "accept_shorter")
+        dev = self.device
+        block = shapes.threads(EAX_FREQ) if dev.is_gpu else 1
+        grid = -(-self.n // block) if dev.is_gpu else 1  # the CPU build: one thread, the rows in order
+        self.accept_kernel(grid, block, (batch.changes, batch.info_device, batch.lengths, batch.len_a, batch.count,
+                                         self.n, self.m, self.nb, self.cnt, self.length, self.overflow),
+                           threads=None if dev.is_gpu else 1)
+
     def replace_children(self, batch: EAXBatch, blocks, threads: int | None = None) -> None:
-        """Account for the children of ``blocks`` of the last entropy-selection launch of ``batch``
+        """Account for the children of ``blocks`` of the last call of ``batch`` (given this table)
         replacing their parents A (from the changes the kernel recorded: no O(n) work a tour)."""
-        if batch.info is None or batch.last_select != "entropy":
-            raise MetaheurError("replace_children needs a preceding EAXBatch call with select='entropy'")
+        self._recorded(batch, "replace_children")
         blocks = np.asarray(blocks, dtype=np.int64).ravel()
         if blocks.size == 0:
             return
@@ -186,9 +219,12 @@ class EAXBatch:
 
     ``data`` is :func:`metaheur.problems.tsp.device_data.tsp_data` of ``tsp`` (its device is the batch's device);
     ``neigh`` the n x k nearest-city lists (:func:`metaheur.problems.tsp.device_data.neighbours`).
+    ``block``: the crossover's O(n) work spread over a block of threads a pair (``tsp_eax_block``,
+    on a GPU; the same children as ``tsp_eax``, one thread a pair).
     """
 
-    def __init__(self, tsp: TSP, data: TSPData, neigh, count: int, device: str | Device | None = None):
+    def __init__(self, tsp: TSP, data: TSPData, neigh, count: int, device: str | Device | None = None, *,
+                 block: bool = False):
         dev = data.device if device is None else parse_device(device)
         if dev.name != data.device.name:
             raise MetaheurError(f"EAX on {dev.name} needs the instance data on it, not on {data.device.name}")
@@ -208,15 +244,17 @@ class EAXBatch:
         self.tsp, self.data, self.device = tsp, data, dev
         self.n, self.k, self.count = n, int(nb.shape[1]), int(count)
         self.neigh = dev.asarray(np.ascontiguousarray(nb, dtype=np.int32))
-        self.kernel = load_module("tsp/tsp_eax.cu", dev, data.defines).kernel("tsp_eax")
+        self.kernel = load_module("tsp/tsp_eax.cu", dev, data.defines).kernel("tsp_eax_block" if block else "tsp_eax")
+        self.threads = shapes.threads(EAX_BLOCK) if block and dev.is_gpu else 1
         self.work = dev.zeros((self.count, work_ints(n)), np.int32)
         self.children = dev.zeros((self.count, n), np.int32)
         self.lengths = dev.zeros(self.count, np.int64)
-        self._info = dev.zeros((self.count, N_INFO), np.int64)
+        self.info_device = dev.zeros((self.count, N_INFO), np.int64)
+        self.len_a = dev.zeros(self.count, np.int64)  # the last call's len_a, on the device
         self._none_i = dev.zeros(1, np.int32)
         self._none_d = dev.zeros(1, np.float64)
-        self.changes = None  # C x n x 5, allocated by the first entropy-selection call
-        self.last_select: str | None = None
+        self.changes = None  # C x n x 5, allocated by the first call given an EdgeFrequency
+        self.recorded: EdgeFrequency | None = None  # the table whose changes the last call recorded
         self.info: EAXInfo | None = None
 
     def __call__(self, tours_a, tours_b, len_a, keys, counters, strategy: str = "rand", tries: int = 1, *,
@@ -224,17 +262,21 @@ class EAXBatch:
                  threads: int | None = None):
         """Children of the pairs (tours_a[c], tours_b[c]): ``(children C x n int32, lengths C int64)``
         as arrays of the batch's device. ``counters`` (int64, C) is advanced in place; a numpy
-        ``counters`` is updated on the host also for a GPU batch. ``select="entropy"`` needs
-        ``freq``, the edge frequencies of the population the parents A come from. ``check=False``
-        skips the (O(C n log n)) validation of the tours."""
+        ``counters`` is updated on the host also for a GPU batch (a device array is trusted, not
+        read back). ``select="entropy"`` needs ``freq``, the edge frequencies of the population
+        the parents A come from; given ``freq`` (any selection) the kernel records every child's
+        changes for it (:meth:`EdgeFrequency.replace_children`, :meth:`EdgeFrequency.accept_shorter`).
+        ``check=False`` skips the (O(C n log n)) validation of the tours."""
         dev, n, C = self.device, self.n, self.count
         if strategy not in STRATEGIES:
             raise MetaheurError(f"EAX strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
         if select not in SELECTIONS:
             raise MetaheurError(f"EAX selection must be one of {', '.join(SELECTIONS)}, got {select!r}")
-        if select == "entropy":
+        if select == "entropy" and not isinstance(freq, EdgeFrequency):
+            raise MetaheurError("entropy-preserving selection needs the population's EdgeFrequency table")
+        if freq is not None:
             if not isinstance(freq, EdgeFrequency):
-                raise MetaheurError("entropy-preserving selection needs the population's EdgeFrequency table")
+                raise MetaheurError(f"freq must be an EdgeFrequency table, got {type(freq).__name__}")
             if freq.n != n or freq.device.name != dev.name:
                 raise MetaheurError(f"the EdgeFrequency table is for {freq.n} cities on {freq.device.name}, "
                                     f"not {n} on {dev.name}")
@@ -263,28 +305,23 @@ class EAXBatch:
         if kh.shape != (C,) or kh.dtype != np.uint64:
             raise MetaheurError(f"keys must be {C} uint64 stream keys (metaheur.engine.rng.stream_key), "
                                 f"got shape {kh.shape} dtype {kh.dtype}")
-        host_counters = isinstance(counters, np.ndarray)
-        ch = np.asarray(to_host(counters))
-        if ch.shape != (C,) or ch.dtype != np.int64:
-            raise MetaheurError(f"counters must be {C} int64 draw counters, got shape {ch.shape} dtype {ch.dtype}")
-        if (ch < 0).any():
-            raise MetaheurError("counters must be non-negative")
-        if host_counters and not counters.flags.writeable:
-            raise MetaheurError("counters are advanced in place and must be writable")
-        ctr = dev.asarray(ch) if (dev.is_gpu or not counters.flags.c_contiguous) else counters
-        self.kernel(C, 1, (self.data.xy, self.data.mat, self.neigh, n, self.k, dev.asarray(ta), dev.asarray(tb),
-                           self.children, self.lengths, dev.asarray(la, np.int64), dev.asarray(kh), ctr,
-                           STRATEGIES[strategy], int(tries), self.work, self._info, SELECTIONS[select], *fargs),
+        ctr = self._counters(counters)
+        with dev.context():
+            self.len_a[...] = dev.asarray(la, np.int64)
+        self.kernel(C, self.threads, (self.data.xy, self.data.mat, self.neigh, n, self.k, dev.asarray(ta),
+                                      dev.asarray(tb), self.children, self.lengths, self.len_a, dev.asarray(kh), ctr,
+                                      STRATEGIES[strategy], int(tries), self.work, self.info_device,
+                                      SELECTIONS[select], *fargs),
                     threads=None if dev.is_gpu else threads)
         if ctr is not counters:
-            if host_counters:
+            if isinstance(counters, np.ndarray):
                 counters[...] = to_host(ctr)
             else:
                 with dev.context():
                     counters[...] = ctr
-        info = to_host(self._info)
+        info = to_host(self.info_device)
         self.info = EAXInfo(*(info[:, i].copy() for i in range(N_INFO)))
-        self.last_select = select
+        self.recorded = freq
         if self.info.error.any():
             bad = int(np.flatnonzero(self.info.error)[0])
             code = int(self.info.error[bad])
@@ -294,6 +331,26 @@ class EAXBatch:
             raise MetaheurError(f"EAX kernel: internal inconsistency {code} on pair {bad} "
                                 "(please report it with the instance and seeds)")
         return self.children, self.lengths
+
+    def _counters(self, counters):
+        """The kernel's draw counters: ``counters`` itself where the kernel can advance it in place
+        (a C-contiguous numpy array on the CPU, a device array on a GPU: trusted, not read back),
+        else a device copy (checked)."""
+        dev, C = self.device, self.count
+        on_device = dev.is_gpu and not isinstance(counters, np.ndarray)
+        if on_device:
+            if counters.shape != (C,) or counters.dtype != np.int64:
+                raise MetaheurError(f"counters must be {C} int64 draw counters, got shape {counters.shape} "
+                                    f"dtype {counters.dtype}")
+            return counters
+        ch = np.asarray(to_host(counters))
+        if ch.shape != (C,) or ch.dtype != np.int64:
+            raise MetaheurError(f"counters must be {C} int64 draw counters, got shape {ch.shape} dtype {ch.dtype}")
+        if (ch < 0).any():
+            raise MetaheurError("counters must be non-negative")
+        if isinstance(counters, np.ndarray) and not counters.flags.writeable:
+            raise MetaheurError("counters are advanced in place and must be writable")
+        return dev.asarray(ch) if (dev.is_gpu or not counters.flags.c_contiguous) else counters
 
 
 def eax_children(tsp: TSP, data: TSPData, neigh, tours_a, tours_b, len_a, keys, counters, strategy: str = "rand",
@@ -318,42 +375,97 @@ class EAXGenerations:
     """The EAX side of one island's generations (Nagata and Kobayashi 2013): the batch that
     builds the children and the population's edge-frequency table, kept in step with the members
     that children replace. ``data`` and ``neigh`` as for :class:`EAXBatch`; ``tries`` children
-    (one AB-cycle each) per pair of parents."""
+    (one AB-cycle each) per pair of parents; ``kernel``: how the device is used
+    (:data:`~metaheur.problems.tsp.params.EAX_KERNELS`, the same children and tables every way;
+    ``fused``: one frequency-update launch from the EAX launch's buffers, which the host does not
+    wait for, and only the accepted children read back; ``block``: that, and the crossover's O(n)
+    work spread over a block a pair)."""
 
-    def __init__(self, tsp: TSP, data: TSPData, neigh, device: Device, tries: int):
+    def __init__(self, tsp: TSP, data: TSPData, neigh, device: Device, tries: int, kernel: str = "classic"):
+        if kernel not in EAX_KERNELS:
+            raise MetaheurError(f"eax_kernel must be one of {', '.join(EAX_KERNELS)}, got {kernel!r}")
         self.tsp, self.data, self.neigh, self.device, self.tries = tsp, data, neigh, device, tries
+        self.fused, self.block = kernel in ("fused", "block"), kernel == "block"
         self.batch: EAXBatch | None = None
         self.freq: EdgeFrequency | None = None
         self.last_select = "greedy"
+        self._children: np.ndarray | None = None  # classic: the last generation's children, on the host
+        self._counters = None  # fused, on a GPU: the kernel's draw counters, zeroed on the device each generation
+        self._mirror = None  # fused, on a GPU: the population on the device (begin, accept)
 
     def begin(self, population: np.ndarray) -> None:
         """Start generations on ``population``: the edge-frequency table that the
-        entropy-preserving selection needs is built from it."""
+        entropy-preserving selection needs is built from it. ``fused`` and ``block`` on a GPU keep
+        a copy of it on the device, which :meth:`accept` keeps in step: from here on, the
+        population that :meth:`children` is given must change only by :meth:`accept` (until the
+        next ``begin``)."""
         self.freq = EdgeFrequency(population, self.device, self.data.defines) if len(population) >= 2 else None
+        self._mirror = self.device.asarray(population, np.int32) if self.fused and self.device.is_gpu else None
 
     def children(self, population: np.ndarray, lengths: np.ndarray, order: np.ndarray, keys: np.ndarray,
-                 select: str):
+                 select: str) -> tuple[np.ndarray, int]:
         """One child per member ``order[i]`` (parent A) with ``order[i + 1]`` (parent B): the best of
         ``tries`` EAX children chosen by ``select`` (greedy without a frequency table); returns
-        (children, exact lengths, children built in all)."""
+        (the children's exact lengths, children built in all). :meth:`accept` gives the children
+        that replace their parents."""
         count = len(order)
         if self.batch is None or self.batch.count != count:
-            self.batch = EAXBatch(self.tsp, self.data, self.neigh, count)
-        a, b = population[order], population[np.roll(order, -1)]
+            self.batch = EAXBatch(self.tsp, self.data, self.neigh, count, block=self.block)
+            self._counters = self.device.zeros(count, np.int64) if self.device.is_gpu else None
+        a, b = self._parents(population, order)
         select = select if self.freq is not None else "greedy"
-        children, lengths_out = self.batch(a, b, lengths[order], keys, np.zeros(count, dtype=np.int64), "single",
-                                           self.tries, select=select,
-                                           freq=self.freq if select == "entropy" else None, check=False)
+        freq = self.freq if select == "entropy" or self.fused else None
+        counters = np.zeros(count, dtype=np.int64)
+        if self._counters is not None and self.fused:
+            with self.device.context():
+                self._counters.fill(0)
+            counters = self._counters
+        children, lengths_out = self.batch(a, b, lengths[order], keys, counters, "single", self.tries, select=select,
+                                           freq=freq, check=False)
         self.last_select = select
-        built = int(self.batch.info.children.sum()) if self.batch.info is not None else count
-        return np.array(to_host(children)), np.array(to_host(lengths_out)), built
-
-    def accept(self, blocks: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
-        """Keep the edge-frequency table in step with the members that children replaced:
-        ``blocks`` of the latest :meth:`children`, ``old`` members and ``new`` children."""
-        if self.freq is None or len(blocks) == 0:
-            return
-        if self.last_select == "entropy":
-            self.freq.replace_children(self.batch, blocks)
+        info = self.batch.info
+        if self.fused and self.freq is not None:
+            self.freq.check_overflow()  # the previous update's count: the launch above waited for it
+        if self.fused:  # the kernel checked each child's length from scratch against len_a + delta
+            self._children = None
+            out = lengths[order].astype(np.int64) + info.delta
         else:
-            self.freq.replace(old, new)
+            self._children = np.array(to_host(children))
+            out = np.array(to_host(lengths_out))
+        return out, int(info.children.sum())
+
+    def _parents(self, population: np.ndarray, order: np.ndarray):
+        """Parents A (``order``) and B (the next in ``order``): host rows, or on a GPU with a device
+        copy of the population (``fused``, ``block``) device rows, gathered there (no upload)."""
+        if self._mirror is None:
+            return population[order], population[np.roll(order, -1)]
+        if self._mirror.shape != population.shape:
+            raise MetaheurError("the population changed size since begin(): call begin() again")
+        dev = self.device
+        with dev.context():
+            return self._mirror[dev.asarray(order)], self._mirror[dev.asarray(np.roll(order, -1))]
+
+    def accept(self, blocks: np.ndarray, members: np.ndarray, population: np.ndarray) -> np.ndarray:
+        """The children of ``blocks`` of the latest :meth:`children`, in canonical form (host
+        arrays), which replace ``population[members]``; the edge-frequency table (and a device
+        copy of the population) follow. ``blocks`` must be those whose child is shorter than its
+        parent A (the fused update applies that rule on the device)."""
+        if self.fused:
+            dev = self.device
+            with dev.context():
+                rows = to_host(self.batch.children[dev.asarray(blocks)] if dev.is_gpu
+                               else self.batch.children[blocks])
+            if self.freq is not None and len(blocks):
+                self.freq.accept_shorter(self.batch)
+            rows = canonical_tours(rows)
+            if self._mirror is not None and len(blocks):
+                with dev.context():
+                    self._mirror[dev.asarray(members)] = dev.asarray(rows, np.int32)
+            return rows
+        rows = self._children[blocks]
+        if self.freq is not None and len(blocks):
+            if self.last_select == "entropy":
+                self.freq.replace_children(self.batch, blocks)
+            else:
+                self.freq.replace(population[members], rows)
+        return canonical_tours(rows)

@@ -29,7 +29,6 @@ from metaheur import live
 from metaheur.errors import MetaheurError
 from metaheur.islands.base import Island, seconds_to
 from metaheur.islands.params import GAParams
-from metaheur.problems.tsp.problem import canonical_tours
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
@@ -178,14 +177,13 @@ class EAXIsland(Island):
 def eax_generation(ops, state, keys: np.ndarray, order: np.ndarray, progress: float | None) -> None:
     """One generation on ``state`` (in place): member ``order[i]`` is parent A once."""
     select = selection(progress, state.stale)
-    children, lengths, built = ops.eax.children(state.population, state.costs, order, keys, select)
+    lengths, built = ops.eax.children(state.population, state.costs, order, keys, select)
     state.ls_iterations += built  # an EAX island's search steps are the children it builds
     better = lengths < state.costs[order]
     if not better.any():
         return
     idx = order[better]
-    ops.eax.accept(np.flatnonzero(better), state.population[idx], children[better])
-    state.population[idx] = canonical_tours(children[better])
+    state.population[idx] = ops.eax.accept(np.flatnonzero(better), idx, state.population)
     state.costs[idx] = lengths[better]
 
 

@@ -12,6 +12,8 @@ from metaheur.engine.shapes import SERIAL
 WEIGHT_CODES = {"MATRIX": 0, "EUC_2D": 1, "CEIL_2D": 2, "ATT": 3, "GEO": 4, "MAN_2D": 5, "MAX_2D": 6, "TWIN": 7}
 DESCENT = (128,)  # the 2-opt / Or-opt kernels of TSPDescentBatch: one thread a candidate move
 KNN = (128,)  # neighbour lists: one thread a city
+EAX_FREQ = (128,)  # tsp_eax_freq_accept: one thread a city (its rows of the edge-frequency table)
+EAX_BLOCK = (128,)  # tsp_eax_block: a block a parent pair, its O(n) work spread over the threads
 
 _WEIGHTS = tuple({"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values())))
 _DESCENT_KERNELS = ("tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
@@ -29,5 +31,7 @@ TABLE = KernelTable(
     | launched("tsp/tsp_knn.cu", (KNN,), "tsp_knn_grid", "tsp_knn_quadrant")
     | launched("tsp/tsp_ils.cu", (SERIAL,), "tsp_ils_run")
     | launched("tsp/tsp_construct.cu", (SERIAL,), "tsp_greedy")
-    | launched("tsp/tsp_eax.cu", (SERIAL,), "tsp_eax", "tsp_eax_freq"),
+    | launched("tsp/tsp_eax.cu", (SERIAL,), "tsp_eax", "tsp_eax_freq")
+    | launched("tsp/tsp_eax.cu", (EAX_FREQ,), "tsp_eax_freq_accept")
+    | launched("tsp/tsp_eax.cu", (EAX_BLOCK,), "tsp_eax_block"),
 )

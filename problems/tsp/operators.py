@@ -58,7 +58,7 @@ class TSPOperators(Operators):
         self._descent = TSPDescentBatch(tsp, device, neigh=self.neigh) if device.is_gpu else None
         self._greedy = None
         self.curve_starts = curve_starts(tsp, device, params.ga.starts)
-        self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries)
+        self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries, ils.eax_kernel)
 
     def random_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Diverse start tours, in canonical form (an EAX population needs their diversity):

@@ -17,6 +17,15 @@ MAX_LK_DEPTH = min(_LK["MH_LK_DEPTH"], _LK["MH_LK3_DEPTH"])
 MAX_LK_BREADTH = _LK["MH_LK_BREADTH"]
 KICK_TYPES = {"segment-swap": 0, "shuffle": 1, "walk": 2, "double-bridge": 3, "near-bridge": 4}
 LK_MOVES = {"2opt": 0, "3opt": 1}
+#: How an EAX island's generation uses its device (problems/tsp/eax.py, EAXGenerations), the same
+#: children and tables every way: ``classic``, the host groups the accepted children's changes by
+#: city for ``tsp_eax_freq`` and reads back the table's overflow, every child and its length;
+#: ``fused``, one ``tsp_eax_freq_accept`` launch updates the table from the EAX launch's own
+#: buffers (greedy generations included), the population stays on the device, nothing is read
+#: back but the launch's statistics and the accepted children; ``block``, ``fused`` with the
+#: crossover's O(n) work spread over a block of threads a pair (``tsp_eax_block``). The default
+#: stays ``classic`` until a GPU session measures them.
+EAX_KERNELS = ("classic", "fused", "block")
 
 
 @dataclass(frozen=True)
@@ -35,7 +44,9 @@ class ILSParams:
       ``segment-swap`` (two adjacent segments of 1..``window`` cities swap: a 3-opt move),
       ``shuffle`` (a stretch of up to ``window`` cities in random order) or ``walk``;
     - ``temperature``: accept a kick that lengthens the tour by less than
-      ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it).
+      ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it);
+    - ``eax_kernel``: how the EAX islands' generations use the device (:data:`EAX_KERNELS`:
+      ``classic``, ``fused`` or ``block``, the same results).
 
     The defaults are the configuration that ``experiments/bench_tsp_ils.py`` ranks first.
     """
@@ -52,6 +63,7 @@ class ILSParams:
     kick: str = "double-bridge"
     window: int = 100
     temperature: float = 0.1
+    eax_kernel: str = "classic"
 
     def __post_init__(self) -> None:
         if not 1 <= self.neighbours <= MAX_NEIGHBOURS:
@@ -72,3 +84,5 @@ class ILSParams:
             raise MetaheurError(f"kick must be one of {', '.join(KICK_TYPES)}, got {self.kick!r}")
         if not self.temperature >= 0:
             raise MetaheurError(f"temperature must be >= 0, got {self.temperature}")
+        if self.eax_kernel not in EAX_KERNELS:
+            raise MetaheurError(f"eax_kernel must be one of {', '.join(EAX_KERNELS)}, got {self.eax_kernel!r}")

@@ -36,6 +36,9 @@ RACE_CHECKED = {
     "qap/qap_tabu.cu": {"qap_tabu_run", "qap_tabu_stream"},
     "tsp/tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                          "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
+    # the EAX kernels: tsp_eax_block meets at barriers, race-checked in tests/ga/test_tsp_eax_block.py
+    # (every shape and order against tsp_eax); the others are one thread a block or a city
+    "tsp/tsp_eax.cu": {"tsp_eax", "tsp_eax_freq", "tsp_eax_freq_accept", "tsp_eax_block"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
     "engine/perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial",
                             "perm_insert_best"},

@@ -40,6 +40,12 @@ def local_optima(tsp: TSP, count: int, seed: int) -> np.ndarray:
     return TSPILSBatch(tsp, starts=starts, seed=seed).run(kicks=0).best
 
 
+def optima_with_lengths(tsp: TSP, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` local optima (int32) and their exact lengths (int64)."""
+    pop = local_optima(tsp, count, seed).astype(np.int32)
+    return pop, np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+
+
 def keys_for(count: int, seed: int = 3) -> np.ndarray:
     return stream_key(np.uint64(seed), np.arange(count, dtype=np.uint64))
 
@@ -255,8 +261,7 @@ def test_entropy_selection_takes_an_improving_child_whenever_one_exists():
 
 def test_frequency_table_follows_replacements_recorded_by_the_kernel():
     tsp = uniform_tsp(250, 9)
-    pop = local_optima(tsp, 10, 4).astype(np.int32)
-    lengths = np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+    pop, lengths = optima_with_lengths(tsp, 10, 4)
     data, neigh = tsp_data(tsp), neighbours(tsp, 8)
     freq = EdgeFrequency(pop, "cpu", data.defines)
     batch = EAXBatch(tsp, data, neigh, 10)
@@ -307,8 +312,7 @@ def test_any_block_shape_gives_the_same_children():
 
 def test_eax_ga_improves_on_its_best_parent():
     tsp = uniform_tsp(200, 13)
-    pop = local_optima(tsp, 16, 1).astype(np.int32)
-    lengths = np.array([tsp.tour_length(t) for t in pop], dtype=np.int64)
+    pop, lengths = optima_with_lengths(tsp, 16, 1)
     start_best = int(lengths.min())
     data, neigh = tsp_data(tsp), neighbours(tsp, 10)
     batch = EAXBatch(tsp, data, neigh, len(pop))

@@ -65,6 +65,8 @@ def test_the_rehearsal_runs_every_part_and_writes_every_table(tmp_path):
     for kernel in ("classic", "stream"):  # the tabu kernels side by side
         assert f"| cuda:0 | {kernel} | gen:qap:12 | 12 | 8 |" in kernels
     assert "tsp_2opt_full" in kernels
+    for kernel in ("classic", "fused", "block"):  # the EAX generations side by side, the same populations
+        assert f"| {kernel} | cuda:0 | 200 | 8 | 30 | 4 |" in kernels and kernels.count("| yes |") >= 3
     strategies = (out / "strategies.md").read_text()
     for instance in ("gen:qap:12", "gen:tsp:200", "gen:pfsp:20:5", "gen:lop:30"):
         for config in ("cpu-serial", "cpu-islands x2", "gpu", "hybrid"):
