@@ -35,7 +35,9 @@ RACE_CHECKED = {
                          "qap_best_move_stream"},
     "qap/qap_tabu.cu": {"qap_tabu_run", "qap_tabu_stream"},
     "tsp/tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
-                         "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better"},
+                         "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better",
+                         # the cached variants: in every order in tests/engine/test_tsp_cached_kernels.py
+                         "tsp_cache_tour", "tsp_2opt_cached", "tsp_oropt_cached", "tsp_best_of_parts"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
     "engine/perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial",
                             "perm_insert_best"},
