@@ -17,7 +17,7 @@ move computes its four or six distances from cities gathered by number) and ``ca
 (``tsp_cache_tour`` then ``tsp_2opt_cached``, ``tsp_oropt_cached``: the tour's own edge lengths
 cached per position and the coordinates stored in tour order, so that a 2-opt move computes two
 distances and an Or-opt move two, and on a GPU several blocks a tour when the tours are fewer
-than the device's block slots, :func:`parts_for`). ``classic`` stays the default until a GPU
+than the device's block slots; problems/tsp/full_moves.py). ``classic`` stays the default until a GPU
 measures both (experiments/gpu_session.sh, part 3).
 """
 
@@ -32,13 +32,13 @@ from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
 from metaheur.errors import MetaheurError
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
-from metaheur.problems.tsp.kernels import DESCENT, WEIGHT_CODES
+from metaheur.problems.tsp.full_moves import TourCache, parts_for
+from metaheur.problems.tsp.kernels import DESCENT
 from metaheur.problems.tsp.problem import TSP
 from metaheur.search.batch import BatchResult
 
 FULL_NEIGHBOURHOOD_N = 200  # up to this n a pass evaluates every 2-opt and Or-opt move
 KERNELS = ("classic", "cached")  # the full neighbourhoods' kernel variants (module docstring)
-MAX_PARTS = 16  # at most this many blocks share a tour's full neighbourhood
 PASSES_PER_CHECK = 8  # passes queued between two looks at the deltas
 GPU_BLOCK = shapes.threads(DESCENT)
 
@@ -46,17 +46,11 @@ GPU_BLOCK = shapes.threads(DESCENT)
 class _Buffers:
     """The device arrays of the passes over ``batch`` tours (allocated once for that size)."""
 
-    def __init__(self, dev: Device, batch: int, n: int, several: bool, cached: bool = False, coords: bool = False,
-                 parts: int = 1):
-        self.batch, self.parts = batch, parts
+    def __init__(self, dev: Device, batch: int, n: int, several: bool, cache: TourCache | None = None):
+        self.batch, self.cache = batch, cache
         self.pos = dev.zeros((batch, n), np.int32)
         self.moves = dev.zeros(batch, np.int64)
         self.unused = dev.zeros(1, np.int64)
-        if cached:  # the tour-order cache of tsp_cache_tour, and the best move of each part
-            self.txy = dev.zeros((batch, n, 2) if coords else 2, np.float64)
-            self.edge = dev.zeros((batch, n), np.int32)
-            self.part_move = dev.zeros((batch * parts, 4), np.int32)
-            self.part_delta = dev.zeros(batch * parts, np.int64)
         if several:
             self.move_at = dev.zeros((batch, n, 4), np.int32)
             self.delta_at = dev.zeros((batch, n), np.int64)
@@ -107,23 +101,11 @@ class TSPDescentBatch:
     def _buffers_for(self, batch: int) -> _Buffers:
         if self._buffers is None or self._buffers.batch != batch:
             self._buffers = None  # freed before the new ones are allocated
-            parts = parts_for(self.module, self.device, batch, self.tsp.n, self.block) if self.cached else 1
-            self._buffers = _Buffers(self.device, batch, self.tsp.n, self.several, self.cached,
-                                     self.data.weight_code not in COORDLESS, parts)
+            cache = None
+            if self.cached:
+                cache = TourCache(self.data, batch, parts_for(self.module, self.device, batch, self.tsp.n, self.block))
+            self._buffers = _Buffers(self.device, batch, self.tsp.n, self.several, cache)
         return self._buffers
-
-    def _full_cached(self, tours, buf: _Buffers) -> None:
-        """The best 2-opt and Or-opt move of every tour by the ``cached`` kernels (several blocks
-        a tour when ``buf.parts`` > 1, then reduced to the tour's best)."""
-        n, d, block, batch, parts = self.tsp.n, self.data, self.block, buf.batch, buf.parts
-        kernel = self.module.kernel
-        kernel("tsp_cache_tour")(batch, block, (d.xy, d.mat, tours, n, buf.txy, buf.edge))
-        for oropt, (move, delta) in enumerate(((buf.move2, buf.delta2), (buf.moveo, buf.deltao))):
-            name = "tsp_oropt_cached" if oropt else "tsp_2opt_cached"
-            out = (move, delta) if parts == 1 else (buf.part_move, buf.part_delta)
-            kernel(name)(batch * parts, block, (d.xy, d.mat, tours, buf.txy, buf.edge, n, parts, 0, buf.unused, *out))
-            if parts > 1:
-                kernel("tsp_best_of_parts")(batch, block, (n, parts, oropt, buf.part_move, buf.part_delta, move, delta))
 
     def _pass(self, tours, cost, buf: _Buffers) -> None:
         n, d, block, batch = self.tsp.n, self.data, self.block, buf.batch
@@ -134,8 +116,9 @@ class TSPDescentBatch:
             kernel("tsp_apply_disjoint")(batch, block, (tours, buf.pos, n, buf.move_at, buf.delta_at, buf.taken,
                                                         buf.chosen, cost, buf.moves, buf.best))
             return
-        if self.cached:
-            self._full_cached(tours, buf)
+        if buf.cache is not None:
+            buf.cache.best_moves(self.module, tours, block, {"2opt": (buf.move2, buf.delta2),
+                                                             "oropt": (buf.moveo, buf.deltao)})
         elif self.full:
             kernel("tsp_2opt_full")(batch, block, (d.xy, d.mat, tours, n, 0, buf.unused, buf.move2, buf.delta2))
             kernel("tsp_oropt_full")(batch, block, (d.xy, d.mat, tours, n, 0, buf.unused, buf.moveo, buf.deltao))
@@ -183,7 +166,7 @@ class TSPDescentBatch:
             buf.moves.fill(0)
         self.module.kernel("tsp_positions")(batch, self.block, (tours, buf.pos, n))
         passes, launches, reason = 0, 1, "local optimum"
-        per_pass = 2 if self.several else 3 + (1 + 2 * (buf.parts > 1) if self.cached else 0)
+        per_pass = 2 if self.several else (1 + buf.cache.launches(2) if buf.cache else 3)
         chunk = 1 if time_limit is not None else PASSES_PER_CHECK  # with a time limit: one pass, timed, first
         while True:
             step = chunk if max_passes is None else min(chunk, max_passes - passes)
@@ -210,23 +193,6 @@ class TSPDescentBatch:
         return BatchResult(best=None, best_costs=to_host(cost).copy(), iterations=to_host(buf.moves).copy(),
                            seconds=time.perf_counter() - t0, launches=launches, stop_reason=reason,
                            extra={"passes": passes})
-
-
-#: Weight codes whose kernels read no coordinates (MH_TSP_COORDS of kernels/tsp/tsp_dist.cuh).
-COORDLESS = (WEIGHT_CODES["MATRIX"], WEIGHT_CODES["TWIN"])
-
-
-def parts_for(module, device: Device, batch: int, n: int, block: int) -> int:
-    """Blocks that share each tour's full neighbourhood (``tsp_2opt_cached``, ``tsp_oropt_cached``):
-    on a GPU as many as fill every block slot of the device (multiprocessors x the resident blocks
-    of the driver's occupancy query) when ``batch`` tours are fewer (issue 62: 264 tours filled 2
-    of 5 slots an SM), at most :data:`MAX_PARTS` and n; 1 on the CPU, whose blocks already share
-    its cores."""
-    if not device.is_gpu:
-        return 1
-    slots = device.cores * min(module.kernel(name).resident_blocks(block)
-                               for name in ("tsp_2opt_cached", "tsp_oropt_cached"))
-    return max(1, min(MAX_PARTS, n, -(-slots // batch)))
 
 
 def wave_blocks_per_sm(tsp: TSP, device: Device) -> int:

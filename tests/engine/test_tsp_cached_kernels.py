@@ -14,8 +14,9 @@ from reference import tsp as R
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError
 from metaheur.problems import TSP, uniform_tsp
-from metaheur.problems.tsp.descent import COORDLESS, TSPDescentBatch, parts_for
+from metaheur.problems.tsp.descent import TSPDescentBatch
 from metaheur.problems.tsp.device_data import tsp_data
+from metaheur.problems.tsp.full_moves import COORDLESS, parts_for
 
 SIZES = [5, 6, 7, 33, 65]
 PARTS = [1, 2, 3, 7]
@@ -226,3 +227,15 @@ def test_parts_on_the_cpu_and_an_unknown_kernel():
     assert parts_for(descent.module, descent.device, 1, tsp.n, 1) == 1
     with pytest.raises(MetaheurError, match="descent kernel must be one of classic, cached"):
         TSPDescentBatch(tsp, kernel="fast")
+
+
+def test_parts_fill_every_block_slot_with_a_nearly_full_last_wave():
+    """132 multiprocessors x 5 resident blocks = 660 slots (the H200's 2-opt at 32 x 8 threads)."""
+    from types import SimpleNamespace
+
+    module = SimpleNamespace(kernel=lambda name: SimpleNamespace(resident_blocks=lambda block: 5))
+    gpu = SimpleNamespace(is_gpu=True, cores=132)
+    parts = {batch: parts_for(module, gpu, batch, 10_000, (32, 8)) for batch in (1, 128, 264, 660, 1000, 1320)}
+    # 264 tours: 3 a tour fill the slots but take 2 waves for 1.2 waves of work; 5 make 2 full waves
+    assert parts == {1: 64, 128: 10, 264: 5, 660: 1, 1000: 3, 1320: 1}
+    assert parts_for(module, gpu, 1, 40, (32, 8)) == 40  # at most n
