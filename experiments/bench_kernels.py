@@ -341,7 +341,7 @@ def bench_tsp(cfg: Config) -> None:
                     block = (FULL_2OPT if kernel.startswith("tsp_2opt_") else (128,)) if dev.is_gpu else (1,)
                     note = ""
                     if kernel in CACHED_OF:
-                        parts = parts_for(module, dev, batch, n, block)
+                        parts = parts_for(module, dev, batch, n, block, (kernel,))
                         outs = {"2opt" if kernel == "tsp_2opt_cached" else "oropt": (move_out, delta_out)}
                         fn = partial(TourCache(data, batch, parts).best_moves, module, t_dev, block, outs,
                                      threads=threads)

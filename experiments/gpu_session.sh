@@ -17,8 +17,8 @@
 #   3 kernels side by side: the QAP tabu search at 1, 64, 1,024 and 2,112
 #     searches of n = 100 against the CPU build on 2 cores; the QAP delta update
 #     of 1,024 solutions; 2-opt over all pairs at n = 10,000 with 264, 660 and
-#     1,320 tours; every variant the benches know (one each until the QAP and the
-#     TSP/engine kernel issues add theirs)                                       50 s  kernels.md
+#     1,320 tours, tsp_2opt_full and its cached variant (several blocks a tour
+#     where the tours leave block slots idle); every variant the benches know   60 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
 #     same machine (1 chain, the island's, twice as many, one an SM)           40 s  chains.md
@@ -134,7 +134,7 @@ EOF
 kernels_side_by_side() {
     limit 25 "$PY" experiments/bench_search.py --gpu-only --gpu-rows "gen:qap:$QAP_N" "$COUNTS" "$ITERATIONS" \
         --out "$TMP/tables" || return
-    limit 25 "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" "$BATCH" --gpu-tours "$TOURS" \
+    limit 35 "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" "$BATCH" --gpu-tours "$TOURS" \
         --only qap tsp --label gpu --out "$TMP/tables" --repeat 2 \
         --min-time "$([ "$TINY" -eq 1 ] && echo 0.01 || echo 0.1)" --numpy-budget 1 || return
     cat "$TMP/tables/bench_search_gpu.md" <(echo) "$TMP/tables/bench_kernels_gpu.md" > "$TMP/tables/kernels.md"

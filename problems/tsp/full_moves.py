@@ -21,17 +21,18 @@ TAIL = 1.1  # waves launched over waves of work that parts_for accepts (the last
 CACHED_KERNELS = {"2opt": "tsp_2opt_cached", "oropt": "tsp_oropt_cached"}
 
 
-def parts_for(module, device: Device, batch: int, n: int, block) -> int:
+def parts_for(module, device: Device, batch: int, n: int, block,
+              kernels: tuple[str, ...] = tuple(CACHED_KERNELS.values())) -> int:
     """Blocks that share each tour's full neighbourhood. On a GPU: at least enough that the
     ``batch`` tours fill every block slot of the device (multiprocessors x the resident blocks of
-    the driver's occupancy query at ``block``; issue 62: 264 tours filled 2 of the 5 slots of an
-    SM), then the fewest whose last wave is nearly full (blocks of a tour do equal work, so
-    waves launched / waves of work <= :data:`TAIL`; 264 tours on 660 slots: 5 a tour, not 3, whose
-    792 blocks take two waves for 1.2 waves of work), else the least wasteful; at most
-    :data:`MAX_PARTS` and n. 1 on the CPU, whose blocks already share its cores."""
+    the driver's occupancy query at ``block``, the fewest of ``kernels``; issue 62: 264 tours
+    filled 2 of the 5 slots of an SM), then the fewest whose last wave is nearly full (the blocks
+    of a tour do equal work, so waves launched / waves of work <= :data:`TAIL`; 264 tours on 660
+    slots: 5 a tour, not 3, whose 792 blocks take two waves for 1.2 waves of work), else the least
+    wasteful; at most :data:`MAX_PARTS` and n. 1 on the CPU, whose blocks already share its cores."""
     if not device.is_gpu:
         return 1
-    slots = device.cores * min(module.kernel(name).resident_blocks(block) for name in CACHED_KERNELS.values())
+    slots = device.cores * min(module.kernel(name).resident_blocks(block) for name in kernels)
     most = max(1, min(MAX_PARTS, n))
     choices = range(min(most, -(-slots // batch)), most + 1)
 
