@@ -25,41 +25,11 @@
 #define MH_TSP_WEIGHT 0
 #endif
 
-/* Whether MH_TSP_WEIGHT computes distances from coordinates (xy) rather than from mat. */
+/* Whether MH_TSP_WEIGHT computes distances from coordinates (xy) rather than from mat: then
+ * mh_tsp_dist(c, mat, n, p, q) of any array c of coordinate pairs is the distance of the points
+ * c[2 p ..] and c[2 q ..] (p == q: one city), which the kernels that cache coordinates in tour
+ * order (tsp_moves.cu) use with positions for p and q. */
 #define MH_TSP_COORDS (MH_TSP_WEIGHT != 0 && MH_TSP_WEIGHT != 7)
-
-#if MH_TSP_COORDS
-/* The distance of two cities given by their coordinates (ax, ay) and (bx, by) (GEO: radians);
- * same: whether they are one city (GEO gives 0 there, and 1 to two cities at one place). The
- * same operations as mh_tsp_dist, which calls it: the kernels that cache coordinates in tour
- * order (tsp_moves.cu) get the same values bit for bit. */
-__device__ __forceinline__ int mh_tsp_dist_xy(double ax, double ay, double bx, double by, bool same) {
-  const double dx = ax - bx, dy = ay - by;
-#if MH_TSP_WEIGHT == 1
-  return (int)(sqrt(dx * dx + dy * dy) + 0.5);
-#elif MH_TSP_WEIGHT == 2
-  return (int)ceil(sqrt(dx * dx + dy * dy));
-#elif MH_TSP_WEIGHT == 3
-  const double r = sqrt((dx * dx + dy * dy) / 10.0);
-  const int t = (int)(r + 0.5);
-  return t < r ? t + 1 : t;
-#elif MH_TSP_WEIGHT == 4
-  if (same) return 0;
-  const double q1 = cos(ay - by);
-  const double q2 = cos(ax - bx);
-  const double q3 = cos(ax + bx);
-  double c = 0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3);
-  c = c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
-  return (int)(6378.388 * acos(c) + 1.0);
-#elif MH_TSP_WEIGHT == 5
-  return (int)(fabs(dx) + fabs(dy) + 0.5);
-#elif MH_TSP_WEIGHT == 6
-  return mh_imax((int)(fabs(dx) + 0.5), (int)(fabs(dy) + 0.5));
-#else
-#error "unknown MH_TSP_WEIGHT"
-#endif
-}
-#endif
 
 __device__ __forceinline__ int mh_tsp_dist(const double *__restrict__ xy, const int *__restrict__ mat, int n,
                                           int a, int b) {
@@ -71,7 +41,30 @@ __device__ __forceinline__ int mh_tsp_dist(const double *__restrict__ xy, const 
   if ((a >= h) == (b >= h)) return mat[(ll)h * h];
   return a >= h ? mat[(ll)(a - h) * h + b] : mat[(ll)(b - h) * h + a];
 #else
-  return mh_tsp_dist_xy(xy[2 * a], xy[2 * a + 1], xy[2 * b], xy[2 * b + 1], a == b);
+  const double dx = xy[2 * a] - xy[2 * b], dy = xy[2 * a + 1] - xy[2 * b + 1];
+#if MH_TSP_WEIGHT == 1
+  return (int)(sqrt(dx * dx + dy * dy) + 0.5);
+#elif MH_TSP_WEIGHT == 2
+  return (int)ceil(sqrt(dx * dx + dy * dy));
+#elif MH_TSP_WEIGHT == 3
+  const double r = sqrt((dx * dx + dy * dy) / 10.0);
+  const int t = (int)(r + 0.5);
+  return t < r ? t + 1 : t;
+#elif MH_TSP_WEIGHT == 4
+  if (a == b) return 0;
+  const double q1 = cos(xy[2 * a + 1] - xy[2 * b + 1]);
+  const double q2 = cos(xy[2 * a] - xy[2 * b]);
+  const double q3 = cos(xy[2 * a] + xy[2 * b]);
+  double c = 0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3);
+  c = c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
+  return (int)(6378.388 * acos(c) + 1.0);
+#elif MH_TSP_WEIGHT == 5
+  return (int)(fabs(dx) + fabs(dy) + 0.5);
+#elif MH_TSP_WEIGHT == 6
+  return mh_imax((int)(fabs(dx) + 0.5), (int)(fabs(dy) + 0.5));
+#else
+#error "unknown MH_TSP_WEIGHT"
+#endif
 #endif
 }
 

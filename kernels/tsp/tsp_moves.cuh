@@ -40,7 +40,7 @@ __device__ __forceinline__ ll mh_oropt_delta(const double *xy, const int *mat, c
 __device__ __forceinline__ ll mh_dist_at(const double *xy, const int *mat, const int *t, const double *txy, int n,
                                          int p, int q) {
 #if MH_TSP_COORDS
-  return (ll)mh_tsp_dist_xy(txy[2 * p], txy[2 * p + 1], txy[2 * q], txy[2 * q + 1], p == q);
+  return (ll)mh_tsp_dist(txy, mat, n, p, q);
 #else
   return MH_D(t[p], t[q]);
 #endif
