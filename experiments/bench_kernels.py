@@ -58,9 +58,10 @@ says how far a kernel is from that roofline, not that it is memory-bound.
     python experiments/bench_kernels.py --gpu-check QAP_N TSP_N BATCH [--gpu-tours T1,T2,...] ...
 
 ``--gpu-check`` keeps the rows of experiments/gpu_check.sh only; with it, ``--gpu-tours`` gives
-the GPU rows of the 2-opt kernels (``tsp_2opt_cand``, ``tsp_2opt_full``) one row per tour count
-instead of BATCH / 8 tours, each count still raised to two per multiprocessor (e.g. 264,660,1320:
-2, 5 and 10 a multiprocessor of a 132-SM H100 SXM or H200); the or-opt rows keep BATCH / 8.
+the GPU rows of the 2-opt kernels (``tsp_2opt_cand``, ``tsp_2opt_full``, ``tsp_2opt_cached``) one
+row per tour count instead of BATCH / 8 tours (and of the one-tour row), each count still raised
+to two per multiprocessor (e.g. 264,660,1320: 2, 5 and 10 a multiprocessor of a 132-SM H100 SXM
+or H200); the or-opt rows keep BATCH / 8.
 
 Writes ``bench_kernels_<label>.csv`` and ``.md`` (label: --label, else the host name) under
 --out, and prints the table and the ratio "CPU build 1 core / numpy" for the O(1) QAP update at
@@ -296,9 +297,12 @@ def gpu_tour_counts(cfg: Config, kernel: str) -> list:
 
 
 def tsp_batch_kernels(cfg: Config, kernels: list, dev) -> list[tuple[int, list]]:
-    """(tours, the kernels timed with that many) on ``dev``: the CPU batches for every kernel, then
-    on a GPU each kernel's GPU tour counts."""
-    out = [(batch, kernels) for batch in cfg.tsp_batches]
+    """(tours, the kernels timed with that many) on ``dev``: the CPU batches (on a GPU only for the
+    kernels without tour counts of their own, ``--gpu-tours``, so that the first GPU launch of a
+    2-opt kernel, the one gpu_session.sh profiles, is one of those counts), then on a GPU each
+    kernel's GPU tour counts."""
+    own = {k for k in kernels if dev.is_gpu and k.startswith("tsp_2opt") and cfg.tsp_2opt_gpu_batches is not None}
+    out = [(batch, [k for k in kernels if k not in own]) for batch in cfg.tsp_batches]
     if dev.is_gpu:
         counts = dict.fromkeys(b for kernel in kernels for b in gpu_tour_counts(cfg, kernel))
         out += [(b, [k for k in kernels if b in gpu_tour_counts(cfg, k)]) for b in counts]
