@@ -25,8 +25,13 @@ Kernels and sizes (moves counted):
   present) n = 1000, 10000, 85900, k = 10 nearest neighbours, batches 1 and 8 (GPU also 128, or
   two tours per multiprocessor when that is more: 264 on an H200's 132, so that every SM has work):
   ``tsp_2opt_cand`` (2 n k moves), ``tsp_oropt_cand`` (12 n k moves); ``tsp_2opt_full`` for
-  n = 1000 and 10000 (n(n-3)/2 moves); and ``neighbours()`` (the KNN grid kernel plus the host's
-  re-ranking; "moves" = cities).
+  n = 1000 and 10000 (n(n-3)/2 moves); ``tsp_oropt_full`` for n = 1000 (n(5n-16) moves); and
+  ``neighbours()`` (the KNN grid kernel plus the host's re-ranking; "moves" = cities).
+* the ``cached`` variants of the full kernels beside each (``tsp_2opt_cached``,
+  ``tsp_oropt_cached``; TSPDescentBatch(kernel="cached"), problems/tsp/full_moves.py): a launch is
+  the tour-order cache, the kernel over P blocks a tour (P fills the GPU's block slots, 1 on the
+  CPU; the note column) and, for P > 1, the reduction of the parts, as the descent runs them;
+  every backend checks that their best moves and deltas equal the classic kernel's.
 
 Byte model (minimal bytes each move must read or write from memory, from experiments/gpu_model.py,
 which also gives each kernel's arithmetic bound; the GPU rows' GB/s is moves/s x bytes/move, and
@@ -41,8 +46,10 @@ the fraction is of --bandwidth-gbs):
   4 + 16 B);
 * tsp_oropt_cand: 42 B a move (per candidate 8 B of neighbour index and position; per variant the
   two tour entries and coordinates around the insertion point, 8 + 32 B);
-* tsp_2opt_full: 20 B a move (one tour entry and its coordinates per move along a row; the row's
-  own cities stay in registers).
+* tsp_2opt_full: 128 B a move (four coordinate gathers by city number, a 32-byte sector each);
+* tsp_2opt_cached: 20 B a move (the coordinates of positions j and j + 1 in tour order, 16 B
+  shared with the neighbouring lanes, and edge[j], 4 B, read along the row);
+* tsp_oropt_full and tsp_oropt_cached: see experiments/gpu_model.py.
 The coordinates and tours of these instances (at most 85,900 cities: 1.4 MB + 0.3 MB a tour) fit
 in an H200's 50 MB L2 cache, so DRAM bandwidth is not what bounds the TSP kernels: the fraction
 says how far a kernel is from that roofline, not that it is memory-bound.
@@ -51,9 +58,10 @@ says how far a kernel is from that roofline, not that it is memory-bound.
     python experiments/bench_kernels.py --gpu-check QAP_N TSP_N BATCH [--gpu-tours T1,T2,...] ...
 
 ``--gpu-check`` keeps the rows of experiments/gpu_check.sh only; with it, ``--gpu-tours`` gives
-the GPU rows of the 2-opt kernels (``tsp_2opt_cand``, ``tsp_2opt_full``) one row per tour count
-instead of BATCH / 8 tours, each count still raised to two per multiprocessor (e.g. 264,660,1320:
-2, 5 and 10 a multiprocessor of a 132-SM H100 SXM or H200); the or-opt rows keep BATCH / 8.
+the GPU rows of the 2-opt kernels (``tsp_2opt_cand``, ``tsp_2opt_full``, ``tsp_2opt_cached``) one
+row per tour count instead of BATCH / 8 tours (and of the one-tour row), each count still raised
+to two per multiprocessor (e.g. 264,660,1320: 2, 5 and 10 a multiprocessor of a 132-SM H100 SXM
+or H200); the or-opt rows keep BATCH / 8.
 
 Writes ``bench_kernels_<label>.csv`` and ``.md`` (label: --label, else the host name) under
 --out, and prints the table and the ratio "CPU build 1 core / numpy" for the O(1) QAP update at
@@ -89,6 +97,8 @@ from metaheur.engine.cpu_build import find_compiler
 from metaheur.problems import load_instance, random_qap, uniform_tsp
 from metaheur.problems.qap.device_data import qap_data
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.full_moves import TourCache, parts_for
+from metaheur.problems.tsp.kernels import FULL_2OPT
 
 COLUMNS = ["kernel", "instance", "n", "k", "batch", "backend", "threads", "block", "moves_per_launch",
            "seconds_per_launch", "moves_per_s", "bytes_per_move", "gb_per_s", "bandwidth_fraction", "note"]
@@ -106,6 +116,7 @@ class Config:
     qap_gpu_batches: list
     tsp_sizes: list
     tsp_full_sizes: list
+    tsp_oropt_full_sizes: list
     tsp_batches: list
     tsp_gpu_batches: list
     knn_sizes: list
@@ -286,13 +297,20 @@ def gpu_tour_counts(cfg: Config, kernel: str) -> list:
 
 
 def tsp_batch_kernels(cfg: Config, kernels: list, dev) -> list[tuple[int, list]]:
-    """(tours, the kernels timed with that many) on ``dev``: the CPU batches for every kernel, then
-    on a GPU each kernel's GPU tour counts."""
-    out = [(batch, kernels) for batch in cfg.tsp_batches]
+    """(tours, the kernels timed with that many) on ``dev``: the CPU batches (on a GPU only for the
+    kernels without tour counts of their own, ``--gpu-tours``, so that the first GPU launch of a
+    2-opt kernel, the one gpu_session.sh profiles, is one of those counts), then on a GPU each
+    kernel's GPU tour counts."""
+    own = {k for k in kernels if dev.is_gpu and k.startswith("tsp_2opt") and cfg.tsp_2opt_gpu_batches is not None}
+    out = [(batch, [k for k in kernels if k not in own]) for batch in cfg.tsp_batches]
     if dev.is_gpu:
         counts = dict.fromkeys(b for kernel in kernels for b in gpu_tour_counts(cfg, kernel))
         out += [(b, [k for k in kernels if b in gpu_tour_counts(cfg, k)]) for b in counts]
     return out
+
+
+#: The cached full kernels and the classic kernel each is measured against.
+CACHED_OF = {"tsp_2opt_cached": "tsp_2opt_full", "tsp_oropt_cached": "tsp_oropt_full"}
 
 
 def bench_tsp(cfg: Config) -> None:
@@ -302,8 +320,12 @@ def bench_tsp(cfg: Config) -> None:
         neigh = neighbours(tsp, k)
         print(f"{tsp.name}: n={n}, {tsp.weight_type}, neighbour lists in {time.perf_counter() - start:.2f} s",
               flush=True)
-        kernels = ["tsp_2opt_cand", "tsp_oropt_cand"] + (["tsp_2opt_full"] if n in cfg.tsp_full_sizes else [])
-        per_tour = {"tsp_2opt_cand": 2 * n * k, "tsp_oropt_cand": 12 * n * k, "tsp_2opt_full": n * (n - 3) // 2}
+        kernels = ["tsp_2opt_cand", "tsp_oropt_cand"] + (["tsp_2opt_full", "tsp_2opt_cached"]
+                                                         if n in cfg.tsp_full_sizes else [])
+        kernels += ["tsp_oropt_full", "tsp_oropt_cached"] if n in cfg.tsp_oropt_full_sizes else []
+        per_tour = {"tsp_2opt_cand": 2 * n * k, "tsp_oropt_cand": 12 * n * k, "tsp_2opt_full": n * (n - 3) // 2,
+                    "tsp_oropt_full": n * (5 * n - 16)}
+        per_tour.update({cached: per_tour[full] for cached, full in CACHED_OF.items()})
         for label, dev, threads in _backends(cfg):
             data = tsp_data(tsp, dev)
             module = load_module("tsp/tsp_moves.cu", dev, data.defines)
@@ -318,17 +340,31 @@ def bench_tsp(cfg: Config) -> None:
                 placeholder = dev.zeros(1, np.int64)
                 move_out = dev.zeros((batch, 4), np.int32)
                 delta_out = dev.zeros(batch, np.int64)
+                best = {}  # the classic full kernels' best moves, which the cached ones must equal
                 for kernel in batch_kernels:
-                    block = ((32, 8) if kernel == "tsp_2opt_full" else (128,)) if dev.is_gpu else (1,)
-                    if kernel == "tsp_2opt_full":
-                        args = (data.xy, data.mat, t_dev, n, 0, placeholder, move_out, delta_out)
+                    block = (FULL_2OPT if kernel.startswith("tsp_2opt_") else (128,)) if dev.is_gpu else (1,)
+                    note = ""
+                    if kernel in CACHED_OF:
+                        parts = parts_for(module, dev, batch, n, block, (kernel,))
+                        outs = {"2opt" if kernel == "tsp_2opt_cached" else "oropt": (move_out, delta_out)}
+                        fn = partial(TourCache(data, batch, parts).best_moves, module, t_dev, block, outs,
+                                     threads=threads)
+                        note = f"{parts} block(s) a tour, the cache and reduction launches included"
                     else:
-                        args = (data.xy, data.mat, t_dev, pos, neigh_dev, n, k, 0, placeholder, move_out, delta_out)
-                    fn = partial(module.kernel(kernel), batch, block, args, threads=threads)
+                        args = (data.xy, data.mat, t_dev, n, 0, placeholder, move_out, delta_out)
+                        if "cand" in kernel:
+                            args = (data.xy, data.mat, t_dev, pos, neigh_dev, n, k, 0, placeholder, move_out, delta_out)
+                        fn = partial(module.kernel(kernel), batch, block, args, threads=threads)
                     seconds = measure(fn, sync, cfg.repeat, cfg.min_time)
                     add_row(cfg, kernel=kernel, instance=tsp.name, n=n, k=k if "cand" in kernel else None, batch=batch,
                             backend=label, threads=threads or "", block="x".join(map(str, block)),
-                            moves=batch * per_tour[kernel], seconds=seconds)
+                            moves=batch * per_tour[kernel], seconds=seconds, note=note)
+                    if kernel.endswith("_full"):
+                        best[kernel] = (to_host(move_out).copy(), to_host(delta_out).copy())
+                    elif kernel in CACHED_OF:
+                        assert all(np.array_equal(a, to_host(b)) for a, b in zip(best[CACHED_OF[kernel]],
+                                                                                 (move_out, delta_out), strict=True)), \
+                            f"{kernel} and {CACHED_OF[kernel]} disagree ({label}, {batch} tours)"
             if not dev.is_gpu:
                 # sanity: the CPU build's best move equals the numpy reference's smallest delta
                 ref = RT.two_opt_cand(tsp.dist, tours[0], neigh)
@@ -345,13 +381,16 @@ def bench_tsp_numpy(cfg: Config, tsp, neigh, kernels, per_tour) -> None:
         "tsp_2opt_cand": lambda: RT.two_opt_cand(tsp.dist, tour, neigh),
         "tsp_oropt_cand": lambda: RT.or_opt_cand(tsp.dist, tour, neigh),
         "tsp_2opt_full": lambda: RT.two_opt_full(tsp.dist, tour),
+        "tsp_oropt_full": lambda: RT.or_opt_full(tsp.dist, tour),
     }
-    for kernel in kernels:
-        if kernel == "tsp_2opt_full" and n > 3000:
-            # n x n int64 temporaries (a dozen of 0.8 GB at n = 10,000): estimated, not run
+    for kernel in (k for k in kernels if k in fns):  # the cached kernels compute the same: one numpy row
+        cells = {"tsp_2opt_full": n * n, "tsp_oropt_full": 6 * n * n}.get(kernel, 0)  # the reference's temporaries
+        if cells > 3000**2:
+            # a dozen int64 temporaries of `cells` (0.8 GB each for 2-opt at n = 10,000; the
+            # Or-opt reference at n = 1,000 took 15 s, over the budget): estimated, not run
             for batch in cfg.tsp_batches:
                 skip_row(cfg, kernel=kernel, instance=tsp.name, n=n, batch=batch, backend="numpy",
-                         why=f"n^2 = {n * n:.0e} int64 temporaries (~{12 * 8 * n * n / 2**30:.0f} GiB)")
+                         why=f"{cells:.0e}-cell int64 temporaries (~{12 * 8 * cells / 2**30:.1f} GiB)")
             continue
         one = measure(fns[kernel], _no_sync, 1 if n > 20000 else cfg.repeat, cfg.min_time)
         for batch in cfg.tsp_batches:
@@ -535,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
         qap_gpu_batches=[] if quick else [1024],
         tsp_sizes=[1000] if quick else [1000, 10000, 85900],
         tsp_full_sizes=[1000] if quick else [1000, 10000],
+        tsp_oropt_full_sizes=[1000],
         tsp_batches=[1, 2] if quick else [1, 8],
         tsp_gpu_batches=[] if quick else [128],
         knn_sizes=[2000] if quick else [10000, 85900],
@@ -543,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.gpu_check:
         qap_n, tsp_n, batch = args.gpu_check
         cfg.qap_sizes, cfg.qap_batches, cfg.qap_gpu_batches = [qap_n], [1], [batch]
-        cfg.tsp_sizes, cfg.tsp_full_sizes, cfg.tsp_batches = [tsp_n], [tsp_n], [1]
+        cfg.tsp_sizes, cfg.tsp_full_sizes, cfg.tsp_oropt_full_sizes, cfg.tsp_batches = [tsp_n], [tsp_n], [], [1]
         cfg.tsp_gpu_batches, cfg.library = [max(1, batch // 8)], False
         if args.gpu_tours:
             cfg.tsp_2opt_gpu_batches = two_per_sm(args.gpu_tours, cfg.gpus)

@@ -8,8 +8,9 @@ datasheet (the device notes measured 4.3 TB/s on a device-to-device copy); per S
 int32 operations (add, compare, min/max, 32-bit multiply-add) and 64 fp64 operations (add,
 multiply, fused multiply-add): 16.7e12 int32 op/s and 16.7e12 fp64 op/s. A 64-bit integer add or
 a 32x32->64-bit multiply-add counts 2 int32 operations; a double square root 10 fp64 operations
-(reciprocal square root and Newton steps); a double-to-int conversion 1. The TSP builds run
-without fused multiply-add (--fmad=false), so x*x + y*y is 3 operations.
+(reciprocal square root and Newton steps); a double-to-int conversion 4 (it runs at a quarter of
+the fp64 rate on sm_90; the third read of the H200 figures). The TSP builds run without fused
+multiply-add (--fmad=false), so x*x + y*y is 3 operations.
 
 Bytes: from DRAM when the data a unit touches cannot stay in the 50 MB L2 across the batch (the
 QAP tables of 1,024 searches, the delta matrices); the TSP kernels read coordinates, tours and
@@ -44,8 +45,10 @@ FP64_OPS_S = SMS * 64 * CLOCK_HZ
 DRAM_LATENCY_S = 0.75e-6  # a dependent round trip to DRAM under load (fits the H200's 1, 64, 1,024-search tabu rows)
 L2_LATENCY_S = 0.3e-6  # a dependent round trip to L2 (fits the H200's delta-update launch: 120 us)
 SQRT, DIST_INT = 10, 6  # fp64 ops of a double sqrt; int ops of loading two cities' coordinates (index maths)
+TO_INT = 4  # fp64-op equivalents of a double-to-int conversion (a quarter of the fp64 rate on sm_90)
 #: fp64 operations of one EUC_2D distance: 2 differences, 2 products, 1 sum, the root, +0.5, to int.
-EUC_FP64 = 2 + 2 + 1 + SQRT + 1 + 1
+EUC_FP64 = 2 + 2 + 1 + SQRT + 1 + TO_INT
+SECTOR = 32  # bytes of the L2 sector a scattered load moves, however few of them it uses
 
 
 @dataclass(frozen=True)
@@ -216,17 +219,33 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
         Model("tsp_2opt_cand", "move", f"n={n}, k={k}, EUC_2D", 32, 2 * DIST_INT + 12, 4 * EUC_FP64, "L2",
               basis="c's index, position, coordinates (4+4+16 B, shared by 2 variants), d's entry and "
                     "coordinates (4+16 B); 4 distances"),
-        Model("tsp_2opt_full", "move", f"n={n}, EUC_2D", 20, 2 * DIST_INT + 8, 4 * EUC_FP64, "L2",
+        Model("tsp_2opt_full", "move", f"n={n}, EUC_2D", 4 * SECTOR, 2 * DIST_INT + 8, 4 * EUC_FP64, "L2",
               useful=two_opt_full_useful(n),
-              basis="one tour entry and its coordinates per move along a row; 4 distances; a row scans its "
+              basis="4 distances of cities gathered by number: four scattered coordinate loads, a 32-byte "
+                    "sector each (the row's own cities stay in registers); a row scans its "
                     f"columns from i + 2 (32-aligned): {two_opt_full_useful(n):.1%} of the lanes' iterations "
                     "are moves (scanning all n columns of each row, half were, each costing the loop and the "
                     "validity test)"),
+        Model("tsp_2opt_cached", "move", f"n={n}, EUC_2D", 20, DIST_INT + 8, 2 * EUC_FP64, "L2",
+              useful=two_opt_full_useful(n),
+              basis="2 distances (the two edges added); the two removed are the tour's own, read from the "
+                    "per-position cache (edge[j], 4 B); coordinates of positions j and j + 1 in tour order "
+                    "(16 B, contiguous along the warp); rows as tsp_2opt_full's"),
         Model("tsp_oropt_cand", "move", f"n={n}, k={k}, EUC_2D", 42, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
               basis="neighbour index and position (8 B), two tour entries and coordinates (40 B) per variant; "
                     "3 edges removed, 3 added"),
-        Model("tsp_oropt_full", "move", f"n={n}, EUC_2D", 40, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
-              basis="two tour entries and their coordinates per move; 6 distances"),
+        Model("tsp_oropt_full", "move", f"n={n}, EUC_2D", 8 + 2 * SECTOR, 3 * DIST_INT + 16, 6 * EUC_FP64, "L2",
+              basis="6 distances; two tour entries (8 B) and two scattered coordinate loads (a sector each) per "
+                    "move, the segment's cities in registers"),
+        Model("tsp_oropt_cached", "move", f"n={n}, EUC_2D", 12, DIST_INT + 10, 2 * EUC_FP64, "L2",
+              basis="2 distances (the segment's two new edges); d(prev, next) and the segment's two edges once a "
+                    "row, the third removed edge from the cache; coordinates of j, j + 1 and edge[j] (20 B in tour "
+                    "order) shared by a j's 1-2 orientations (5/3 moves on average): 12 B a move"),
+        Model("tsp_cache_tour", "city", f"n={n}, EUC_2D", 4 + SECTOR + 16 + 4, DIST_INT + 4, EUC_FP64, "L2",
+              basis="a tour entry read, the city's coordinates gathered (a sector), written in tour order "
+                    "(16 B) with its edge length (4 B); one distance"),
+        Model("tsp_best_of_parts", "part", f"n={n}, up to 16 parts", 24, 8, 0, "L2",
+              basis="a part's best move (16 B) and delta (8 B) read, an argmin step; one launch a pass"),
         Model("tsp_best_at", "position (14 k moves)", f"n={n}, k={k}, EUC_2D", 2 * k * 32 + 12 * k * 42,
               2 * k * (2 * DIST_INT + 12) + 12 * k * (3 * DIST_INT + 16), 2 * k * 4 * EUC_FP64 + 12 * k * 6 * EUC_FP64,
               "L2", basis="the 2k candidate 2-opt and 12k candidate Or-opt moves that start at a position, as "
@@ -262,7 +281,7 @@ for _stream, _classic in (("qap_delta_update_stream", "qap_delta_update"), ("qap
 
 #: The issue's targets for the day a GPU is lent: (kernel, size of the model row, units per second).
 TARGETS = {("qap_delta_update", "n=100, int64 deltas"): 1e11, ("tsp_2opt_cand", "n=10000, k=10, EUC_2D"): 2e11,
-           ("tsp_2opt_full", "n=10000, EUC_2D"): 2e11}
+           ("tsp_2opt_full", "n=10000, EUC_2D"): 2e11, ("tsp_2opt_cached", "n=10000, EUC_2D"): 2e11}
 
 
 def _rate(value: float) -> str:

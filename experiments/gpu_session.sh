@@ -17,11 +17,11 @@
 #   3 kernels side by side: the QAP tabu search at 1, 64, 1,024 and 2,112
 #     searches of n = 100 against the CPU build on 2 cores; the QAP delta update
 #     of 1,024 solutions; 2-opt over all pairs at n = 10,000 with 264, 660 and
-#     1,320 tours; every variant the benches know (one each until the QAP and the
-#     TSP/engine kernel issues add theirs); EAX generations of a GPU island at
-#     n = 10,000 (300 members, 10 generations) with eax_kernel classic and fused,
-#     from the same population (bench_eax_gpu.py: ms a generation, the same
-#     populations)                                                               90 s  kernels.md
+#     1,320 tours, tsp_2opt_full and its cached variant (several blocks a tour
+#     where the tours leave block slots idle); EAX generations of a GPU island at
+#     n = 10,000 (300 members, 10 generations) with eax_kernel classic, fused and
+#     block, from the same population (bench_eax_gpu.py: ms a generation, the
+#     same populations); every variant the benches know                        100 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
 #     same machine (1 chain, the island's, twice as many, one an SM)           40 s  chains.md
@@ -29,7 +29,8 @@
 #     cpu-islands on all 16 cores, gpu, hybrid at equal time (7 s a run) on
 #     generated gen:qap:100, gen:tsp:10000, gen:pfsp:100:20, gen:lop:300: gap at
 #     equal time and time to a target gap                                       165 s  strategies.md
-#   6 ncu profiles of one tabu and one 2-opt launch (a line where ncu is absent)  20 s  ncu.txt
+#   6 ncu profiles of one tabu and two 2-opt launches (classic, cached; a line
+#     where ncu is absent)                                                         30 s  ncu.txt
 #   7 the round's GPU targets, | target | measured | goal | met |                 2 s  targets.md
 # and parts.md (each part's status and seconds), session.log (everything printed, complete when
 # the script returns): 8 files. Run it in one device call with a timeout that leaves room for a
@@ -139,7 +140,7 @@ EOF
 kernels_side_by_side() {
     limit 25 "$PY" experiments/bench_search.py --gpu-only --gpu-rows "gen:qap:$QAP_N" "$COUNTS" "$ITERATIONS" \
         --out "$TMP/tables" || return
-    limit 25 "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" "$BATCH" --gpu-tours "$TOURS" \
+    limit 35 "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" "$BATCH" --gpu-tours "$TOURS" \
         --only qap tsp --label gpu --out "$TMP/tables" --repeat 2 \
         --min-time "$([ "$TINY" -eq 1 ] && echo 0.01 || echo 0.1)" --numpy-budget 1 || return
     cat "$TMP/tables/bench_search_gpu.md" <(echo) "$TMP/tables/bench_kernels_gpu.md" > "$TMP/tables/kernels.md"
@@ -177,13 +178,17 @@ ncu_profiles() {
         echo "ncu: not found on this machine; no profiles" | tee "$OUT/ncu.txt"
         return 0
     fi
+    local rc=0 kernel
     ncu_profile "$TMP/ncu_tabu.txt" qap_tabu "$PY" experiments/bench_search.py --gpu-only \
-        --gpu-rows "gen:qap:$QAP_N" "$BATCH" 50 --out "$TMP/ncu_bench" &&
-    ncu_profile "$TMP/ncu_2opt.txt" tsp_2opt_full "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" "$TSP_N" \
-        "$BATCH" --gpu-tours "${TOURS%%,*}" --only tsp --label ncu --out "$TMP/ncu_bench" --repeat 1 \
-        --min-time 0.01 --numpy-budget 1
-    local rc=$?
-    cat "$TMP/ncu_tabu.txt" <(echo) "$TMP/ncu_2opt.txt" > "$OUT/ncu.txt" 2>/dev/null
+        --gpu-rows "gen:qap:$QAP_N" "$BATCH" 50 --out "$TMP/ncu_bench" || rc=$?
+    for kernel in tsp_2opt_full tsp_2opt_cached; do  # the first launch of each: the first tour count's
+        [ "$rc" -eq 0 ] || break
+        ncu_profile "$TMP/ncu_$kernel.txt" "$kernel" "$PY" experiments/bench_kernels.py --gpu-check "$QAP_N" \
+            "$TSP_N" "$BATCH" --gpu-tours "${TOURS%%,*}" --only tsp --label ncu --out "$TMP/ncu_bench" --repeat 1 \
+            --min-time 0.01 --numpy-budget 1 || rc=$?
+    done
+    cat "$TMP/ncu_tabu.txt" <(echo) "$TMP/ncu_tsp_2opt_full.txt" <(echo) "$TMP/ncu_tsp_2opt_cached.txt" \
+        > "$OUT/ncu.txt" 2>/dev/null
     return $rc
 }
 

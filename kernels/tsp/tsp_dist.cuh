@@ -25,6 +25,12 @@
 #define MH_TSP_WEIGHT 0
 #endif
 
+/* Whether MH_TSP_WEIGHT computes distances from coordinates (xy) rather than from mat: then
+ * mh_tsp_dist(c, mat, n, p, q) of any array c of coordinate pairs is the distance of the points
+ * c[2 p ..] and c[2 q ..] (p == q: one city), which the kernels that cache coordinates in tour
+ * order (tsp_moves.cu) use with positions for p and q. */
+#define MH_TSP_COORDS (MH_TSP_WEIGHT != 0 && MH_TSP_WEIGHT != 7)
+
 __device__ __forceinline__ int mh_tsp_dist(const double *__restrict__ xy, const int *__restrict__ mat, int n,
                                           int a, int b) {
 #if MH_TSP_WEIGHT == 0

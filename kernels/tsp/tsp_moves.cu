@@ -24,61 +24,180 @@ __device__ __forceinline__ void mh_store_best(ll key, ll idx, int *out, ll *delt
 /* Full 2-opt neighbourhood, n(n-3)/2 moves. Move index i * n + j; move_out = (i, j, 0, 0). A row i
  * scans only its valid columns j >= i + 2, from i + 2 rounded down to a multiple of 32 (so that a
  * warp's columns stay in aligned 128-byte lines); with write_all the columns before are written
- * invalid by a loop of their own. */
-extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
-tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
-              long long *all_out, int *move_out, long long *delta_out) {
-  const ll sol = mh_block();
-  const int *t = tours + sol * n;
-  ll *all = all_out + sol * n * n;
-  ll key = MH_LL_MAX, idx = MH_LL_MAX;
-  for (int i = threadIdx.y; i < n; i += blockDim.y) {
+ * invalid by a loop of their own. Rows i = part (mod parts) of the tour, parts blocks a tour (1
+ * for tsp_2opt_full). CACHED (tsp_2opt_cached): a move computes the two distances it adds, from
+ * the tour-order coordinates txy, and reads the two it removes, the tour's own edges, from e
+ * (tsp_cache_tour); else (tsp_2opt_full) four distances of cities gathered by number. The same
+ * deltas, exact integers, either way. */
+template <bool CACHED>
+__device__ __forceinline__ void mh_2opt_scan(const double *__restrict__ xy, const int *__restrict__ mat,
+                                             const int *__restrict__ t, const double *__restrict__ txy,
+                                             const int *__restrict__ e, int n, int part, int parts, int write_all,
+                                             ll *__restrict__ all, ll *key, ll *idx) {
+  for (int i = part + parts * (int)threadIdx.y; i < n; i += parts * (int)blockDim.y) {
     const int start = (i + 2) & ~31;
+    const ll ei = CACHED ? e[i] : 0;
     if (write_all)
       for (int j = threadIdx.x; j < start && j < n; j += blockDim.x) all[(ll)i * n + j] = MH_LL_MAX;
     for (int j = start + threadIdx.x; j < n; j += blockDim.x) {
       const bool valid = j >= i + 2 && !(i == 0 && j == n - 1);
       if (valid) {
-        const ll d = mh_2opt_delta(xy, mat, t, n, i, j);
-        mh_argmin_step(&key, &idx, d, (ll)i * n + j);
+        const ll d = CACHED ? mh_dist_at(xy, mat, t, txy, n, i, j) +
+                                  mh_dist_at(xy, mat, t, txy, n, i + 1, j + 1 == n ? 0 : j + 1) - ei - e[j]
+                            : mh_2opt_delta(xy, mat, t, n, i, j);
+        mh_argmin_step(key, idx, d, (ll)i * n + j);
         if (write_all) all[(ll)i * n + j] = d;
       } else if (write_all) {
         all[(ll)i * n + j] = MH_LL_MAX;
       }
     }
   }
+}
+
+/* The block's best full 2-opt move (key, index i * n + j) as (i, j, 0, 0) into out[4 b ..]. */
+__device__ __forceinline__ void mh_2opt_store(ll key, ll idx, int *out, ll *delta_out, ll b, int n) {
+  mh_store_best(key, idx, out, delta_out, b, (int)(idx / n), (int)(idx % n), 0, 0);
+}
+
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_2opt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
+              long long *all_out, int *move_out, long long *delta_out) {
+  const ll sol = mh_block();
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  mh_2opt_scan<false>(xy, mat, tours + sol * n, xy, mat, n, 0, 1, write_all, all_out + sol * n * n, &key, &idx);
   mh_block_argmin(&key, &idx);
-  mh_store_best(key, idx, move_out, delta_out, sol, (int)(idx / n), (int)(idx % n), 0, 0);
+  mh_2opt_store(key, idx, move_out, delta_out, sol, n);
 }
 
 /* Full Or-opt neighbourhood: segments of 1-3 cities, every insertion edge, both orientations
- * (one for single cities). Move index ((i * 3 + L - 1) * n + j) * 2 + rev; move_out = (i, L, j, rev). */
+ * (one for single cities). Move index ((i * 3 + L - 1) * n + j) * 2 + rev; move_out = (i, L, j, rev).
+ * Rows (i, L) = part (mod parts), parts blocks a tour (1 for tsp_oropt_full). CACHED
+ * (tsp_oropt_cached): the three removed edges come from e, and d(prev, next) - the two removed
+ * at the segment is computed once a row, so a move computes the two distances that insert the
+ * segment, from the tour-order coordinates; else (tsp_oropt_full) six distances a move. */
+template <bool CACHED>
+__device__ __forceinline__ void mh_oropt_scan(const double *__restrict__ xy, const int *__restrict__ mat,
+                                              const int *__restrict__ t, const double *__restrict__ txy,
+                                              const int *__restrict__ e, int n, int part, int parts,
+                                              int write_all, ll *__restrict__ all, ll *key, ll *idx) {
+  for (int row = part + parts * (int)threadIdx.y; row < 3 * n; row += parts * (int)blockDim.y) {
+    const int i = row / 3, L = row % 3 + 1;
+    const int prev = i == 0 ? n - 1 : i - 1, sl = (i + L - 1) % n, next = (i + L) % n;
+    /* the row's part of a cached delta: d(prev, next) added, the segment's two edges removed */
+    const ll base = CACHED && n >= L + 3 ? mh_dist_at(xy, mat, t, txy, n, prev, next) - e[prev] - e[sl] : 0;
+    for (int j = threadIdx.x; j < n; j += blockDim.x)
+      for (int rev = 0; rev < 2; ++rev) {
+        const ll m = ((ll)row * n + j) * 2 + rev;
+        const bool valid = n >= L + 3 && mh_oropt_valid(n, i, L, j) && (rev == 0 || L > 1);
+        if (valid) {
+          ll d;
+          if (CACHED) {
+            const int j1 = j + 1 == n ? 0 : j + 1, near = rev ? sl : i, far = rev ? i : sl;
+            d = base + mh_dist_at(xy, mat, t, txy, n, j, near) + mh_dist_at(xy, mat, t, txy, n, far, j1) - e[j];
+          } else {
+            d = mh_oropt_delta(xy, mat, t, n, i, L, j, rev);
+          }
+          mh_argmin_step(key, idx, d, m);
+          if (write_all) all[m] = d;
+        } else if (write_all) {
+          all[m] = MH_LL_MAX;
+        }
+      }
+  }
+}
+
+/* The block's best full Or-opt move (key, its index) as (i, L, j, rev) into out[4 b ..]. */
+__device__ __forceinline__ void mh_oropt_store(ll key, ll idx, int *out, ll *delta_out, ll b, int n) {
+  const ll row = idx / 2 / n;
+  mh_store_best(key, idx, out, delta_out, b, (int)(row / 3), (int)(row % 3) + 1, (int)(idx / 2 % n), (int)(idx % 2));
+}
+
 extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
 tsp_oropt_full(const double *xy, const int *mat, const int *tours, int n, int write_all,
                long long *all_out, int *move_out, long long *delta_out) {
   const ll sol = mh_block();
-  const int *t = tours + sol * n;
-  ll *all = all_out + sol * (ll)n * 3 * n * 2;
   ll key = MH_LL_MAX, idx = MH_LL_MAX;
-  for (int row = threadIdx.y; row < 3 * n; row += blockDim.y) {
-    const int i = row / 3, L = row % 3 + 1;
-    for (int j = threadIdx.x; j < n; j += blockDim.x)
-      for (int rev = 0; rev < 2; ++rev) {
-        const ll e = ((ll)row * n + j) * 2 + rev;
-        const bool valid = n >= L + 3 && mh_oropt_valid(n, i, L, j) && (rev == 0 || L > 1);
-        if (valid) {
-          const ll d = mh_oropt_delta(xy, mat, t, n, i, L, j, rev);
-          mh_argmin_step(&key, &idx, d, e);
-          if (write_all) all[e] = d;
-        } else if (write_all) {
-          all[e] = MH_LL_MAX;
-        }
-      }
+  mh_oropt_scan<false>(xy, mat, tours + sol * n, xy, mat, n, 0, 1, write_all, all_out + sol * (ll)n * 3 * n * 2,
+                       &key, &idx);
+  mh_block_argmin(&key, &idx);
+  mh_oropt_store(key, idx, move_out, delta_out, sol, n);
+}
+
+/* The tour-order cache of tsp_2opt_cached and tsp_oropt_cached, one block a tour: for each
+ * position p the length of the tour's own edge there, edge[p] = d(t[p], t[p + 1 mod n]) (nsol x n
+ * int32), and for coordinate weights the coordinates of its city, txy[2 p ..] (nsol x n x 2
+ * double; not touched for a matrix, which may then be a placeholder). Issue 62: the tour's own
+ * edges are two of a 2-opt move's four distances, and coordinates read in tour order are read
+ * contiguously where a gather by city number is scattered. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_cache_tour(const double *xy, const int *mat, const int *tours, int n, double *txy_out, int *edge_out) {
+  const ll sol = mh_block();
+  const int *t = tours + sol * n;
+  int *e = edge_out + sol * n;
+  for (int p = mh_tid(); p < n; p += mh_nthreads()) {
+    const int c = t[p];
+#if MH_TSP_COORDS
+    txy_out[(sol * n + p) * 2] = xy[2 * c];
+    txy_out[(sol * n + p) * 2 + 1] = xy[2 * c + 1];
+#endif
+    e[p] = mh_tsp_dist(xy, mat, n, c, t[p + 1 == n ? 0 : p + 1]);
+  }
+}
+
+/* The moves of tsp_2opt_full (CACHED) or tsp_oropt_full from the cache of tsp_cache_tour (txy,
+ * edge), bit for bit the same all_out and best moves; parts blocks a tour (grid nsol x parts,
+ * so that few tours still fill a GPU's block slots): block b scans tour b / parts, rows = b %
+ * parts (mod parts), and writes the best of its rows to move_out[4 b ..], delta_out[b], which
+ * tsp_best_of_parts reduces to the tour's (parts = 1: the tour's best move, in place). */
+template <bool TWO_OPT>
+__device__ __forceinline__ void mh_full_cached(const double *xy, const int *mat, const int *tours, const double *txy,
+                                               const int *edge, int n, int parts, int write_all, ll *all_out,
+                                               int *move_out, ll *delta_out) {
+  const ll b = mh_block(), sol = b / parts;
+  const int part = (int)(b % parts);
+  const double *tx = MH_TSP_COORDS ? txy + sol * n * 2 : txy;
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  if (TWO_OPT)
+    mh_2opt_scan<true>(xy, mat, tours + sol * n, tx, edge + sol * n, n, part, parts, write_all,
+                       all_out + sol * n * n, &key, &idx);
+  else
+    mh_oropt_scan<true>(xy, mat, tours + sol * n, tx, edge + sol * n, n, part, parts, write_all,
+                        all_out + sol * (ll)n * 3 * n * 2, &key, &idx);
+  mh_block_argmin(&key, &idx);
+  if (TWO_OPT) mh_2opt_store(key, idx, move_out, delta_out, b, n);
+  else mh_oropt_store(key, idx, move_out, delta_out, b, n);
+}
+
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_2opt_cached(const double *xy, const int *mat, const int *tours, const double *txy, const int *edge, int n,
+                int parts, int write_all, long long *all_out, int *move_out, long long *delta_out) {
+  mh_full_cached<true>(xy, mat, tours, txy, edge, n, parts, write_all, all_out, move_out, delta_out);
+}
+
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_oropt_cached(const double *xy, const int *mat, const int *tours, const double *txy, const int *edge, int n,
+                 int parts, int write_all, long long *all_out, int *move_out, long long *delta_out) {
+  mh_full_cached<false>(xy, mat, tours, txy, edge, n, parts, write_all, all_out, move_out, delta_out);
+}
+
+/* The best move of each tour from the parts blocks of tsp_2opt_cached (oropt = 0) or
+ * tsp_oropt_cached (oropt = 1): smallest delta, ties to the smallest move index (the kernel's),
+ * so the move one block a tour finds; a part without a valid move (-1, ...) is skipped. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_best_of_parts(int n, int parts, int oropt, const int *move_in, const long long *delta_in, int *move_out,
+                  long long *delta_out) {
+  const ll sol = mh_block();
+  ll key = MH_LL_MAX, idx = MH_LL_MAX;
+  for (int p = mh_tid(); p < parts; p += mh_nthreads()) {
+    const ll b = sol * parts + p;
+    const int *m = move_in + 4 * b;
+    if (m[0] < 0) continue;
+    mh_argmin_step(&key, &idx, delta_in[b], oropt ? (((ll)m[0] * 3 + m[1] - 1) * n + m[2]) * 2 + m[3]
+                                                  : (ll)m[0] * n + m[1]);
   }
   mh_block_argmin(&key, &idx);
-  const ll row = idx / 2 / n;
-  mh_store_best(key, idx, move_out, delta_out, sol, (int)(row / 3), (int)(row % 3) + 1, (int)(idx / 2 % n),
-                (int)(idx % 2));
+  if (oropt) mh_oropt_store(key, idx, move_out, delta_out, sol, n);
+  else mh_2opt_store(key, idx, move_out, delta_out, sol, n);
 }
 
 /* Candidate 2-opt: for each position i (city a) and each of a's k neighbours c (at position j),

@@ -34,4 +34,16 @@ __device__ __forceinline__ ll mh_oropt_delta(const double *xy, const int *mat, c
   return added - removed;
 }
 
+/* d(t[p], t[q]) from the tour-order cache of tsp_cache_tour (tsp_moves.cu): for coordinate weights
+ * the coordinates txy[2 p], txy[2 q] (stored along the tour, so neighbouring positions are
+ * neighbouring addresses; one position is one city), else the distance of the cities t[p], t[q]. */
+__device__ __forceinline__ ll mh_dist_at(const double *xy, const int *mat, const int *t, const double *txy, int n,
+                                         int p, int q) {
+#if MH_TSP_COORDS
+  return (ll)mh_tsp_dist(txy, mat, n, p, q);
+#else
+  return MH_D(t[p], t[q]);
+#endif
+}
+
 #endif /* MH_TSP_MOVES_CUH */

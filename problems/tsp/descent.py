@@ -10,6 +10,15 @@ not meet those of a move taken before, so that each keeps its exact delta. The f
 neighbourhoods of small n (``tsp_2opt_full``, ``tsp_oropt_full``) make each tour's best move
 (``tsp_apply_best``). Passes are queued on the device and the host looks at the deltas only
 every few passes; the buffers are allocated once for a batch size.
+
+The full neighbourhoods have two kernel variants, the same moves and results bit for bit
+(``kernel``, :data:`KERNELS`; issue 62): ``classic`` (``tsp_2opt_full``, ``tsp_oropt_full``: every
+move computes its four or six distances from cities gathered by number) and ``cached``
+(``tsp_cache_tour`` then ``tsp_2opt_cached``, ``tsp_oropt_cached``: the tour's own edge lengths
+cached per position and the coordinates stored in tour order, so that a 2-opt move computes two
+distances and an Or-opt move two, and on a GPU several blocks a tour when the tours are fewer
+than the device's block slots; problems/tsp/full_moves.py). ``classic`` stays the default until a GPU
+measures both (experiments/gpu_session.sh, part 3).
 """
 
 from __future__ import annotations
@@ -23,11 +32,13 @@ from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
 from metaheur.errors import MetaheurError
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.full_moves import TourCache, parts_for
 from metaheur.problems.tsp.kernels import DESCENT
 from metaheur.problems.tsp.problem import TSP
 from metaheur.search.batch import BatchResult
 
 FULL_NEIGHBOURHOOD_N = 200  # up to this n a pass evaluates every 2-opt and Or-opt move
+KERNELS = ("classic", "cached")  # the full neighbourhoods' kernel variants (module docstring)
 PASSES_PER_CHECK = 8  # passes queued between two looks at the deltas
 GPU_BLOCK = shapes.threads(DESCENT)
 
@@ -35,8 +46,8 @@ GPU_BLOCK = shapes.threads(DESCENT)
 class _Buffers:
     """The device arrays of the passes over ``batch`` tours (allocated once for that size)."""
 
-    def __init__(self, dev: Device, batch: int, n: int, several: bool):
-        self.batch = batch
+    def __init__(self, dev: Device, batch: int, n: int, several: bool, cache: TourCache | None = None):
+        self.batch, self.cache = batch, cache
         self.pos = dev.zeros((batch, n), np.int32)
         self.moves = dev.zeros(batch, np.int64)
         self.unused = dev.zeros(1, np.int64)
@@ -63,17 +74,21 @@ class TSPDescentBatch:
     ``k``: candidate-list length for n > :data:`FULL_NEIGHBOURHOOD_N` (``neigh``: the lists, when
     the caller has them). ``block``: threads per tour (default 128 on a GPU, 1 on the CPU).
     ``several``: with candidate lists, several disjoint moves a pass (else the best one only).
+    ``kernel``: the full neighbourhoods' kernels, ``classic`` or ``cached`` (module docstring).
     :meth:`run` takes S x n tours and returns them at a local optimum of 2-opt plus Or-opt
     (segments of 1-3 cities, both orientations) over that neighbourhood."""
 
     def __init__(self, tsp: TSP, device: str | Device = "cpu", *, k: int = 10, neigh=None,
-                 full: bool | None = None, block: int | None = None, several: bool = True):
+                 full: bool | None = None, block: int | None = None, several: bool = True, kernel: str = "classic"):
         if tsp.n < 5:
             raise MetaheurError(f"{tsp.name}: a 2-opt / Or-opt descent needs at least 5 cities")
+        if kernel not in KERNELS:
+            raise MetaheurError(f"descent kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
         self.tsp = tsp
         self.device = dev = parse_device(device)
         self.full = tsp.n <= FULL_NEIGHBOURHOOD_N if full is None else full
         self.several = several and not self.full
+        self.cached = self.full and kernel == "cached"
         self.block = block or (GPU_BLOCK if dev.is_gpu else 1)
         self.data = tsp_data(tsp, dev)
         self.module = load_module("tsp/tsp_moves.cu", dev, self.data.defines)
@@ -86,7 +101,10 @@ class TSPDescentBatch:
     def _buffers_for(self, batch: int) -> _Buffers:
         if self._buffers is None or self._buffers.batch != batch:
             self._buffers = None  # freed before the new ones are allocated
-            self._buffers = _Buffers(self.device, batch, self.tsp.n, self.several)
+            cache = None
+            if self.cached:
+                cache = TourCache(self.data, batch, parts_for(self.module, self.device, batch, self.tsp.n, self.block))
+            self._buffers = _Buffers(self.device, batch, self.tsp.n, self.several, cache)
         return self._buffers
 
     def _pass(self, tours, cost, buf: _Buffers) -> None:
@@ -98,7 +116,10 @@ class TSPDescentBatch:
             kernel("tsp_apply_disjoint")(batch, block, (tours, buf.pos, n, buf.move_at, buf.delta_at, buf.taken,
                                                         buf.chosen, cost, buf.moves, buf.best))
             return
-        if self.full:
+        if buf.cache is not None:
+            buf.cache.best_moves(self.module, tours, block, {"2opt": (buf.move2, buf.delta2),
+                                                             "oropt": (buf.moveo, buf.deltao)})
+        elif self.full:
             kernel("tsp_2opt_full")(batch, block, (d.xy, d.mat, tours, n, 0, buf.unused, buf.move2, buf.delta2))
             kernel("tsp_oropt_full")(batch, block, (d.xy, d.mat, tours, n, 0, buf.unused, buf.moveo, buf.deltao))
         else:
@@ -145,7 +166,7 @@ class TSPDescentBatch:
             buf.moves.fill(0)
         self.module.kernel("tsp_positions")(batch, self.block, (tours, buf.pos, n))
         passes, launches, reason = 0, 1, "local optimum"
-        per_pass = 2 if self.several else 3
+        per_pass = 2 if self.several else (1 + buf.cache.launches(2) if buf.cache else 3)
         chunk = 1 if time_limit is not None else PASSES_PER_CHECK  # with a time limit: one pass, timed, first
         while True:
             step = chunk if max_passes is None else min(chunk, max_passes - passes)

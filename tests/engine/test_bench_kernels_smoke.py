@@ -27,7 +27,9 @@ def test_bench_kernels_quick(tmp_path):
     assert {"cpu-1", "numpy"} <= backends
     kernels = {r["kernel"] for r in rows}
     assert {"qap_delta_full", "qap_delta_update", "qap_best_move", "tsp_2opt_cand", "tsp_oropt_cand",
-            "tsp_2opt_full", "neighbours"} <= kernels
+            "tsp_2opt_full", "tsp_2opt_cached", "tsp_oropt_full", "tsp_oropt_cached", "neighbours"} <= kernels
+    cached = [r for r in rows if r["kernel"].endswith("_cached")]  # the variants note their blocks a tour
+    assert cached and all(r["note"].startswith("1 block(s) a tour") for r in cached)
     for r in rows:
         assert float(r["moves_per_s"]) > 0
         assert float(r["moves_per_s"]) * float(r["seconds_per_launch"]) == pytest.approx(

@@ -23,6 +23,7 @@ from metaheur.engine import rng as host_rng
 from metaheur.problems import QAP, clustered_tsp, uniform_tsp
 from metaheur.problems.qap.device_data import qap_data
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
+from metaheur.problems.tsp.full_moves import TourCache
 
 GPU_QAP_BLOCKS = [(32, 4), (128, 1), (32, 8), (16, 16), (1024, 1)]
 GPU_TSP_BLOCKS = [(128,), (32, 8), (256,), (1024,)]
@@ -158,6 +159,9 @@ def _run_tsp(module, kernel, data, tours, pos, neigh, block, device_put, write_a
     return to_host(all_out), to_host(move), to_host(delta)
 
 
+CACHED_KIND = {"tsp_2opt_full": "2opt", "tsp_oropt_full": "oropt"}  # TourCache's names of the full kernels
+
+
 def compare_tsp(target: Target, weight: str, n_full: int, n_cand: int, tmp_path, batch: int = 3) -> None:
     for n, kernels in ((n_full, ["tsp_2opt_full", "tsp_oropt_full"]), (n_cand, ["tsp_2opt_cand", "tsp_oropt_cand"])):
         tsp, host = make_tsp(weight, n, seed=n, tmp_path=tmp_path)
@@ -190,6 +194,13 @@ def compare_tsp(target: Target, weight: str, n_full: int, n_cand: int, tmp_path,
                 got0 = _run_tsp(other, kernel, dev, tours, pos, neigh, block, target.put, write_all=0)
                 np.testing.assert_array_equal(got0[1], expected[1])
                 np.testing.assert_array_equal(got0[2], expected[2])
+                if kernel in CACHED_KIND:  # the cached variant: the same best moves, one or several blocks a tour
+                    for parts in (1, 3):
+                        move, delta = target.put(np.full((batch, 4), -9, np.int32)), target.put(np.full(batch, -9))
+                        TourCache(dev, batch, parts).best_moves(other, target.put(tours), block,
+                                                                {CACHED_KIND[kernel]: (move, delta)})
+                        np.testing.assert_array_equal(to_host(move), expected[1], err_msg=f"cached {kernel} {parts}")
+                        np.testing.assert_array_equal(to_host(delta), expected[2], err_msg=f"cached {kernel} {parts}")
 
 
 def compare_knn(target: Target, sizes=(20000, 5000)) -> None:

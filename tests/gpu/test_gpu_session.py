@@ -61,10 +61,12 @@ def test_the_rehearsal_runs_every_part_and_writes_every_table(tmp_path):
     assert "[simulated]" in system and "ncu: " in system and "stand-in" in system
     ncu = (out / "ncu.txt").read_text()
     assert "stand-in profile of regex:qap_tabu" in ncu and "stand-in profile of regex:tsp_2opt_full" in ncu
+    assert "stand-in profile of regex:tsp_2opt_cached" in ncu
     kernels = (out / "kernels.md").read_text()
     for kernel in ("classic", "stream"):  # the tabu kernels side by side
         assert f"| cuda:0 | {kernel} | gen:qap:12 | 12 | 8 |" in kernels
-    assert "tsp_2opt_full" in kernels
+    for kernel in ("tsp_2opt_full", "tsp_2opt_cached"):  # the 2-opt kernels side by side, at the given tour counts
+        assert any(ln.startswith(f"| {kernel} |") and "| cuda:0 |" in ln for ln in kernels.splitlines()), kernel
     for kernel in ("classic", "fused", "block"):  # the EAX generations side by side, the same populations
         assert f"| {kernel} | cuda:0 | 200 | 8 | 30 | 4 |" in kernels and kernels.count("| yes |") >= 3
     strategies = (out / "strategies.md").read_text()
