@@ -10,7 +10,7 @@ Two tables:
 * ``bench_atsp_elkai``: for each size of ``--sizes``, ``gen:atsp:N:1`` solved first by elkai
   (LKH-3 with its defaults, ``runs=1``: its smallest run, timed by the wall clock, subgradient
   ascent included, one core), then by ``metaheur.solve`` within that wall time, its setup included
-  (:func:`solve_in_wall_time`). Both lengths are recomputed from the matrix.
+  (:func:`lib.runs.solve_in_wall_time`). Both lengths are recomputed from the matrix.
 
     python experiments/bench_atsp.py [--quick] [--seeds 3] [--seconds 10] [--sizes 1000 3000]
         [--instances br17,ftv64] [--parts quality,elkai] [--out experiments/results]
@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lib.report import header, out_folder, write_table
+from lib.runs import solve_in_wall_time
 
 import metaheur
 from metaheur.problems import asymmetric_tsp, load_instance
@@ -52,20 +53,6 @@ def quality_rows(names: list[str], bks: dict[str, int], seeds: int, seconds: flo
                      "worst_length": max(costs), "optimal_runs": f"{sum(c == bks[name] for c in costs)}/{seeds}",
                      "median_time_s": round(statistics.median(t for _, t in runs), 2)})
     return rows
-
-
-def solve_in_wall_time(atsp, budget: float, seed: int):
-    """``metaheur.solve`` with ``budget`` seconds of wall time for setup and search together: the
-    setup that runs before its time limit starts (worker start, the transformation, candidate
-    lists) is measured on a 1 s run first and taken off the limit. The measured run finds that
-    setup done (workers and their caches are reused), so its own wall time is about the limit.
-    Returns the result and the wall time of the measured call."""
-    start = time.perf_counter()
-    probe = metaheur.solve(atsp, time_limit=1.0, seed=seed)
-    setup = time.perf_counter() - start - probe.time_s
-    start = time.perf_counter()
-    result = metaheur.solve(atsp, time_limit=max(1.0, budget - setup), seed=seed)
-    return result, time.perf_counter() - start
 
 
 def elkai_rows(sizes: list[int], seed: int) -> list[dict]:
