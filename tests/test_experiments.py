@@ -48,7 +48,7 @@ def table(tmp_path: Path, stem: str, columns: set[str]) -> list[dict]:
 
 def test_scripts_have_help():
     for script in ("strategies.py", "quality.py", "peers.py", "ablation.py", "bench_hybrid.py", "bench_atsp.py",
-                   "bench_lop.py", "lop_throughput.py"):
+                   "bench_cvrp.py", "bench_lop.py", "lop_throughput.py"):
         proc = subprocess.run([sys.executable, str(EXPERIMENTS / script), "--help"], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0 and "--quick" in proc.stdout and "--out" in proc.stdout, script
@@ -223,6 +223,19 @@ def test_bench_atsp_quick(tmp_path, instances_dir):
                                                         "metaheur_wall_s", "note"})
     assert versus[0]["instance"] == "gen:atsp:200:1"
     assert versus[0]["metaheur"] or versus[0]["note"].startswith("absent"), versus[0]  # it ran or says why not
+
+
+def test_bench_cvrp_quick(tmp_path):
+    """The routing tutorial's class against PyVRP: a value from the routes of each (or PyVRP's
+    absence said), the gap of the two."""
+    run("bench_cvrp.py", tmp_path)
+    rows = table(tmp_path, "bench_cvrp_quick", {"instance", "n", "seconds", "pyvrp", "metaheur", "gap_%", "note"})
+    assert [r["instance"] for r in rows] == ["cvrp30-1"] and int(rows[0]["metaheur"]) > 0
+    if rows[0]["pyvrp"]:
+        gap = 100 * (int(rows[0]["metaheur"]) - int(rows[0]["pyvrp"])) / int(rows[0]["pyvrp"])
+        assert float(rows[0]["gap_%"]) == round(gap, 2)
+    else:
+        assert rows[0]["note"].startswith("PyVRP absent"), rows[0]
 
 
 def test_bench_descent_quick(tmp_path):
