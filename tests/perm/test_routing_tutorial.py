@@ -72,7 +72,7 @@ def test_the_api_blocks_run_as_written(tutorial, capsys):
     problem, result = scope["problem"], scope["result"]
     out = capsys.readouterr().out
     assert "every check agrees with evaluate" in out
-    for function in ("segment_delta", "segment_row", "reverse_delta", "swap_delta", "update_segment"):
+    for function in ("segment_delta", "segment_row", "reverse_delta", "swap_delta", "update_reverse"):
         assert function in out, function
     import cvrp_tutorial as cv
 
