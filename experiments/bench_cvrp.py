@@ -7,13 +7,14 @@ Instances (:func:`generate`): ``N`` customers with integer coordinates drawn uni
 tutorial's ``read_vrp``, whose rounded Euclidean integer matrix PyVRP gets too.
 
 Per instance, PyVRP first (``pyvrp.solve`` with ``MaxRuntime(--seconds)``, its defaults, one core),
-then ``metaheur.solve`` of the tutorial's class with the same wall time, its setup included
-(:func:`lib.runs.solve_in_wall_time`), on every core of the machine (``--cores``: fewer islands).
-Both values are recomputed by the tutorial's ``routes_cost`` (every customer once, loads within
-the capacity) from the routes each returns: PyVRP's routes, Split's cut of metaheur's tour.
+then ``metaheur.solve`` of the tutorial's class (its defaults, or ``--method``) with the same wall
+time, its setup included (:func:`lib.runs.solve_in_wall_time`), on every core of the machine (one
+island a core), and with ``--one-core`` on one island too. Both values are recomputed by the
+tutorial's ``routes_cost`` (every customer once, loads within the capacity) from the routes each
+returns: PyVRP's routes, Split's cut of metaheur's tour.
 
     python experiments/bench_cvrp.py [--quick] [--sizes 100 200 400] [--seconds 30] [--seed 1]
-        [--cores N] [--method ils] [--move insert] [--out experiments/results]
+        [--one-core] [--method ils] [--out experiments/results]
 
 The tutorial's module is the first Python block of docs/routing.md, written into a temporary
 folder and imported from there, as a user's module. PyVRP is a benchmark-only extra: ``pip install
@@ -104,16 +105,18 @@ def row(tutorial, folder: Path, n: int, args) -> dict:
     theirs = None if routes is None else tutorial.routes_cost(problem, routes)
     print(f"  {name} PyVRP {theirs} in {budget:.1f} s", file=sys.stderr, flush=True)
     budget = budget if routes is not None else args.seconds
-    perm = metaheur.PermSearchParams(method=args.method, move=args.move)
-    params = metaheur.SolveParams(islands=args.cores, perm=perm, stop_at_optimum=False)
-    result, wall = solve_in_wall_time(problem, budget, args.seed, params=params)
-    ours = tutorial.routes_cost(problem, tutorial.trips(problem, result.permutation))
-    assert ours == result.value, (ours, result.value)  # Split's cut costs the value metaheur reports
-    print(f"  {name} metaheur {ours} in {wall:.1f} s", file=sys.stderr, flush=True)
-    return {"instance": name, "n": n, "seconds": round(budget, 1), "pyvrp": theirs, "metaheur": ours,
-            "gap_%": None if theirs is None else round(100.0 * (ours - theirs) / theirs, 2),
-            "metaheur_wall_s": round(wall, 1), "islands": len(result.islands),
-            "note": "" if routes is not None else "PyVRP absent (pip install -e '.[bench]')"}
+    out = {"instance": name, "n": n, "seconds": round(budget, 1), "pyvrp": theirs,
+           "note": "" if routes is not None else "PyVRP absent (pip install -e '.[bench]')"}
+    for suffix, islands in [("", None), *([("_1core", 1)] if args.one_core else [])]:
+        perm = metaheur.PermSearchParams(method=args.method) if args.method else None
+        params = metaheur.SolveParams(islands=islands, perm=perm, stop_at_optimum=False)
+        result, wall = solve_in_wall_time(problem, budget, args.seed, params=params)
+        ours = tutorial.routes_cost(problem, tutorial.trips(problem, result.permutation))
+        assert ours == result.value, (ours, result.value)  # Split's cut costs the value metaheur reports
+        print(f"  {name} metaheur{suffix} {ours} in {wall:.1f} s", file=sys.stderr, flush=True)
+        out.update({f"metaheur{suffix}": ours, f"metaheur_wall_s{suffix}": round(wall, 1),
+                    f"gap_%{suffix}": None if theirs is None else round(100.0 * (ours - theirs) / theirs, 2)})
+    return out
 
 
 def main() -> None:
@@ -122,9 +125,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=[100, 200, 400])
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--cores", type=int, default=None, help="metaheur's islands (default: one per core)")
-    ap.add_argument("--method", default="ils", help="PermSearchParams.method of the tutorial's solve")
-    ap.add_argument("--move", default=None, help="PermSearchParams.move (default: the class's first)")
+    ap.add_argument("--one-core", action="store_true", help="metaheur on one island too (columns _1core)")
+    ap.add_argument("--method", default=None, help="PermSearchParams.method (default: the class's)")
     ap.add_argument("--out", default=None, help="folder for the table (default: results/; --quick: a new "
                     "temporary folder)")
     args = ap.parse_args()
@@ -135,12 +137,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="metaheur-cvrp-") as tmp:
         tutorial = tutorial_module(Path(tmp))
         rows = [row(tutorial, Path(tmp), n, args) for n in sizes]
-    cores = args.cores or os.cpu_count()
+    method = f"--method {args.method}" if args.method else "the class's defaults"
     head = run_header(f"settings: seed {args.seed}, PyVRP {args.seconds:g} s (MaxRuntime, its defaults, one "
-                      f"core), then metaheur in that wall time with its setup, {cores} island(s) on "
-                      f"{os.cpu_count()} cores, PermSearchParams(method={args.method!r}, move={args.move!r})")
-    write_table(rows, ["instance", "n", "seconds", "pyvrp", "metaheur", "gap_%", "metaheur_wall_s", "islands",
-                       "note"], f"bench_cvrp{suffix}",
+                      f"core), then metaheur ({method}) in that wall time with its setup, one island a core "
+                      f"({os.cpu_count()}){' and one island (_1core)' if args.one_core else ''}")
+    columns = ["instance", "n", "seconds", "pyvrp", "metaheur", "gap_%", "metaheur_wall_s"]
+    columns += ["metaheur_1core", "gap_%_1core", "metaheur_wall_s_1core"] if args.one_core else []
+    write_table(rows, [*columns, "note"], f"bench_cvrp{suffix}",
                 [*head, "instances: uniform integer coordinates on [0, 1000]^2, depot at (500, 500), demands "
                         f"1..10, capacity {CAPACITY}; rounded Euclidean distances, the same matrix for both; values "
                         "recomputed from the routes; gap_%: metaheur over PyVRP"], out,
