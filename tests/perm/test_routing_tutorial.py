@@ -123,8 +123,7 @@ def test_on_a_simulated_gpu_from_the_api_and_the_cli(tutorial, simulated_gpus):
     problem = cv.read_vrp("small.vrp")
     report = metaheur.check_problem(problem, trials=4)
     assert {line.split(": ")[0] for line in report.checks} == {"cpu", "cuda:0", "cuda:1"}
-    params = metaheur.SolveParams(strategy="gpu", sync=True, perm=metaheur.PermSearchParams(method="ils"))
-    result = metaheur.solve(problem, generations=2, seed=1, params=params)
+    result = metaheur.solve(problem, generations=2, seed=1, params=metaheur.SolveParams(strategy="gpu", sync=True))
     assert result.value == problem.value(result.permutation)
     command = _blocks("bash")[1].split()[2:]
     ran = CliRunner().invoke(cli, command)
