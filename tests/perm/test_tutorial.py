@@ -5,44 +5,23 @@ simulated GPUs."""
 from __future__ import annotations
 
 import json
-import re
-import sys
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from joblib.externals.loky import get_reusable_executor
+from tutorial_pages import DOCS, blocks, run_check_and_solve, tutorial_fixture
 
 from metaheur.cli import cli
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "problems.md"
-
-
-def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(), re.S)
-
-
-@pytest.fixture
-def tutorial(tmp_path, monkeypatch):
-    """The tutorial's module and instance in tmp_path, importable as ``wt_tutorial``."""
-    (tmp_path / "wt_tutorial.py").write_text(_blocks("python")[0])
-    (tmp_path / "small.wt").write_text(_blocks("text")[0])
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    # worker processes started by earlier tests have the old sys.path, without the module: new ones
-    get_reusable_executor().shutdown(wait=True)
-    yield tmp_path
-    sys.modules.pop("wt_tutorial", None)
+DOC = DOCS / "problems.md"
+_blocks = partial(blocks, DOC)
+tutorial = tutorial_fixture(DOC, "wt_tutorial", "small.wt")  # the module importable as wt_tutorial
 
 
 def test_the_api_blocks_run_as_written(tutorial, capsys):
-    check, solve = _blocks("python")[1:3]
-    scope: dict = {}
-    exec(check, scope)
-    exec(solve, scope)
+    scope, out = run_check_and_solve(DOC, capsys)
     problem, result = scope["problem"], scope["result"]
-    out = capsys.readouterr().out
     assert "every check agrees with evaluate" in out and "swap_delta" in out and "insert_row" in out
     assert result.value == problem.value(result.permutation) == int(out.split()[-problem.n - 1])
     from wt_tutorial import Tardiness
