@@ -48,6 +48,20 @@ def test_split_is_the_best_cut_of_the_tour(tutorial):
         cv.routes_cost(pb, [list(range(9))])
 
 
+def test_candidates_are_the_nearest_other_customers(tutorial):
+    """Each row: k customers other than its own, by distance (customers may share a place)."""
+    import cvrp_tutorial as cv
+
+    pb = cv.CVRP([[50, 50], [10, 10], [10, 10], [10, 10], [90, 90], [20, 80]], [3, 4, 5, 6, 2], 9)
+    near = pb.candidates()
+    assert near.shape == (5, 4) and not (near == np.arange(5)[:, None]).any()
+    for e, row in enumerate(near):
+        others = np.delete(pb.dist[e + 1, 1:], e)
+        assert list(pb.dist[e + 1, 1:][row]) == sorted(others)[:4]
+    big = _random_cvrp(cv, 30, 5, capacity=40)
+    assert big.candidates().shape == (30, big.neighbours)
+
+
 def test_the_api_blocks_run_as_written(tutorial, capsys):
     scope, out = run_check_and_solve(DOC, capsys)
     problem, result = scope["problem"], scope["result"]
