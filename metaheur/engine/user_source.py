@@ -117,7 +117,7 @@ def _same_type(want: str, got: str, cache_ctype: str) -> bool:
 def contract_functions(kind: str, snippet: str, cache_dtype: str = "int64") -> frozenset[str]:
     """The contract functions ``snippet`` defines, checked: ``cost`` present, every contract name
     with its signature (a cache as ``cache_t`` or the C type of ``cache_dtype``), no function named
-    near a contract name (a misspelling); one-line errors."""
+    near a contract name (a misspelling) unless it starts with ``kind_``; one-line errors."""
     found = device_functions(snippet)
     where = f"{kind} problem"
     ctype = CACHE_TYPES[cache_dtype]
@@ -131,7 +131,7 @@ def contract_functions(kind: str, snippet: str, cache_dtype: str = "int64") -> f
                     f"{where}, line {line}: {name} must be `__device__ {want_ret} {name}("
                     f"{', '.join(want)})`, got `{ret} {name}({', '.join(params)})`"
                 )
-        else:
+        elif not name.startswith(f"{kind}_"):  # a helper named with the problem's prefix is the user's own
             hint = did_you_mean(name, CONTRACT)
             if hint:
                 raise MetaheurError(

@@ -65,6 +65,14 @@ def test_contract_mistakes_are_one_line_errors(code, message):
         contract_functions("bad", code)
 
 
+def test_a_helper_with_the_problems_prefix_is_its_own():
+    """The message's advice holds: cvrp_delta is near swap_delta, but named with the kind's prefix."""
+    code = QAP_COST + "\n__device__ ll bad_delta(const Data &d, int i) { return i; }"
+    assert contract_functions("bad", code) == {"cost"}
+    with pytest.raises(MetaheurError, match="'bad_delta' is not a contract function"):
+        contract_functions("other", code)
+
+
 def test_a_cache_needs_prepare_and_hooks_need_a_cache():
     class NoPrepare(UserQAP):
         kind = "noprep"
