@@ -251,9 +251,10 @@ class PermutationProblem(Problem):
         search = params.search(PermSearchParams)
         if self.device_code is None or search.resolved(self)[0] != "ig":
             return 1
-        if search.kernel == "classic":
+        device = parse_device(device)
+        if search.kernel == "classic" or not device.is_gpu:
             return gpu_wave(self, device)
-        return parse_device(device).cores * chains_per_sm(self, search, device)
+        return device.cores * chains_per_sm(self, search, device)
 
     def precompile(self, device) -> None:
         """Build the generic kernels for ``device`` (compile errors come before the run's clock);
