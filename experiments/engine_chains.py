@@ -8,7 +8,9 @@ user problem, the single-machine total weighted tardiness of tests/perm/perm_pro
 ``problem.default_params()``, resolved: the flow shop's and the tardiness' iterated greedy, the
 LOP's ILS over insertions) runs for about ``--seconds`` from random starts, after a warm-up:
 
-* ``cpu``: one search on one core (``set_cpu_threads(1)``), the reference (``cores_worth`` 1);
+* ``cpu``: one search on one core (``set_cpu_threads(1)``), each kernel layout's CPU build side
+  by side; the classic row is the reference (``cores_worth`` 1; the warp row's is its rate
+  against it, the CPU builds' ratio);
 * ``cuda:K``: every GPU of ``gpu_devices()``, for each of the generic kernels' layouts side by
   side (``kernel``: ``PermSearchParams.kernel``, classic then warp), one batch of chains a row (a
   kernel block a chain): the chains of a GPU island of continued searches (``problem.gpu_chains``;
@@ -137,7 +139,7 @@ def gpu_rows(case: Case, island, method: str, one_core: float, seconds: float) -
                  "status": "absent: no GPU"}]
     for device in gpu_devices():
         for kernel in KERNELS:
-            layout = island.with_search(replace(island.search(PermSearchParams), kernel=kernel))
+            layout = with_kernel(island, kernel)
             params = layout.search(PermSearchParams)
             island_chains, counts = chain_counts(problem, layout, device)
             for chains in counts:
@@ -151,16 +153,26 @@ def gpu_rows(case: Case, island, method: str, one_core: float, seconds: float) -
     return rows
 
 
+def with_kernel(island, kernel: str):
+    """``island`` with its search in the kernel layout ``kernel``."""
+    return island.with_search(replace(island.search(PermSearchParams), kernel=kernel))
+
+
 def case_rows(case: Case, seconds: float) -> list[dict]:
-    """The one-core row of ``case``, then its GPU rows."""
+    """The one-core rows of ``case`` (each kernel layout's CPU build, side by side; the island's
+    own, the classic, is the reference), then its GPU rows."""
     island = island_params(case.problem)
-    params = island.search(PermSearchParams)
-    method = method_label(case.problem, params)
-    log(f"{case.label} n={case.problem.n}: {method} on one core")
-    cpu = measured_row(case, method, params.kernel, cpu_device(), 1,
-                       timed_batch(case.problem, params, cpu_device(), 1, seconds))
-    cpu["device"], cpu["cores_worth"] = "cpu (1 core)", 1
-    return [cpu, *gpu_rows(case, island, method, cpu["iters_per_s"], seconds)]
+    method = method_label(case.problem, island.search(PermSearchParams))
+    cpu = []
+    for kernel in KERNELS:
+        log(f"{case.label} n={case.problem.n}: {method}, {kernel} kernels, on one core")
+        params = with_kernel(island, kernel).search(PermSearchParams)
+        row = measured_row(case, method, kernel, cpu_device(), 1,
+                           timed_batch(case.problem, params, cpu_device(), 1, seconds))
+        row["device"] = "cpu (1 core)"
+        row["cores_worth"] = round(row["iters_per_s"] / cpu[0]["iters_per_s"], 2) if cpu else 1
+        cpu.append(row)
+    return [*cpu, *gpu_rows(case, island, method, cpu[0]["iters_per_s"], seconds)]
 
 
 def size_pair(text: str) -> tuple[int, int]:

@@ -298,8 +298,8 @@ def test_cpu_islands_selects_the_configurations(lib, monkeypatch):
 
 
 def test_engine_chains_quick(tmp_path, monkeypatch):
-    """One core and a simulated GPU of 2 multiprocessors: per problem the one-core row, then for
-    each kernel layout (classic, warp) the GPU rows (one chain, the island's, one wave), the
+    """One core and a simulated GPU of 2 multiprocessors: per problem the one-core rows (classic,
+    warp), then for each kernel layout (classic, warp) the GPU rows (one chain, the island's, one wave), the
     island's row judged against the target; the warp layout's flow-shop island runs more chains a
     multiprocessor than the classic one."""
     monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
@@ -308,7 +308,8 @@ def test_engine_chains_quick(tmp_path, monkeypatch):
     rows = table(tmp_path, "engine_chains", {"problem", "n", "method", "kernel", "device", "chains", "chains_per_sm",
                                              "iterations", "seconds", "iters_per_s", "cores_worth", "target", "met"})
     problems = ["flow shop", "LOP", "weighted tardiness (user)"]
-    assert [r["problem"] for r in rows if r["device"].startswith("cpu")] == problems
+    cpu = [(r["problem"], r["kernel"]) for r in rows if r["device"].startswith("cpu")]
+    assert cpu == [(problem, kernel) for problem in problems for kernel in ("classic", "warp")]
     for problem in problems:
         for kernel in ("classic", "warp"):
             gpu = [r for r in rows if r["problem"] == problem and r["device"] == "cuda:0" and r["kernel"] == kernel]
