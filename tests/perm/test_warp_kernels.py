@@ -20,6 +20,7 @@ from metaheur.engine.shapes import WARP
 from metaheur.engine.user_source import upload
 from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import neh, neh_sequences
+from metaheur.problems.lop import random_lop
 from metaheur.problems.pfsp import PFSP, makespans, random_pfsp
 from metaheur.search.perm_search import PermSearchBatch, PermSearchParams, chains_per_sm
 
@@ -87,6 +88,21 @@ def test_one_warp_a_search_gives_the_cpu_trajectory_in_every_thread_order(make, 
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     got = _run(pb, PermSearchParams(method="ig", destruct=3, ties=True, kernel="warp"), iters=2, block=WARP,
                sim=True)[2]
+    _same_run(got, base)
+
+
+@pytest.mark.gpusim
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("make", [lambda: random_lop(33, 2), lambda: random_tardiness(19, 6)], ids=["lop", "tardiness"])
+def test_kicks_by_the_whole_warp_give_the_cpu_trajectory_in_every_thread_order(make, order, monkeypatch):
+    """The ILS's kicks of the warp kernels on a block of threads take each insertion's delta from
+    the problem's insert_row instead of thread 0's cost of the kicked permutation: the same
+    trajectory as the classic kernels' CPU build (descents, kicks, acceptances)."""
+    pb = make()
+    params = dict(method="ils", move="insert", kick_move="insert", kick_moves=3)
+    base = _run(pb, PermSearchParams(**params), iters=3)[2]
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+    got = _run(pb, PermSearchParams(**params, kernel="warp"), iters=3, block=WARP, sim=True)[2]
     _same_run(got, base)
 
 
