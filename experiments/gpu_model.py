@@ -251,11 +251,13 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
 #: 100 x 20 (the numpy reference's count, tests/perm/search_reference.py, 15 iterations from NEH:
 #: 212 rows of the descent and 4 reinsertions), the barrier-separated step of the classic block
 #: fitted to the H200's 880 iterations a second of one chain (docs/decisions/pfsp-method.md, "On a
-#: GPU": 5.3 us a row, about 128 steps), and the one-warp chains a multiprocessor holds (perm_ig
-#: of MH_PS_WARP=1 at 32 threads, experiments/results/kernel_resources.csv).
+#: GPU": 5.3 us a row, about 128 steps), and the one-warp chains a multiprocessor holds: the flow
+#: shop's perm_ig of MH_PS_WARP=1 compiled for sm_90 from its generated source takes 114 registers
+#: (3,840 a warp: 17 warps in the 65,536 of a multiprocessor; the resource table lists the
+#: stand-in problem's 80, which the simulated driver answers with).
 IG_ROWS = 216
 CLASSIC_STEP_S = 41e-9
-WARP_CHAINS_PER_SM = 25
+WARP_CHAINS_PER_SM = 17
 
 
 def engine_models(n: int = 100, m: int = 20) -> list[Model]:
