@@ -5,14 +5,11 @@ orders (the flow shop's heads and tails by warp shuffles), and the chains a GPU 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import search_reference as ref
 from perm_problems import CachedQAP, random_qap_arrays, random_tardiness
 
-from metaheur import live
 from metaheur.devices import cpu_device, gpu_devices, parse_device
 from metaheur.engine import simcuda, sm90
 from metaheur.engine.rng import stream_key
@@ -141,49 +138,19 @@ def test_neh_in_one_launch_is_the_classic_neh(n, m, high, ties):
 
 @pytest.mark.gpusim
 @pytest.mark.parametrize("order", ORDERS)
-def test_neh_batched_over_orders_in_one_warp_launch_in_every_thread_order(order, simulated_threads):
+def test_neh_batched_over_orders_in_one_warp_launch_in_every_thread_order(order, simulated_gpus, monkeypatch):
     """Several orders in one launch on a simulated GPU (a warp a sequence, the thread simulation),
     each sequence the classic NEH of its order, every construction whole."""
     problem = _flow_shop(14, 35, 5)
     rng = np.random.default_rng(3)
     orders = np.array([rng.permutation(problem.n) for _ in range(3)])
-    simulated_threads(order)
+    monkeypatch.setenv("METAHEUR_SIMULATED_THREADS", "1")
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     seqs, done = neh_sequences(problem, orders, "cuda:0", ties=True)
     assert done.tolist() == [problem.n] * 3
     for seq, o in zip(seqs, orders, strict=True):
         problem.construction_key = lambda o=o: -np.argsort(o).astype(np.float64)  # NEH's order: o itself
         assert seq.tolist() == neh(problem, cpu_device(), ties=True).tolist()
-
-
-def test_neh_in_one_launch_cut_short_by_the_deadline_is_the_order_itself():
-    """Past the island's deadline the launch inserts nothing more: the elements follow in order."""
-    shop = random_pfsp(30, 5, seed=1)
-    order = np.argsort(-np.asarray(shop.construction_key(), dtype=np.float64), kind="stable")
-    board = live.Board()
-    try:
-        state = type("S", (), {"best_cost": None, "generation": 0, "ls_iterations": 0, "best": None})()
-        with live.island_epoch(board.folder, 0, state, deadline=time.perf_counter() - 1.0):
-            seqs, done = neh_sequences(shop, order[None, :])
-        assert seqs[0].tolist() == order.tolist() and done.tolist() == [1]
-    finally:
-        board.close()
-
-
-@pytest.fixture
-def simulated_threads(monkeypatch):
-    """One simulated GPU whose kernels run in the thread simulation; call it with a thread order."""
-
-    def forget() -> None:
-        gpu_devices.cache_clear()
-        simcuda.reset()
-
-    monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
-    monkeypatch.setenv("METAHEUR_SIMULATED_THREADS", "1")
-    monkeypatch.delenv("METAHEUR_NO_GPU", raising=False)
-    forget()
-    yield lambda order: monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
-    monkeypatch.undo()
-    forget()
 
 
 @pytest.mark.gpusim
