@@ -176,3 +176,20 @@ def test_a_warp_island_runs_as_many_chains_a_multiprocessor_as_the_occupancy_que
         monkeypatch.undo()
         gpu_devices.cache_clear()
         simcuda.reset()
+
+
+@pytest.mark.gpusim
+def test_a_gpu_flow_shop_island_of_warp_chains_fills_the_multiprocessor(simulated_gpus, monkeypatch):
+    """solve() on a simulated GPU of one multiprocessor with the warp kernels: its island of
+    iterated-greedy chains runs the resident one-warp blocks side by side (one chain with the
+    classic kernels: test_gpu_search.py), and the result's value is its permutation's."""
+    from metaheur import SolveParams, solve
+
+    monkeypatch.setenv("METAHEUR_SIMULATED_GPU_SMS", "1")
+    gpu_devices.cache_clear()
+    shop = random_pfsp(12, 4, seed=2)
+    per_sm = sm90.blocks_per_sm(sm90.table_resources()[("engine/perm_search.cu", "perm_ig", "MH_PS_WARP=1")], 32)
+    params = SolveParams(strategy="gpu", devices=("cuda:0",), perm=PermSearchParams(method="ig", kernel="warp"))
+    result = solve(shop, seed=1, params=params, generations=1)
+    assert [(r.device, r.population, r.offspring) for r in result.islands] == [("cuda:0", per_sm, per_sm)]
+    assert result.cost == shop.value(result.permutation)
