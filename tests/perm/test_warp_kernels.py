@@ -51,6 +51,7 @@ def test_the_kernel_switch_is_checked_and_classic_by_default():
 
 
 @pytest.mark.parametrize(("method", "make"), [("ig", lambda: _flow_shop(14, 6)), ("ig", lambda: _flow_shop(12, 37)),
+                                              ("ig", lambda: _flow_shop(12, 6, 10**8)),
                                               ("ig", lambda: random_tardiness(13, 4)),
                                               ("ils", lambda: random_tardiness(11, 5)),
                                               ("tabu", lambda: CachedQAP(*random_qap_arrays(10, 4)))])
@@ -106,13 +107,15 @@ def test_kicks_by_the_whole_warp_give_the_cpu_trajectory_in_every_thread_order(m
 @pytest.mark.gpusim
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("m", [1, 6, 32, 40])
-def test_warp_partial_insertions_equal_numpy_at_every_length(m, order, monkeypatch):
+@pytest.mark.parametrize("high", [99, 10**9])
+def test_warp_partial_insertions_equal_numpy_at_every_length(m, high, order, monkeypatch):
     """partial_insert_row of the warp kernels (perm_partial with MH_PS_WARP, one 32-thread block in
     the thread simulation): out[k] = the makespan of seq[0..len) with elem at k, from scratch, for
-    len = 0..n-1 (NEH's steps)."""
+    len = 0..n-1 (NEH's steps); int32 tables (small times) and int64 ones (makespans past 2^31)."""
     monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
     dev, rng = parse_device("cpu"), np.random.default_rng(7 + m)
-    problem = PFSP(rng.integers(1, 99, size=(m, 11)))
+    problem = PFSP(rng.integers(1, high, size=(m, 11)))
+    assert ("#define MH_USER_DELTA32" in problem.user_code().header) == (high == 99)
     n, k, ws = problem.n, problem.n, problem.work_entries()
     mod = problem.user_code().module("engine/perm_eval.cu", dev, {"MH_PS_WARP": 1}, sim=True)
     seqs = np.array([rng.permutation(n) for _ in range(k)], dtype=np.int32)
