@@ -8,11 +8,15 @@ user problem, the single-machine total weighted tardiness of tests/perm/perm_pro
 ``problem.default_params()``, resolved: the flow shop's and the tardiness' iterated greedy, the
 LOP's ILS over insertions) runs for about ``--seconds`` from random starts, after a warm-up:
 
-* ``cpu``: one search on one core (``set_cpu_threads(1)``), the reference (``cores_worth`` 1);
-* ``cuda:K``: every GPU of ``gpu_devices()``, one batch of chains a row (a kernel block a chain):
-  the chains of a GPU island of continued searches (``problem.gpu_chains``; the row ``met``
-  judges), one chain, twice the island's, and one wave (a chain per multiprocessor) where that
-  count is not already a row.
+* ``cpu``: one search on one core (``set_cpu_threads(1)``), each kernel layout's CPU build side
+  by side; the classic row is the reference (``cores_worth`` 1; the warp row's is its rate
+  against it, the CPU builds' ratio);
+* ``cuda:K``: every GPU of ``gpu_devices()``, for each of the generic kernels' layouts side by
+  side (``kernel``: ``PermSearchParams.kernel``, classic then warp), one batch of chains a row (a
+  kernel block a chain): the chains of a GPU island of continued searches (``problem.gpu_chains``;
+  the row ``met`` judges), one chain and one wave (as many chains a multiprocessor as the layout
+  runs: one classic block, the resident one-warp blocks; ``chains_per_sm``) where that count is
+  not already a row.
 
 ``iterations`` counts what the engine counts (tabu iterations, kicks or greedy iterations, plus
 descent moves) over all chains; ``iters_per_s`` = iterations / seconds of the batch;
@@ -34,7 +38,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,14 +50,13 @@ from perm_problems import random_tardiness
 
 from metaheur.devices import Device, cpu_device, gpu_devices
 from metaheur.engine import set_cpu_threads
-from metaheur.islands.balance import gpu_wave
 from metaheur.problems.lop.generator import random_lop
 from metaheur.problems.pfsp import random_pfsp
 from metaheur.search.batch import BatchResult
-from metaheur.search.perm_search import METHOD_NAMES, PermSearchBatch, PermSearchParams
+from metaheur.search.perm_search import KERNELS, METHOD_NAMES, PermSearchBatch, PermSearchParams, chains_per_sm
 
-COLUMNS = ["problem", "n", "method", "device", "chains", "chains_per_sm", "iterations", "seconds", "iters_per_s",
-           "cores_worth", "target", "met", "status"]
+COLUMNS = ["problem", "n", "method", "kernel", "device", "chains", "chains_per_sm", "iterations", "seconds",
+           "iters_per_s", "cores_worth", "target", "met", "status"]
 SEED = 1
 
 
@@ -88,10 +91,10 @@ def method_label(problem, params: PermSearchParams) -> str:
 
 
 def chain_counts(problem, island, device: Device) -> tuple[int, list[int]]:
-    """(the island's chains on ``device``, every count to measure: one, the island's, twice it and
-    one wave, without repeats, in increasing order)."""
+    """(the island's chains on ``device``, every count to measure: one, the island's and one wave of
+    the island's kernel layout, without repeats, in increasing order)."""
     chains = problem.gpu_chains(island, device)
-    return chains, sorted({1, chains, 2 * chains, gpu_wave(problem, device)})
+    return chains, sorted({1, chains, device.cores * chains_per_sm(problem, island.search(PermSearchParams), device)})
 
 
 def check(problem, result: BatchResult, where: str) -> None:
@@ -118,42 +121,58 @@ def timed_batch(problem, params: PermSearchParams, device: Device, chains: int, 
     return result
 
 
-def measured_row(case: Case, method: str, device: Device, chains: int, result: BatchResult) -> dict:
+def measured_row(case: Case, method: str, kernel: str, device: Device, chains: int, result: BatchResult) -> dict:
     """A row of a real run (``cores_worth`` and ``met`` are filled in later)."""
     iterations = int(result.iterations.sum())
-    return {"problem": case.label, "n": case.problem.n, "method": method, "device": device.name, "chains": chains,
+    return {"problem": case.label, "n": case.problem.n, "method": method, "kernel": kernel, "device": device.name,
+            "chains": chains,
             "chains_per_sm": round(chains / device.cores, 2) if device.is_gpu else None, "iterations": iterations,
             "seconds": round(result.seconds, 3), "iters_per_s": round(iterations / result.seconds),
             "target": case.target, "status": "ok"}
 
 
-def gpu_rows(case: Case, island, params: PermSearchParams, method: str, one_core: float, seconds: float) -> list[dict]:
-    """The rows of every GPU (one ``absent: no GPU`` row without one)."""
+def gpu_rows(case: Case, island, method: str, one_core: float, seconds: float) -> list[dict]:
+    """The rows of every GPU, each kernel layout's side by side (one ``absent: no GPU`` row without one)."""
     problem, rows = case.problem, []
     if not gpu_devices():
         return [{"problem": case.label, "n": problem.n, "method": method, "target": case.target,
                  "status": "absent: no GPU"}]
     for device in gpu_devices():
-        island_chains, counts = chain_counts(problem, island, device)
-        for chains in counts:
-            log(f"{case.label} n={problem.n}: {device.name}, {chains} chain(s)")
-            row = measured_row(case, method, device, chains, timed_batch(problem, params, device, chains, seconds))
-            row["cores_worth"] = round(row["iters_per_s"] / one_core, 2)
-            if chains == island_chains:
-                row["met"] = "yes" if row["cores_worth"] >= case.target else "no"
-            rows.append(row)
+        for kernel in KERNELS:
+            layout = with_kernel(island, kernel)
+            params = layout.search(PermSearchParams)
+            island_chains, counts = chain_counts(problem, layout, device)
+            for chains in counts:
+                log(f"{case.label} n={problem.n}: {device.name}, {kernel} kernels, {chains} chain(s)")
+                result = timed_batch(problem, params, device, chains, seconds)
+                row = measured_row(case, method, kernel, device, chains, result)
+                row["cores_worth"] = round(row["iters_per_s"] / one_core, 2)
+                if chains == island_chains:
+                    row["met"] = "yes" if row["cores_worth"] >= case.target else "no"
+                rows.append(row)
     return rows
 
 
+def with_kernel(island, kernel: str):
+    """``island`` with its search in the kernel layout ``kernel``."""
+    return island.with_search(replace(island.search(PermSearchParams), kernel=kernel))
+
+
 def case_rows(case: Case, seconds: float) -> list[dict]:
-    """The one-core row of ``case``, then its GPU rows."""
+    """The one-core rows of ``case`` (each kernel layout's CPU build, side by side; the island's
+    own, the classic, is the reference), then its GPU rows."""
     island = island_params(case.problem)
-    params = island.search(PermSearchParams)
-    method = method_label(case.problem, params)
-    log(f"{case.label} n={case.problem.n}: {method} on one core")
-    cpu = measured_row(case, method, cpu_device(), 1, timed_batch(case.problem, params, cpu_device(), 1, seconds))
-    cpu["device"], cpu["cores_worth"] = "cpu (1 core)", 1
-    return [cpu, *gpu_rows(case, island, params, method, cpu["iters_per_s"], seconds)]
+    method = method_label(case.problem, island.search(PermSearchParams))
+    cpu = []
+    for kernel in KERNELS:
+        log(f"{case.label} n={case.problem.n}: {method}, {kernel} kernels, on one core")
+        params = with_kernel(island, kernel).search(PermSearchParams)
+        row = measured_row(case, method, kernel, cpu_device(), 1,
+                           timed_batch(case.problem, params, cpu_device(), 1, seconds))
+        row["device"] = "cpu (1 core)"
+        row["cores_worth"] = round(row["iters_per_s"] / cpu[0]["iters_per_s"], 2) if cpu else 1
+        cpu.append(row)
+    return [*cpu, *gpu_rows(case, island, method, cpu[0]["iters_per_s"], seconds)]
 
 
 def size_pair(text: str) -> tuple[int, int]:

@@ -265,6 +265,50 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
     ]
 
 
+#: The flow shop's iterated greedy on the generic engine (kernels/engine/perm_search.cu, perm_ig, with
+#: problems/pfsp/device.py's insert_row and partial_insert_row): insertion rows an iteration at
+#: 100 x 20 (the numpy reference's count, tests/perm/search_reference.py, 15 iterations from NEH:
+#: 212 rows of the descent and 4 reinsertions), the barrier-separated step of the classic block
+#: fitted to the H200's 880 iterations a second of one chain (docs/decisions/pfsp-method.md, "On a
+#: GPU": 5.3 us a row, about 128 steps), and the one-warp chains a multiprocessor holds: the flow
+#: shop's perm_ig of MH_PS_WARP=1 compiled for sm_90 from its generated source takes 114 registers
+#: (3,840 a warp: 17 warps in the 65,536 of a multiprocessor; the resource table lists the
+#: stand-in problem's 80, which the simulated driver answers with).
+IG_ROWS = 216
+CLASSIC_STEP_S = 41e-9
+WARP_CHAINS_PER_SM = 17
+
+
+def engine_models(n: int = 100, m: int = 20) -> list[Model]:
+    """One insertion row (heads, tails and the n positions, Taillard's acceleration) of the flow
+    shop's iterated-greedy chains, both kernel layouts (``PermSearchParams.kernel``). Operations
+    are counted as warp instructions x 32 lanes (the idle lanes of a partial warp included)."""
+    steps = n - 1 + m - 1  # anti-diagonals of insert_row's tables (n - 1 jobs)
+    rounds = -(-(n + 1) // 32)  # positions a lane evaluates
+    classic_ops = (2 * steps * 25 + -(-(n + 1) // 64) * 2 * m * 18) * 32
+    warp_ops = (-(-m // 32) * (n - 1 + min(m, 32) - 1) * 39 + rounds * m * 18) * 32
+    table = 2 * (n - 1) * m * 8  # heads and tails, int64, written then read
+    table32 = table // 2  # the warp kernels' int32 cells (every makespan below 2^29)
+    warp_step_s = 39 / CLOCK_HZ  # one warp issues a step's 39 instructions
+    return [
+        Model("perm_ig (classic): insertion row", "insertion row", f"n={n}, m={m}, {SMS} chains", 2 * table,
+              classic_ops, 0, "L2", round_trips=steps + 10, resident=SMS, latency_s=CLASSIC_STEP_S,
+              basis=f"a 64-thread block a chain, one a multiprocessor; heads on 32 threads and tails on 32, "
+                    f"{steps} anti-diagonals each ending at a barrier (about 25 instructions a cell, 64-bit "
+                    f"addressing), the positions block-stride (18 a machine); {steps + 10} barrier-separated "
+                    f"steps of {CLASSIC_STEP_S * 1e9:g} ns (fitted); {IG_ROWS} rows an iteration"),
+        Model("perm_ig (warp): insertion row", "insertion row", f"n={n}, m={m}, {SMS * WARP_CHAINS_PER_SM} chains",
+              2 * table32, warp_ops, 0, "L2", round_trips=steps + m, resident=SMS * WARP_CHAINS_PER_SM,
+              latency_s=warp_step_s,
+              basis=f"one warp a chain, {WARP_CHAINS_PER_SM} a multiprocessor; a lane holds one machine of "
+                    f"the heads and one of the tails, 2 shuffles and about 39 instructions a step (int32 "
+                    f"cells), {n - 1 + min(m, 32) - 1} steps a strip of 32 machines, no barrier; the "
+                    f"positions {rounds} a lane; the int32 tables of {SMS * WARP_CHAINS_PER_SM} chains "
+                    f"({SMS * WARP_CHAINS_PER_SM * table32 / 1e6:.0f} MB) fit in the L2 (int64: "
+                    f"{SMS * WARP_CHAINS_PER_SM * table / 1e6:.0f} MB would not); {IG_ROWS} rows an iteration"),
+    ]
+
+
 COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "lanes", "useful", "bw_bound_per_s",
            "int_bound_per_s", "fp64_bound_per_s", "latency_bound_per_s", "bound_per_s", "limited_by", "target_per_s",
            "target_of_bound", "basis"]
@@ -290,7 +334,7 @@ def _rate(value: float) -> str:
 
 def rows() -> list[dict]:
     out = []
-    for m in [*qap_models(), *tsp_models()]:
+    for m in [*qap_models(), *tsp_models(), *engine_models()]:
         bounds = m.bounds()
         target = TARGETS.get((m.kernel, m.size))
         row = {**vars(m), **{k: _rate(v) if k.endswith("_per_s") else v for k, v in bounds.items()}}

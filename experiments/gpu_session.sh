@@ -11,7 +11,8 @@
 # is ended at 1.5 times its budget, the next one then runs):
 #   1 system and clocks: nvidia-smi, SM and memory clocks, whether ncu exists     10 s  system.md
 #   2 compile what the later parts load (solves: Problem.precompile on cuda:0 and
-#     the CPU; the kernel benches' modules), CuPy's and metaheur's caches in
+#     the CPU, and the generic engine's warp kernels of part 4; the kernel benches'
+#     modules), CuPy's and metaheur's caches in
 #     .gpu_cache/ of the working tree ($GPU_SESSION_CACHE), so a rerun on the same
 #     machine is warm                                                             70 s  (log)
 #   3 kernels side by side: the QAP tabu search at 1, 64, 1,024 and 2,112
@@ -24,7 +25,8 @@
 #     same populations); every variant the benches know                        100 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
-#     same machine (1 chain, the island's, twice as many, one an SM)           40 s  chains.md
+#     same machine, the classic and warp kernels side by side (1 chain, the
+#     island's, one wave: the layout's chains an SM)                             40 s  chains.md
 #   5 the paper's comparison (Van Luong, Taillard, Melab, Talbi 2012): cpu-serial,
 #     cpu-islands on all 16 cores, gpu, hybrid at equal time (7 s a run) on
 #     generated gen:qap:100, gen:tsp:10000, gen:pfsp:100:20, gen:lop:300: gap at
@@ -55,7 +57,7 @@ if [ "$TINY" -eq 1 ]; then
     EAX_POP=8; EAX_GENERATIONS=4
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024,2112; ITERATIONS=1000; TOURS=264,660,1320
-    CHAINS=(--seconds 1.5); RUN_SECONDS=7; CORES=$(nproc)
+    CHAINS=(--seconds 1.0); RUN_SECONDS=7; CORES=$(nproc)
     QAP=gen:qap:100; TSP=gen:tsp:10000; PFSP=gen:pfsp:100:20; LOP=gen:lop:300
     EAX_POP=300; EAX_GENERATIONS=10
 fi
@@ -107,9 +109,14 @@ mode, *names, qap_n, tsp_n = sys.argv[1:]
 
 def build(name, device):
     from metaheur.devices import parse_device
+    from metaheur.engine.catalogue import PERM_WARP
     from metaheur.problems import load_instance
     t0 = time.perf_counter()
-    load_instance(name).search_form().problem.precompile(parse_device(device))
+    problem = load_instance(name).search_form().problem
+    problem.precompile(parse_device(device))
+    if getattr(problem, "device_code", None):  # the generic engine's warp kernels, beside the classic (part 4)
+        for kernel_file in ("engine/perm_eval.cu", "engine/perm_search.cu"):
+            problem.user_code().module(kernel_file, parse_device(device), PERM_WARP)
     return name, device, time.perf_counter() - t0
 
 def bench_modules(device):

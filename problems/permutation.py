@@ -240,14 +240,21 @@ class PermutationProblem(Problem):
 
     def gpu_chains(self, params, device) -> int:
         """Iterated-greedy chains fill a GPU: one wave of them (:func:`~metaheur.islands.balance.gpu_wave`,
-        a block a chain on every multiprocessor), each going on from where it stood; the other
-        searches run one chain (docs/decisions/pfsp-method.md)."""
+        a block a chain on every multiprocessor; with ``PermSearchParams(kernel="warp")`` as many
+        one-warp chains a multiprocessor as fit, :func:`~metaheur.search.perm_search.chains_per_sm`),
+        each going on from where it stood; the other searches run one chain
+        (docs/decisions/pfsp-method.md)."""
+        from metaheur.devices import parse_device
         from metaheur.islands.balance import gpu_wave
-        from metaheur.search.perm_search import PermSearchParams
+        from metaheur.search.perm_search import PermSearchParams, chains_per_sm
 
-        if self.device_code is None or params.search(PermSearchParams).resolved(self)[0] != "ig":
+        search = params.search(PermSearchParams)
+        if self.device_code is None or search.resolved(self)[0] != "ig":
             return 1
-        return gpu_wave(self, device)
+        device = parse_device(device)
+        if search.kernel == "classic" or not device.is_gpu:
+            return gpu_wave(self, device)
+        return device.cores * chains_per_sm(self, search, device)
 
     def precompile(self, device) -> None:
         """Build the generic kernels for ``device`` (compile errors come before the run's clock);

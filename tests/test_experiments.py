@@ -313,18 +313,24 @@ def test_cpu_islands_selects_the_configurations(lib, monkeypatch):
 
 
 def test_engine_chains_quick(tmp_path, monkeypatch):
-    """One core and a simulated GPU of 2 multiprocessors: per problem the one-core row, then the
-    GPU rows (one chain, the island's, twice it), the island's row judged against the target."""
+    """One core and a simulated GPU of 2 multiprocessors: per problem the one-core rows (classic,
+    warp), then for each kernel layout (classic, warp) the GPU rows (one chain, the island's, one wave), the
+    island's row judged against the target; the warp layout's flow-shop island runs more chains a
+    multiprocessor than the classic one."""
     monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
     monkeypatch.setenv("METAHEUR_SIMULATED_GPU_SMS", "2")
-    run("engine_chains.py", tmp_path, timeout=120)
-    rows = table(tmp_path, "engine_chains", {"problem", "n", "method", "device", "chains", "chains_per_sm",
+    run("engine_chains.py", tmp_path, timeout=180)
+    rows = table(tmp_path, "engine_chains", {"problem", "n", "method", "kernel", "device", "chains", "chains_per_sm",
                                              "iterations", "seconds", "iters_per_s", "cores_worth", "target", "met"})
     problems = ["flow shop", "LOP", "weighted tardiness (user)"]
-    assert [r["problem"] for r in rows if r["device"].startswith("cpu")] == problems
+    cpu = [(r["problem"], r["kernel"]) for r in rows if r["device"].startswith("cpu")]
+    assert cpu == [(problem, kernel) for problem in problems for kernel in ("classic", "warp")]
     for problem in problems:
-        gpu = [r for r in rows if r["problem"] == problem and r["device"] == "cuda:0"]
-        chains = [int(r["chains"]) for r in gpu]
-        assert chains[0] == 1 and len(chains) >= 2 and chains == sorted(set(chains)), gpu
-        assert sum(r["met"] in ("yes", "no") for r in gpu) == 1
+        for kernel in ("classic", "warp"):
+            gpu = [r for r in rows if r["problem"] == problem and r["device"] == "cuda:0" and r["kernel"] == kernel]
+            chains = [int(r["chains"]) for r in gpu]
+            assert chains[0] == 1 and len(chains) >= 2 and chains == sorted(set(chains)), gpu
+            assert sum(r["met"] in ("yes", "no") for r in gpu) == 1
+    island = {r["kernel"]: float(r["chains_per_sm"]) for r in rows if r["problem"] == "flow shop" and r["met"]}
+    assert island["classic"] == 1 and island["warp"] > 1, island
     assert all(r["status"] == "ok" and int(r["iterations"]) > 0 and float(r["iters_per_s"]) > 0 for r in rows)

@@ -11,6 +11,10 @@
  * perm_partial: out[b, k] = partial_insert_row(seqs[b][0..lens[b]), elems[b])[k], k <= lens[b].
  * perm_insert_best: pos[b] = the best insertion position of elems[b] into seqs[b][0..lens[b])
  *   (mh_best_partial_insert: the least value, then partial_insert_tie where `ties`, then the first).
+ * perm_neh: seqs[b] = NEH from orders[b] (Nawaz, Enscore and Ham 1983): orders[b][0], then each
+ *   next element at its best position (mh_best_partial_insert) of the sequence so far, the whole
+ *   construction in one launch; once the time is up (the CPU build's mh_time_up) the elements not
+ *   inserted yet follow in their order. done[b] = the elements inserted by best position + 1.
  * Caches: cs entries per item (user::cache_t); work: ws int64 per item; `base`: the value of each perms[b].
  */
 #include "mh_common.cuh"
@@ -77,5 +81,31 @@ extern "C" __global__ void perm_insert_best(const int *seqs, const int *lens, co
   ll value, at;
   mh_best_partial_insert(D, seqs + b * n, lens[b], elems[b], ties, rows + b * (n + 1), work + b * ws, &value, &at);
   if (mh_tid() == 0) pos[b] = at;
+#endif
+}
+
+extern "C" __global__ void perm_neh(const int *orders, int k, int n, int ties, long long *work, int ws, long long *rows,
+                                    int *seqs, int *done /*@DATA_PARAMS@*/) {
+  user::Data D; D.n = n; /*@DATA_INIT@*/
+  const ll b = mh_block();
+  if (b >= k) return;
+#ifdef MH_USER_HAS_PARTIAL_INSERT_ROW
+  const int *order = orders + b * n;
+  int *seq = seqs + b * n;
+  int len = 1;
+  if (mh_tid() == 0) seq[0] = order[0];
+  for (; len < n && !mh_time_up(); ++len) {
+    ll value, at;
+    mh_best_partial_insert(D, seq, len, order[len], ties, rows + b * (n + 1), work + b * ws, &value, &at);
+    if (mh_tid() == 0) {
+      for (int q = len; q > (int)at; --q) seq[q] = seq[q - 1];
+      seq[at] = order[len];
+    }
+    __syncthreads();
+  }
+  if (mh_tid() == 0) {
+    for (int q = len; q < n; ++q) seq[q] = order[q];
+    done[b] = len;
+  }
 #endif
 }

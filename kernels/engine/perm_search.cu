@@ -22,7 +22,9 @@
  *     first sample without an improving move.
  * perm_ils: descent (first- or best-improvement over `move`) then `iters` kicks of `kick_moves`
  *   random moves of type `kick_move` each followed by a descent; a kicked local optimum that is
- *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003).
+ *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003). The kick's cost: `cost` by
+ *   thread 0, or with the warp kernels (MH_PS_WARP) on a block of threads the kick moves' deltas
+ *   from the problem's row function (mh_ps_kick_rows): the same values.
  * perm_ig: iterated greedy (Ruiz and Stuetzle 2007): `destruct` random elements removed, each
  *   reinserted at its best position by partial_insert_row (ties: the problem's partial_insert_tie
  *   where `ties`, then the first; mh_best_partial_insert), an insertion
@@ -442,6 +444,30 @@ extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, con
   }
 }
 
+#ifdef MH_PS_WARP
+/* An ILS kick by the whole block (the warp kernels, a block of threads, a row function for the
+ * kick's move): `moves` random moves of `type`, drawn as the classic kick draws them, each move's
+ * delta read from the problem's row function (every thread), then the move and the cache's update;
+ * the cost after the kick is the sum of exact deltas, with no serial recomputation by one thread.
+ * The same permutation, cost and draws as the classic kick. */
+__device__ __forceinline__ void mh_ps_kick_rows(mh_ps_t *S, int type, int moves) {
+  unsigned long long ctr = (unsigned long long)S->st[MH_PS_CTR];
+  for (int m = 0; m < moves; ++m) {
+    const int a = mh_below(S->key, ctr++, S->n);
+    int b = mh_below(S->key, ctr++, S->n - 1);
+    b += b >= a;
+    mh_ps_row(S, type, a);
+    const ll d = MH_SENSE * S->rows[b];
+    __syncthreads();
+    if (S->tid == 0) { mh_perm_apply(S->p, type, a, b); S->st[MH_PS_COST] += d; }
+    __syncthreads();
+    mh_perm_update(S->D, S->p, S->cache, S->cs, type, a, b, S->work);
+  }
+  __syncthreads();
+  if (S->tid == 0) { S->st[MH_PS_CTR] = (ll)ctr; S->st[MH_PS_ITER] += 1; }
+}
+#endif
+
 extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
                                     int n, int type, int sample, int granular, int first, int kick_move, int kick_moves,
                                     int iters, int init, long long target, /*@CACHE_T@*/long long *caches, int cs, long long *work, int ws,
@@ -459,6 +485,9 @@ extern "C" __global__ void perm_ils(int *perm, int *best, long long *stats, cons
   for (int it = 0; it < iters && S.st[MH_PS_BEST] > target && n > 1 && !mh_time_up(); ++it) {
     const ll before = S.st[MH_PS_COST];
     mh_ps_copy(save, S.p, n, S.tid, S.nt);
+#ifdef MH_PS_WARP
+    if (S.nt > 1 && mh_perm_has_row(kick_move)) mh_ps_kick_rows(&S, kick_move, kick_moves); else
+#endif
     if (S.tid == 0) {
       unsigned long long ctr = (unsigned long long)S.st[MH_PS_CTR];
       for (int m = 0; m < kick_moves; ++m) {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from metaheur.engine.shapes import PERM, SERIAL
+from metaheur.engine.shapes import PERM, SERIAL, WARP
 
 
 @dataclass(frozen=True)
@@ -39,20 +39,23 @@ def launched(file: str, blocks: tuple[tuple[int, ...], ...], *kernels: str) -> d
     return {(file, kernel): blocks for kernel in kernels}
 
 
-_PERM_EVAL = ("perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial", "perm_insert_best")
+_PERM_EVAL = ("perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial", "perm_insert_best",
+              "perm_neh")
+#: The define of the generic kernels' warp variant (``PermSearchParams(kernel="warp")``).
+PERM_WARP = {"MH_PS_WARP": 1}
 
 #: The engine's kernels: the generic permutation engine that runs a user's device code (compiled
 #: alone with the stand-in kernels/engine/mh_user_problem.cuh) and the permutation GA's operators.
 ENGINE = KernelTable(
     variants={
-        "engine/perm_eval.cu": ({},),
-        "engine/perm_search.cu": ({}, {"MH_USER_DELTA32": 1}),
+        "engine/perm_eval.cu": ({}, PERM_WARP),
+        "engine/perm_search.cu": ({}, {"MH_USER_DELTA32": 1}, PERM_WARP, {"MH_USER_DELTA32": 1, **PERM_WARP}),
         "engine/perm_ga.cu": ({},),
         "engine/order_ga.cu": ({},),
     },
-    launches=launched("engine/perm_search.cu", (PERM,), "perm_tabu", "perm_ils", "perm_ig")
+    launches=launched("engine/perm_search.cu", (PERM, WARP), "perm_tabu", "perm_ils", "perm_ig")
     | launched("engine/perm_search.cu", (SERIAL,), "perm_best_values")
-    | launched("engine/perm_eval.cu", (PERM,), *_PERM_EVAL)
+    | launched("engine/perm_eval.cu", (PERM, WARP), *_PERM_EVAL)
     | launched("engine/perm_ga.cu", (SERIAL,), "perm_crossover", "perm_mutate")
     | launched("engine/order_ga.cu", (SERIAL,), "order_crossover", "order_reversals"),
 )

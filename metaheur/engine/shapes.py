@@ -8,6 +8,7 @@ from __future__ import annotations
 
 SERIAL = (1,)  # kernels whose block has one working thread (their launchers pass 1)
 PERM = (64,)  # a user problem's generic kernels: one block a search, block-stride rows
+WARP = (32,)  # the generic kernels' warp variant (PermSearchParams(kernel="warp")): one warp a search
 
 
 def threads(block) -> int:

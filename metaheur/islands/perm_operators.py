@@ -17,7 +17,7 @@ from metaheur.ga.order_ga import OrderGA
 from metaheur.ga.perm_ga import PermGA
 from metaheur.islands.operators import split_on_oom
 from metaheur.islands.params import IslandParams
-from metaheur.search.perm_search import PermSearchBatch, PermSearchParams
+from metaheur.search.perm_search import KERNELS, PermSearchBatch, PermSearchParams
 
 
 def default_perm_budget(method: str, n: int) -> int:
@@ -26,18 +26,22 @@ def default_perm_budget(method: str, n: int) -> int:
     return 10 * n if method == "tabu" else max(20, n // 2)
 
 
-def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray:
+def neh(problem, device: str | Device = "cpu", ties: bool = False, kernel: str = "classic") -> np.ndarray:
     """NEH (Nawaz, Enscore and Ham 1983) with the problem's ``construction_key``: elements in
     decreasing key order (stable), each inserted at its best position of the partial sequence
     (``partial_insert_row``; ties: the least ``partial_insert_tie`` where ``ties`` and the problem
     has one, then the first). Should the island's time be up (:func:`metaheur.live.time_up`), the
-    elements not inserted yet follow in key order: a whole permutation, at once."""
+    elements not inserted yet follow in key order: a whole permutation, at once. ``kernel``
+    (``PermSearchParams.kernel``): ``classic``, one launch and a read-back an element; ``warp``,
+    the whole construction in one launch (:func:`neh_sequences`); the same sequence."""
+    order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
+    if kernel != "classic":
+        return neh_sequences(problem, order[None, :], device, ties)[0][0]
     dev, n = parse_device(device), problem.n
     code = problem.user_code()
     mod = code.module("engine/perm_eval.cu", dev)
     fields, arrays = problem.kernel_data()
     data = upload(fields, arrays, dev)
-    order = np.argsort(-np.asarray(problem.construction_key(), dtype=np.float64), kind="stable")
     seq = [int(order[0])]
     ws = problem.work_entries()
     kernel, rows, work = mod.kernel("perm_insert_best"), dev.zeros((1, n + 1), np.int64), dev.zeros((1, ws), np.int64)
@@ -52,6 +56,25 @@ def neh(problem, device: str | Device = "cpu", ties: bool = False) -> np.ndarray
                       dev.asarray(np.array([elem], np.int32)), 1, n, int(ties), work, ws, rows, pos, *data))
         seq.insert(int(to_host(pos)[0]), int(elem))
     return np.array(seq, dtype=np.int64)
+
+
+def neh_sequences(problem, orders: np.ndarray, device: str | Device = "cpu",
+                  ties: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """NEH from every row of ``orders`` (k x n element orders) in one launch of ``perm_neh``
+    (kernels/engine/perm_eval.cu, the warp kernels: one warp a sequence on a GPU): (the k
+    sequences, the elements each placed at its best position, n where the construction is whole;
+    fewer where the island's time ran out, the rest following in their order)."""
+    dev, n = parse_device(device), problem.n
+    orders = np.ascontiguousarray(orders, dtype=np.int32).reshape(-1, n)
+    k, ws = len(orders), problem.work_entries()
+    defines, gpu_block = KERNELS["warp"]
+    mod = problem.user_code().module("engine/perm_eval.cu", dev, defines)
+    fields, arrays = problem.kernel_data()
+    seqs, done = dev.zeros((k, n), np.int32), dev.zeros(k, np.int32)
+    args = (dev.asarray(orders), k, n, int(ties), dev.zeros((k, ws), np.int64), ws, dev.zeros((k, n + 1), np.int64),
+            seqs, done)
+    mod.kernel("perm_neh")(k, gpu_block if dev.is_gpu else 1, (*args, *upload(fields, arrays, dev)))
+    return to_host(seqs).astype(np.int64), to_host(done).astype(np.int64)
 
 
 class PermCrossovers:
@@ -96,7 +119,8 @@ class PermOperators:
         if count and code.has("partial_insert_row") and self.problem.construction_key() is not None:
             start = self._neh
             if start is None:
-                start = neh(self.problem, self.device, self.params.search(PermSearchParams).ties)
+                search = self.params.search(PermSearchParams)
+                start = neh(self.problem, self.device, search.ties, search.kernel)
                 if not live.time_up():  # a whole NEH, not one cut short, is kept for later members
                     self._neh = start
             out[0] = start

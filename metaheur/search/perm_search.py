@@ -13,7 +13,8 @@ from typing import ClassVar
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine.shapes import PERM, threads
+from metaheur.engine.catalogue import PERM_WARP
+from metaheur.engine.shapes import PERM, WARP, threads
 from metaheur.engine.source import kernel_constants
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
 from metaheur.errors import MetaheurError
@@ -25,6 +26,12 @@ METHOD_NAMES = {"tabu": "tabu search", "ils": "ILS", "ig": "iterated greedy"}  #
 _KERNEL = kernel_constants("engine/perm_search.cu")
 _NSTATS, _ITER, _MOVES, _BEST = (_KERNEL[f"MH_PS_{c}"] for c in ("NSTATS", "ITER", "MOVES", "BEST"))
 GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
+#: The generic kernels' layouts, the same searches move for move, side by side until a GPU measures
+#: both: ``classic`` (a block of GPU_BLOCK threads a search; a chain island one chain a
+#: multiprocessor) and ``warp`` (one warp a search, compiled with MH_PS_WARP so that a problem's
+#: snippet may use warp shuffles, the flow shop's heads and tails; NEH in one launch; a chain
+#: island as many chains a multiprocessor as fit): kernel -> (defines, threads a search on a GPU).
+KERNELS = {"classic": (None, GPU_BLOCK), "warp": (PERM_WARP, threads(WARP))}
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,8 @@ class PermSearchParams:
     ``temperature_scale()`` (Ruiz and Stuetzle: 0.4); ``ties``: the greedy insertions (of the
     iterated greedy and of NEH) break ties between positions of equal value by the problem's
     ``partial_insert_tie`` where it has one (else, and by default, they take the first;
-    docs/decisions/pfsp-method.md)."""
+    docs/decisions/pfsp-method.md); ``kernel``: the kernels' layout (:data:`KERNELS`; the same moves
+    either way)."""
 
     section: ClassVar[str] = "perm"  # its name in configuration files, results and checkpoints
 
@@ -57,10 +65,13 @@ class PermSearchParams:
     ties: bool = False
     sample: int = 0
     granular: bool = True
+    kernel: str = "classic"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise MetaheurError(f"local search method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.kernel not in KERNELS:
+            raise MetaheurError(f"perm kernel must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
         for name in ("move", "kick_move"):
             value = getattr(self, name)
             if value is not None and value not in MOVES:
@@ -105,22 +116,39 @@ def method_order(problem, method: str, move: str) -> tuple[str, ...]:
     return (*out, "ils")
 
 
+def search_module(problem, params: PermSearchParams, device: Device, sim: bool = False):
+    """The generic searches of ``problem`` compiled for ``device`` in the layout ``params.kernel``."""
+    return problem.user_code().module("engine/perm_search.cu", device, KERNELS[params.kernel][0], sim=sim)
+
+
+def chains_per_sm(problem, params: PermSearchParams, device: str | Device) -> int:
+    """Searches of ``params`` that one multiprocessor of ``device`` runs side by side: one with the
+    classic kernels (a block a chain, one chain a multiprocessor: docs/decisions/pfsp-method.md,
+    "On a GPU"), as many one-warp blocks of the method's kernel as the driver's occupancy query
+    allows with the warp kernels; one on the CPU."""
+    device = parse_device(device)
+    if not device.is_gpu or params.kernel == "classic":
+        return 1
+    kernel = search_module(problem, params, device).kernel(f"perm_{params.resolved(problem)[0]}")
+    return max(1, kernel.resident_blocks(KERNELS[params.kernel][1]))
+
+
 class PermSearchBatch:
     """Searches of one method over a user problem on one device (buffers for ``capacity``)."""
 
     def __init__(self, problem, device: str | Device, capacity: int, params: PermSearchParams,
                  block: int | tuple | None = None, sim: bool = False):
-        """``block``: threads per search (default: one on the CPU, ``GPU_BLOCK`` on a GPU);
-        ``sim``: the CPU build's thread simulation (tests)."""
+        """``block``: threads per search (default: one on the CPU, the kernel's on a GPU:
+        :data:`KERNELS`); ``sim``: the CPU build's thread simulation (tests)."""
         self.problem, self.device, self.params = problem, parse_device(device), params
         self.method, self.move = params.resolved(problem)
-        code = problem.user_code()
-        self.module = code.module("engine/perm_search.cu", self.device, sim=sim)
+        gpu_block = KERNELS[params.kernel][1]
+        self.module = search_module(problem, params, self.device, sim)
         fields, arrays = problem.kernel_data()
         if not params.granular and CANDIDATE_COUNT in arrays:
             arrays = {**arrays, CANDIDATE_COUNT: 0}  # the kernels scan every move
         self.data = upload(fields, arrays, self.device)
-        self.block = block or (GPU_BLOCK if self.device.is_gpu else 1)
+        self.block = block or (gpu_block if self.device.is_gpu else 1)
         self.capacity, n, dev = capacity, problem.n, self.device
         self.cs, self.ws = problem.cache_entries(), problem.work_entries()
         self.perm = dev.zeros((capacity, n), np.int32)

@@ -10,8 +10,10 @@ Data: ``p`` the job-major n x m times (``p[j * m + h]``), ``m`` the number of ma
   to the end) of the sequence without the inserted job, then every insertion position in O(m):
   ``f_h = max(f_{h-1}, e[pos-1][h]) + p[job][h]`` and the makespan ``max_h f_h + q[pos][h]``; all
   positions in O(nm). One thread alone computes the heads row by row, then the tails; a block
-  computes them by anti-diagonal wavefronts (heads and tails at once, len + m - 1 barriers), then
-  shares the positions block-stride: the same integers either way.
+  computes them by anti-diagonal wavefronts (heads and tails at once, len + m - 1 barriers), one
+  warp (the engine's ``MH_PS_WARP`` kernels, ``PermSearchParams(kernel="warp")``) by the same
+  wavefronts with warp shuffles and no barrier a diagonal, then the positions are shared
+  block-stride: the same integers every way.
 * ``partial_insert_tie``: Fernandez-Viagas and Framinan's tie-breaking (Comput. Oper. Res. 45,
   2014): of the positions of equal makespan, the one whose insertion makes the least idle time
   on machines 2..m, counted as ``f_h - e[pos-1][h] - p[elem][h]`` (the inserted job) at the last
@@ -20,7 +22,8 @@ Data: ``p`` the job-major n x m times (``p[j * m + h]``), ``m`` the number of ma
 * ``swap_delta`` and ``insert_delta``: the makespan of the moved sequence (read through the move,
   without a copy) minus the makespan, O(nm).
 
-``work`` holds the heads and tails: ``2 n m`` int64 per search.
+``work`` holds the heads and tails: ``2 n m`` int64 per search (int32 cells, half of it, with the
+warp kernels where the declared bound keeps every makespan below 2^29).
 """
 
 from __future__ import annotations
@@ -71,11 +74,53 @@ __device__ __forceinline__ const int *pfsp_times_at(const Data &d, const int *se
   return d.p + (ll)seq[skip >= 0 && k >= skip ? k + 1 : k] * (int)d.m;
 }
 
+/* A cell of the heads and tails: int with the warp kernels where the declared bound keeps every
+ * makespan below 2^29 (MH_USER_DELTA32), which halves the bytes the tables move; else ll. */
+#if defined(MH_PS_WARP) && defined(MH_USER_DELTA32)
+typedef int pfsp_cell_t;
+#else
+typedef ll pfsp_cell_t;
+#endif
+
+#ifdef MH_PS_WARP
+/* The heads e and tails q of seq[0..len+1) without `skip` by one warp (MH_PS_WARP: a search is a
+ * block of 32 threads, PermSearchParams(kernel="warp")): the machines in strips of up to 32 lanes,
+ * each strip a wavefront over its anti-diagonals. Lane l holds column c = s0 + w - 1 - l of the
+ * strip (heads: machine c; tails: machine m - 1 - c, rows from the end): the cell above is its own
+ * last value (a register), the cell to its left lane l + 1's last value (__shfl_down_sync), the
+ * strip's first column reads the previous strip's last from memory; a barrier a strip, none a
+ * diagonal (len + w - 1 steps a strip). The same integers as the rows and the block's wavefronts. */
+__device__ void pfsp_warp_tables(const Data &d, const int *seq, int skip, int len, pfsp_cell_t *e, pfsp_cell_t *q) {
+  const int m = (int)d.m, lane = mh_tid();
+  for (int s0 = 0; s0 < m; s0 += 32) {
+    const int w = m - s0 < 32 ? m - s0 : 32, c = s0 + w - 1 - lane, h = m - 1 - c, on = lane < w;
+    pfsp_cell_t head = 0, tail = 0; /* the lane's value of its last row */
+    for (int step = 0; step < len + w - 1; ++step) {
+      const pfsp_cell_t hl = __shfl_down_sync(0xffffffffu, head, 1), tl = __shfl_down_sync(0xffffffffu, tail, 1);
+      const int k = step - (w - 1 - lane), kk = len - 1 - k;
+      if (!on || k < 0 || k >= len) continue;
+      const pfsp_cell_t left = lane < w - 1 ? hl : (c ? e[(ll)k * m + c - 1] : 0);
+      const pfsp_cell_t up = k ? head : 0;
+      head = (left > up ? left : up) + pfsp_times_at(d, seq, skip, k)[c];
+      e[(ll)k * m + c] = head;
+      const pfsp_cell_t right = lane < w - 1 ? tl : (h + 1 < m ? q[(ll)kk * m + h + 1] : 0);
+      const pfsp_cell_t down = k ? tail : 0;
+      tail = (right > down ? right : down) + pfsp_times_at(d, seq, skip, kk)[h];
+      q[(ll)kk * m + h] = tail;
+    }
+    __syncthreads();
+  }
+}
+#endif
+
 /* out[pos], pos = 0..len: the makespan of seq[0..len+1) without position `skip` (none when skip < 0),
  * len jobs, with `elem` inserted at pos. Every thread of the block calls it. */
 __device__ void pfsp_insertions(const Data &d, const int *seq, int skip, int len, int elem, ll *out, ll *work) {
   const int m = (int)d.m, t = mh_tid(), nt = mh_nthreads();
-  ll *e = work, *q = work + (ll)len * m;
+  pfsp_cell_t *e = (pfsp_cell_t *)work, *q = e + (ll)len * m;
+#ifdef MH_PS_WARP
+  if (nt == 32) pfsp_warp_tables(d, seq, skip, len, e, q); else
+#endif
   if (nt == 1) { /* one thread: the heads row by row, then the tails */
     for (int k = 0; k < len; ++k) {
       const int *pj = pfsp_times_at(d, seq, skip, k);
@@ -146,7 +191,7 @@ __device__ void partial_insert_row(const Data &d, const int *seq, int len, int e
  * the heads `e` that partial_insert_row left in `work`; the least is taken. */
 __device__ ll partial_insert_tie(const Data &d, const int *seq, int len, int elem, int pos, const ll *work) {
   const int m = (int)d.m;
-  const ll *e = work;
+  const pfsp_cell_t *e = (const pfsp_cell_t *)work;
   const int *pe = d.p + (ll)elem * m, *pn = pos < len ? d.p + (ll)seq[pos] * m : pe;
   ll f = 0, g = 0, idle = 0;
   for (int h = 0; h < m; ++h) {

@@ -43,7 +43,7 @@ RACE_CHECKED = {
     "tsp/tsp_eax.cu": {"tsp_eax", "tsp_eax_freq", "tsp_eax_freq_accept", "tsp_eax_block"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)
     "engine/perm_eval.cu": {"perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update", "perm_partial",
-                            "perm_insert_best"},
+                            "perm_insert_best", "perm_neh"},
     "engine/perm_search.cu": {"perm_tabu", "perm_ils", "perm_ig", "perm_best_values"},
 }
 _BARRIER_USE = re.compile(r"__syncthreads|__shared__|mh_block_argmin|mh_block_sum")

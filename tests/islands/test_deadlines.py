@@ -162,26 +162,33 @@ def test_a_stop_signal_ends_a_run_whose_island_never_comes_back(signals_sent):
     assert cost < record.epochs[0].best_cost and cost == problem.value(best)
 
 
-def test_an_neh_cut_short_by_the_deadline_is_a_whole_permutation_and_not_kept():
-    """NEH inserts one element per launch; past the island's deadline the elements left follow
-    in key order at once, and the operators do not keep that start for later members."""
+@pytest.mark.parametrize("kernel", ["classic", "warp"])
+def test_an_neh_cut_short_by_the_deadline_is_a_whole_permutation_and_not_kept(kernel):
+    """NEH inserts one element per launch (classic) or the whole sequence in one launch (warp,
+    whose CPU launch reads the deadline between insertions); past the island's deadline the
+    elements left follow in key order at once, and the operators do not keep that start for later
+    members."""
     from metaheur.islands.perm_operators import PermOperators, neh
     from metaheur.problems.pfsp import random_pfsp
+    from metaheur.search.perm_search import PermSearchParams
 
     shop = random_pfsp(30, 5, seed=1)
     order = np.argsort(-np.asarray(shop.construction_key(), dtype=np.float64), kind="stable")
+    params = shop.default_params()
+    params = params.with_search(replace(params.search(PermSearchParams), kernel=kernel))
     board = live.Board()
     try:
         state = type("S", (), {"best_cost": None, "generation": 0, "ls_iterations": 0, "best": None})()
         with live.island_epoch(board.folder, 0, state, deadline=time.perf_counter() - 1.0):
-            cut = neh(shop)
-            ops = PermOperators(shop, cpu_device(), shop.default_params())
+            cut = neh(shop, kernel=kernel)
+            ops = PermOperators(shop, cpu_device(), params)
             starts = ops.random_solutions(3, np.random.default_rng(0))
         assert cut.tolist() == order.tolist()  # nothing inserted: the key order itself
         assert starts[0].tolist() == order.tolist() and ops._neh is None
     finally:
         board.close()
-    assert sorted(neh(shop).tolist()) == list(range(30)) and neh(shop).tolist() != order.tolist()
+    whole = neh(shop, kernel=kernel)
+    assert sorted(whole.tolist()) == list(range(30)) and whole.tolist() != order.tolist()
 
 
 def test_populations_that_cannot_fit_the_memory_are_refused_with_the_estimate():
