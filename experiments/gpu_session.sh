@@ -28,9 +28,9 @@
 #     same machine, the classic and warp kernels side by side (1 chain, the
 #     island's, one wave: the layout's chains an SM)                             40 s  chains.md
 #   5 the paper's comparison (Van Luong, Taillard, Melab, Talbi 2012): cpu-serial,
-#     cpu-islands on all 16 cores, gpu, hybrid at equal time (7 s a run) on
+#     cpu-islands on all 16 cores, gpu, hybrid at equal time (5 s a run) on
 #     generated gen:qap:100, gen:tsp:10000, gen:pfsp:100:20, gen:lop:300: gap at
-#     equal time and time to a target gap                                       165 s  strategies.md
+#     equal time and time to a target gap                                       125 s  strategies.md
 #   6 ncu profiles of one tabu and two 2-opt launches (classic, cached; a line
 #     where ncu is absent)                                                         30 s  ncu.txt
 #   7 the round's GPU targets, | target | measured | goal | met |                 2 s  targets.md
@@ -57,7 +57,7 @@ if [ "$TINY" -eq 1 ]; then
     EAX_POP=8; EAX_GENERATIONS=4
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024,2112; ITERATIONS=1000; TOURS=264,660,1320
-    CHAINS=(--seconds 1.0); RUN_SECONDS=7; CORES=$(nproc)
+    CHAINS=(--seconds 1.0); RUN_SECONDS=5; CORES=$(nproc)
     QAP=gen:qap:100; TSP=gen:tsp:10000; PFSP=gen:pfsp:100:20; LOP=gen:lop:300
     EAX_POP=300; EAX_GENERATIONS=10
 fi
@@ -166,7 +166,7 @@ engine_chains() {
 }
 
 strategies() {
-    limit 165 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
+    limit 125 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
         --cpu-islands "$CORES" --seconds "$RUN_SECONDS" --seeds 1 --out "$TMP/tables" || return
     publish strategies.md
 }

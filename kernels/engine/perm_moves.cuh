@@ -174,23 +174,9 @@ __device__ __forceinline__ int mh_perm_has_row(int type) {
   return 0;
 }
 
-/* Whether the problem keeps its cache up to date after a `type` move by itself. */
-__device__ __forceinline__ int mh_perm_has_update(int type) {
-#ifdef MH_USER_HAS_UPDATE_SWAP
-  if (type == MH_SWAP) return 1;
-#endif
-#ifdef MH_USER_HAS_UPDATE_INSERT
-  if (type == MH_INSERT) return 1;
-#endif
-#ifdef MH_USER_HAS_UPDATE_REVERSE
-  if (type == MH_REVERSE) return 1;
-#endif
-  return 0;
-}
-
 /* The cache after move (type, i, j) was applied (perm is the new permutation): the problem's
- * update hook, else (and always after a segment move) prepare from scratch. Every thread of the block calls it; no-op without a
- * cache (cache_size 0: the hooks are never called). */
+ * update hook, else (and always after a segment move) prepare from scratch. Every thread of the
+ * block calls it; no-op without a cache (cache_size 0: the hooks are never called). */
 __device__ __forceinline__ void mh_perm_update(const user::Data &D, const int *perm, user::cache_t *cache, int cs, int type,
                                                int i, int j, ll *work) {
   if (cs == 0) return;
