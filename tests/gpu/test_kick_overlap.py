@@ -1,7 +1,8 @@
 """A GPU island's kick rounds (TSPOperators._improve_parallel) queue each round behind the last
 without waiting for its descent to end (issue 62): the same tours bit for bit as the rounds
-waited for one by one (as before), on the CPU build and on simulated GPUs, and the host waits
-on the device in a round only at the descent's looks at its deltas."""
+waited for one by one (as before), on the CPU build and on simulated GPUs (fast and with every
+thread of a block run in several orders), and the host waits on the device in a round only at
+the descent's looks at its deltas."""
 
 from __future__ import annotations
 
@@ -58,6 +59,21 @@ def test_kick_rounds_give_the_tours_of_rounds_waited_for(simulated, tsp):
         assert np.array_equal(tours, expected), device
         assert np.array_equal(costs, lengths), device
     assert (costs < [tsp.tour_length(t) for t in starts]).all()  # the rounds did improve the starts
+
+
+@pytest.mark.parametrize("order", ["reverse", "random:1"])
+def test_kick_rounds_in_the_thread_simulation_give_the_cpu_builds_tours(simulated, monkeypatch, order):
+    """Every thread of a block run as a fiber, in two orders: the rounds queued on the simulated
+    GPU give the tours of the rounds waited for on the CPU build."""
+    monkeypatch.setenv("METAHEUR_SIMULATED_THREADS", "1")
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+    tsp, rounds = INSTANCES[0], 2
+    starts, keys = starts_for(tsp, 3), np.arange(3, dtype=np.uint64)
+    ops = TSPOperators(tsp, simulated.devices[0], PARAMS)
+    assert ops._descent.module.sim and ops.ga.module.sim  # the fiber builds
+    tours, costs, _ = ops.improve(starts, keys, kicks=rounds)
+    expected, lengths = rounds_waited_for(tsp, cpu_device(), starts, keys, rounds)
+    assert np.array_equal(tours, expected) and np.array_equal(costs, lengths)
 
 
 class WaitCounter:
