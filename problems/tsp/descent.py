@@ -158,10 +158,10 @@ class TSPDescentBatch:
                 wait: bool = True) -> BatchResult:
         """:meth:`run` on the device: ``tours`` (S x n int32) descend in place and ``cost`` (their
         exact lengths, int64) follows them. The result's ``best`` is None (the tours stay on the
-        device); ``best_costs`` and ``iterations`` are host copies. ``wait=False``: the host does
-        not wait for the last passes after its last look at the deltas and takes no copies
-        (``best_costs`` and ``iterations`` are None): the caller's next launches queue behind
-        them (the kick rounds of problems/tsp/operators.py; the same launches either way)."""
+        device); ``best_costs`` and ``iterations`` are host copies. ``wait=False``: no
+        synchronisation and no copies at the end (``best_costs`` and ``iterations`` are None): the
+        host's last wait is its last look at the deltas and the caller's next launches follow at
+        once (the kick rounds of problems/tsp/operators.py; the same launches either way)."""
         dev, n = self.device, self.tsp.n
         batch = len(tours)
         t0 = time.perf_counter()
