@@ -22,7 +22,9 @@
 #     where the tours leave block slots idle); EAX generations of a GPU island at
 #     n = 10,000 (300 members, 10 generations) with eax_kernel classic, fused and
 #     block, from the same population (bench_eax_gpu.py: ms a generation, the
-#     same populations); every variant the benches know                        100 s  kernels.md
+#     same populations); a GPU island's kick rounds at n = 2,000 (264 children,
+#     10 rounds) queued and waited for (bench_kick_rounds.py: ms a round, host
+#     waits a round, the same tours); every variant the benches know           120 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
 #     same machine, the classic and warp kernels side by side (1 chain, the
@@ -54,12 +56,12 @@ if [ "$TINY" -eq 1 ]; then
     QAP_N=12; TSP_N=200; BATCH=8; COUNTS=1,8,64; ITERATIONS=60; TOURS=4,8
     CHAINS=(--quick); RUN_SECONDS=1; CORES=2
     QAP=gen:qap:12; TSP=gen:tsp:200; PFSP=gen:pfsp:20:5; LOP=gen:lop:30
-    EAX_POP=8; EAX_GENERATIONS=4
+    EAX_POP=8; EAX_GENERATIONS=4; KICK_N=200; KICK_CHILDREN=8; KICK_ROUNDS=4
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024,2112; ITERATIONS=1000; TOURS=264,660,1320
     CHAINS=(--seconds 1.0); RUN_SECONDS=5; CORES=$(nproc)
     QAP=gen:qap:100; TSP=gen:tsp:10000; PFSP=gen:pfsp:100:20; LOP=gen:lop:300
-    EAX_POP=300; EAX_GENERATIONS=10
+    EAX_POP=300; EAX_GENERATIONS=10; KICK_N=2000; KICK_CHILDREN=264; KICK_ROUNDS=10
 fi
 CACHE=${GPU_SESSION_CACHE:-$REPO/.gpu_cache}
 mkdir -p "$CACHE"
@@ -156,6 +158,11 @@ kernels_side_by_side() {
     limit 40 "$PY" experiments/bench_eax_gpu.py --device cuda:0 --n "$TSP_N" --pop "$EAX_POP" \
         --generations "$EAX_GENERATIONS" --out "$TMP/tables" || return
     cat <(echo) "$TMP/tables/bench_eax_gpu.md" >> "$TMP/tables/kernels.md"
+    publish kernels.md
+    # a GPU island's kick rounds, queued and waited for (docs/gpu-model.md, "Kick rounds")
+    limit 20 "$PY" experiments/bench_kick_rounds.py --device cuda:0 --n "$KICK_N" --children "$KICK_CHILDREN" \
+        --rounds "$KICK_ROUNDS" --out "$TMP/tables" || return
+    cat <(echo) "$TMP/tables/bench_kick_rounds.md" >> "$TMP/tables/kernels.md"
     publish kernels.md
 }
 

@@ -154,10 +154,14 @@ class TSPDescentBatch:
         out.best = to_host(d_tours).astype(np.int64)
         return out
 
-    def descend(self, tours, cost, *, max_passes: int | None = None, time_limit: float | None = None) -> BatchResult:
+    def descend(self, tours, cost, *, max_passes: int | None = None, time_limit: float | None = None,
+                wait: bool = True) -> BatchResult:
         """:meth:`run` on the device: ``tours`` (S x n int32) descend in place and ``cost`` (their
         exact lengths, int64) follows them. The result's ``best`` is None (the tours stay on the
-        device); ``best_costs`` and ``iterations`` are host copies."""
+        device); ``best_costs`` and ``iterations`` are host copies. ``wait=False``: no
+        synchronisation and no copies at the end (``best_costs`` and ``iterations`` are None): the
+        host's last wait is its last look at the deltas and the caller's next launches follow at
+        once (the kick rounds of problems/tsp/operators.py; the same launches either way)."""
         dev, n = self.device, self.tsp.n
         batch = len(tours)
         t0 = time.perf_counter()
@@ -189,8 +193,10 @@ class TSPDescentBatch:
                     break
                 # as many passes before the next look as fit in the time left (at most PASSES_PER_CHECK)
                 chunk = max(1, min(PASSES_PER_CHECK, int((time_limit - spent) * passes / spent)))
-        dev.synchronize()
-        return BatchResult(best=None, best_costs=to_host(cost).copy(), iterations=to_host(buf.moves).copy(),
+        if wait:
+            dev.synchronize()
+        return BatchResult(best=None, best_costs=to_host(cost).copy() if wait else None,
+                           iterations=to_host(buf.moves).copy() if wait else None,
                            seconds=time.perf_counter() - t0, launches=launches, stop_reason=reason,
                            extra={"passes": passes})
 

@@ -117,7 +117,15 @@ class TSPOperators(Operators):
         child's best tour (random segment reversals from its own stream) and descend again; a
         child keeps a kicked tour that is not longer. The tours stay on the device from the first
         descent to the last. Returns (tours, exact lengths, iterations: kicks and the moves of the
-        first descent, as :meth:`_improve` counts them)."""
+        first descent, as :meth:`_improve` counts them).
+
+        The host waits on the device in a kick round only where it must decide: at the descent's
+        looks at its deltas (whether a tour still improves). A round's descent is not waited for
+        at its end nor read back (``descend(wait=False)``): its keep-better and the next round's
+        kick, lengths and first passes queue behind it while the host checks the time and reports
+        (issue 62). Purely a scheduling change, hence no switch: the same kernels are launched
+        with the same arguments in the same order on one stream, so the tours are the same bit
+        for bit (tests/gpu/test_kick_overlap.py)."""
         dev, count, descent = self.device, len(keys), self._descent
         t0 = time.perf_counter()
         left = lambda: None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))  # noqa: E731
@@ -133,7 +141,7 @@ class TSPOperators(Operators):
                 kicked = best.copy()
             self.ga.reverse_segments(kicked, d_keys, KICK_REVERSALS, KICK_WINDOW, counters)
             kicked_len = descent.lengths(kicked)
-            descent.descend(kicked, kicked_len, time_limit=left())
+            descent.descend(kicked, kicked_len, time_limit=left(), wait=False)
             descent.keep_better(best, best_len, kicked, kicked_len)
             kicks += 1
         tours = to_host(best).astype(np.int64)
