@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The prepared GPU session: what a lent GPU machine measures first, whatever issue the session
-# works on (docs/gpu.md). One call, about six minutes of an H100 or H200 after the machine has
+# works on (docs/gpu.md). One call, under seven minutes of an H100 or H200 after the machine has
 # started; experiments/gpu_check.sh stays the correctness check.
 #
 #   bash experiments/gpu_session.sh OUTDIR                      # on a machine with a CUDA GPU
