@@ -22,7 +22,10 @@
 #     where the tours leave block slots idle); EAX generations of a GPU island at
 #     n = 10,000 (300 members, 10 generations) with eax_kernel classic, fused and
 #     block, from the same population (bench_eax_gpu.py: ms a generation, the
-#     same populations); every variant the benches know                        100 s  kernels.md
+#     same populations); the TSP descent at n = 10,000 with 264 tours, the
+#     several-move pass classic and dlb (don't-look bits, moves selected by all
+#     threads), from random and curve tours, 4 s a row (bench_descent.py);
+#     every variant the benches know                                           120 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
 #     same machine, the classic and warp kernels side by side (1 chain, the
@@ -156,6 +159,11 @@ kernels_side_by_side() {
     limit 40 "$PY" experiments/bench_eax_gpu.py --device cuda:0 --n "$TSP_N" --pop "$EAX_POP" \
         --generations "$EAX_GENERATIONS" --out "$TMP/tables" || return
     cat <(echo) "$TMP/tables/bench_eax_gpu.md" >> "$TMP/tables/kernels.md"
+    publish kernels.md
+    # the TSP descent's several-move pass, classic and don't-look bits (dlb), from the same tours
+    limit 25 "$PY" experiments/bench_descent.py --device cuda:0 --sizes "$TSP_N" --tours "${TOURS%%,*}" \
+        --moves several dlb --limit "$([ "$TINY" -eq 1 ] && echo 1 || echo 4)" --label gpu --out "$TMP/tables" || return
+    cat <(echo) "$TMP/tables/bench_descent_gpu.md" >> "$TMP/tables/kernels.md"
     publish kernels.md
 }
 

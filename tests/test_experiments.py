@@ -244,9 +244,10 @@ def test_bench_descent_quick(tmp_path):
     run("bench_descent.py", tmp_path, "--sizes", "300", "--limit", "20")
     with open(tmp_path / "bench_descent_quick.csv", newline="") as handle:
         rows = {(r["start"], r["moves"]): r for r in csv.DictReader(handle)}
-    assert set(rows) == {(s, m) for s in ("random", "curve") for m in ("one", "several")}
+    assert set(rows) == {(s, m) for s in ("random", "curve") for m in ("one", "several", "dlb")}
     assert all(r["stop"] == "local optimum" and int(r["length"]) < int(r["start_length"]) for r in rows.values())
     assert int(rows["curve", "several"]["passes"]) < int(rows["random", "one"]["passes"])
+    assert int(rows["curve", "dlb"]["passes"]) < int(rows["random", "one"]["passes"])
     assert "- settings: " in (tmp_path / "bench_descent_quick.md").read_text()
 
 
