@@ -502,6 +502,9 @@ tsp_apply_disjoint(int *tours, int *pos, int n, const int *move_at, const long l
  * meets a winner dies, the others claim again. The winners are exactly the moves that the
  * sequential greedy in key order takes (a move is taken when its range meets no range taken
  * before), whatever the thread order, and their ranges are disjoint, so each keeps its delta.
+ * The list after a pass: the ends of the changed edges and the two cities before each end in the
+ * new tour, so every position whose own moves remove a changed edge (a 2-opt move at i removes
+ * the edge at i - 1 or i, an Or-opt move the edges at i - 1 and i + L - 1, L <= 3) is looked at.
  * Per tour: count[sol] >= 0, list[sol][0 .. count - 1] the cities to look at (dirty[sol][c] = 1
  * for them); MH_DLB_ALL: every position (the first pass, and a pass after one that found no
  * move, so that the descent ends only at a local optimum of the whole candidate neighbourhood);
@@ -560,7 +563,7 @@ __device__ __forceinline__ int mh_dlb_owner(ll key, int n) {
 
 /* The moves of the listed positions (tsp_dlb_best_at) selected by claims (the rule above), then
  * applied, one thread a winner (their ranges are disjoint); the ends of their edges (mh_move_ends)
- * make the next list, each city once (its don't-look bit, dirty, cleared by an atomic exchange; the
+ * and the two cities before each end make the next list, each city once (its don't-look bit, dirty, cleared by an atomic exchange; the
  * list's order depends on the thread order, what a pass does does not). claim (nsol x n) is
  * scratch. cost[sol] and moves[sol] grow by the winners' deltas and number; best[sol] is 0 when
  * the tour is a local optimum of the candidate neighbourhood (a pass over every position found no
@@ -635,6 +638,16 @@ tsp_dlb_apply(int *tours, int *pos, int n, int *list, int *count, int *dirty, co
       if (atomicExch(&dirty[sol * n + ends[q]], 1) == 0) lst[atomicAdd(&count[sol], 1)] = ends[q];
     gain += da[i];
     made += 1;
+  }
+  __syncthreads();
+  const int ends = count[sol];
+  __syncthreads();  /* every thread has read the ends' count before the list grows */
+  for (int e = lane; e < ends; e += lanes) {  /* the two cities before each end, in the new tour */
+    const int p = ps[lst[e]];
+    for (int back = 1; back <= 2; ++back) {
+      const int c = t[(p - back + n) % n];
+      if (atomicExch(&dirty[sol * n + c], 1) == 0) lst[atomicAdd(&count[sol], 1)] = c;
+    }
   }
   gain = mh_block_sum(gain);
   made = mh_block_sum(made);
