@@ -251,6 +251,20 @@ def test_bench_descent_quick(tmp_path):
     assert "- settings: " in (tmp_path / "bench_descent_quick.md").read_text()
 
 
+def test_dlb_lists_quick(tmp_path):
+    """The dlb pass's counts: its replay of the claims takes the kernel's moves (checked in the
+    script), the lists look at fewer positions a pass than there are, both rules end the descent."""
+    run("dlb_lists.py", tmp_path)
+    with open(tmp_path / "dlb_lists_quick.csv", newline="") as handle:
+        rows = {r["start"]: r for r in csv.DictReader(handle)}
+    assert set(rows) == {"random", "curve"}
+    for r in rows.values():
+        assert 1 <= int(r["full_passes"]) < int(r["passes"]) and float(r["looked/pass"]) < int(r["n"])
+        assert float(r["moves/pass"]) <= float(r["improving/pass"]) and float(r["rounds/pass"]) >= 1
+        assert int(r["length"]) > 0 and int(r["classic_length"]) > 0
+    assert "- settings: " in (tmp_path / "dlb_lists_quick.md").read_text()
+
+
 def fake_run(lib, sense: str, cost: int, history: list[tuple[float, int]], best_known: int | None = None):
     """A Run of lib.runs around a stand-in result: its sense, value, best known and (time, global_best) rows."""
     from types import SimpleNamespace

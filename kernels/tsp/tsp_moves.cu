@@ -561,6 +561,44 @@ __device__ __forceinline__ int mh_dlb_owner(ll key, int n) {
   return (int)(r < 0 ? r + n : r);
 }
 
+/* City c onto the tour's work list lst (count entries), once: its don't-look bit is cleared by an
+ * atomic exchange of dirty[c]. */
+__device__ __forceinline__ void mh_dlb_list(int *dirty, int *lst, int *count, int c) {
+  if (atomicExch(&dirty[c], 1) == 0) lst[atomicAdd(count, 1)] = c;
+}
+
+/* The phases of a claim round, each over the pass's live moves (this thread's share): RESET their
+ * ranges' claims, CLAIM every position of a range with an atomic min of the move's key, CHECK
+ * (a move that holds all its claims wins), DROP (a live move whose range holds a claim of this
+ * round's winner drops out; returns the moves that stay live). */
+#define MH_DLB_RESET 0
+#define MH_DLB_CLAIM 1
+#define MH_DLB_CHECK 2
+#define MH_DLB_DROP 3
+__device__ __forceinline__ ll mh_dlb_phase(int phase, int n, int m, int total, const int *an, const int *mv,
+                                           const ll *da, int *st, ll *cl, int lane, int lanes) {
+  ll live = 0;
+  for (int e = lane; e < total; e += lanes) {
+    const int i = m == MH_DLB_ALL ? e : an[e];
+    if (st[i] != MH_DLB_LIVE) continue;
+    const ll key = da[i] * n + i;
+    int first, len;
+    mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
+    bool hit = false;  /* CHECK: a claim lost; DROP: a claim of this round's winner */
+    for (int p = 0; p < len && p < n && !hit; ++p) {
+      ll *c = &cl[(first + p) % n];
+      if (phase == MH_DLB_RESET) *c = MH_LL_MAX;
+      else if (phase == MH_DLB_CLAIM) atomicMin(c, key);
+      else if (phase == MH_DLB_CHECK) hit = *c != key;
+      else hit = st[mh_dlb_owner(*c, n)] == MH_DLB_WON;
+    }
+    if (phase == MH_DLB_CHECK && !hit) st[i] = MH_DLB_WON;
+    if (phase == MH_DLB_DROP && hit) st[i] = MH_DLB_DEAD;
+    if (phase == MH_DLB_DROP && !hit) live += 1;
+  }
+  return live;
+}
+
 /* The moves of the listed positions (tsp_dlb_best_at) selected by claims (the rule above), then
  * applied, one thread a winner (their ranges are disjoint); the ends of their edges (mh_move_ends)
  * and the two cities before each end make the next list, each city once (its don't-look bit, dirty, cleared by an atomic exchange; the
@@ -584,45 +622,14 @@ tsp_dlb_apply(int *tours, int *pos, int n, int *list, int *count, int *dirty, co
   const ll *da = delta_at + sol * n;
   ll *cl = claim + sol * n;
   const int total = m == MH_DLB_ALL ? n : m;
-  for (;;) {  /* one round of claims */
-    for (int e = lane; e < total; e += lanes) {
-      const int i = m == MH_DLB_ALL ? e : an[e];
-      if (st[i] != MH_DLB_LIVE) continue;
-      int first, len;
-      mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
-      for (int p = 0; p < len && p < n; ++p) cl[(first + p) % n] = MH_LL_MAX;
-    }
+  for (;;) {  /* one round of claims, its phases separated by barriers */
+    mh_dlb_phase(MH_DLB_RESET, n, m, total, an, mv, da, st, cl, lane, lanes);
     __syncthreads();
-    for (int e = lane; e < total; e += lanes) {
-      const int i = m == MH_DLB_ALL ? e : an[e];
-      if (st[i] != MH_DLB_LIVE) continue;
-      int first, len;
-      mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
-      for (int p = 0; p < len && p < n; ++p) atomicMin(&cl[(first + p) % n], da[i] * n + i);
-    }
+    mh_dlb_phase(MH_DLB_CLAIM, n, m, total, an, mv, da, st, cl, lane, lanes);
     __syncthreads();
-    for (int e = lane; e < total; e += lanes) {
-      const int i = m == MH_DLB_ALL ? e : an[e];
-      if (st[i] != MH_DLB_LIVE) continue;
-      int first, len;
-      mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
-      bool all = true;
-      for (int p = 0; p < len && p < n && all; ++p) all = cl[(first + p) % n] == da[i] * n + i;
-      if (all) st[i] = MH_DLB_WON;
-    }
+    mh_dlb_phase(MH_DLB_CHECK, n, m, total, an, mv, da, st, cl, lane, lanes);
     __syncthreads();
-    ll live = 0;
-    for (int e = lane; e < total; e += lanes) {
-      const int i = m == MH_DLB_ALL ? e : an[e];
-      if (st[i] != MH_DLB_LIVE) continue;
-      int first, len;
-      mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
-      bool met = false;  /* the range meets this round's winner (the owner of a claim it lost) */
-      for (int p = 0; p < len && p < n && !met; ++p) met = st[mh_dlb_owner(cl[(first + p) % n], n)] == MH_DLB_WON;
-      if (met) st[i] = MH_DLB_DEAD;
-      else live += 1;
-    }
-    if (mh_block_sum(live) == 0) break;  /* its barriers end the round */
+    if (mh_block_sum(mh_dlb_phase(MH_DLB_DROP, n, m, total, an, mv, da, st, cl, lane, lanes)) == 0) break;
   }
   if (lane == 0) count[sol] = 0;
   __syncthreads();
@@ -634,8 +641,7 @@ tsp_dlb_apply(int *tours, int *pos, int n, int *list, int *count, int *dirty, co
     int ends[6];
     const int ne = mh_move_ends(t, n, mi, ends);  /* inside the move's own range: no other winner writes there */
     mh_apply_move(t, ps, n, mi[0], mi[1], mi[2], mi[3], 0, 1);
-    for (int q = 0; q < ne; ++q)
-      if (atomicExch(&dirty[sol * n + ends[q]], 1) == 0) lst[atomicAdd(&count[sol], 1)] = ends[q];
+    for (int q = 0; q < ne; ++q) mh_dlb_list(dirty + sol * n, lst, count + sol, ends[q]);
     gain += da[i];
     made += 1;
   }
@@ -644,10 +650,7 @@ tsp_dlb_apply(int *tours, int *pos, int n, int *list, int *count, int *dirty, co
   __syncthreads();  /* every thread has read the ends' count before the list grows */
   for (int e = lane; e < ends; e += lanes) {  /* the two cities before each end, in the new tour */
     const int p = ps[lst[e]];
-    for (int back = 1; back <= 2; ++back) {
-      const int c = t[(p - back + n) % n];
-      if (atomicExch(&dirty[sol * n + c], 1) == 0) lst[atomicAdd(&count[sol], 1)] = c;
-    }
+    for (int back = 1; back <= 2; ++back) mh_dlb_list(dirty + sol * n, lst, count + sol, t[(p - back + n) % n]);
   }
   gain = mh_block_sum(gain);
   made = mh_block_sum(made);
