@@ -24,8 +24,8 @@ The several-move pass with candidate lists has two kernel variants too (``severa
 :data:`SEVERAL_KERNELS`; issue 62): ``classic`` (``tsp_best_at`` at every position, then
 ``tsp_apply_disjoint``: thread 0 takes the best move, then by position every move whose range
 meets none taken) and ``dlb`` (``tsp_dlb_best_at``, ``tsp_dlb_apply``): a pass looks only at the
-positions of the cities whose edges the previous pass changed, a work list kept on the device
-(don't-look bits, Bentley 1992), and all threads select the moves by claims, which takes the moves
+ends of the edges the previous pass changed and the two cities before each, a work list kept on
+the device (don't-look bits, Bentley 1992), and all threads select the moves by claims, which takes the moves
 of the sequential greedy in order of (delta, position) whatever the thread order. Not the same
 moves as ``classic``; a pass that finds no move on its list is followed by one over every
 position, so both end at a local optimum of the whole candidate neighbourhood. ``classic`` stays
