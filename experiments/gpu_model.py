@@ -213,8 +213,17 @@ def two_opt_full_useful(n: int, warp: int = 32) -> float:
     return n * (n - 3) / 2 / lanes
 
 
+#: Claim rounds a pass of tsp_dlb_apply, counted on the CPU build (experiments/dlb_lists.py: n =
+#: 10,000 from a curve tour, results/dlb_lists.md).
+DLB_ROUNDS = 1.33
+
+
 def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
     """The TSP kernels of a GPU island at size n with k neighbours (EUC_2D coordinates)."""
+    # the 2k candidate 2-opt and 12k candidate Or-opt moves that start at a position (tsp_best_at)
+    at_bytes = 2 * k * 32 + 12 * k * 42
+    at_ops = 2 * k * (2 * DIST_INT + 12) + 12 * k * (3 * DIST_INT + 16)
+    at_fp64 = 2 * k * 4 * EUC_FP64 + 12 * k * 6 * EUC_FP64
     return [
         Model("tsp_2opt_cand", "move", f"n={n}, k={k}, EUC_2D", 32, 2 * DIST_INT + 12, 4 * EUC_FP64, "L2",
               basis="c's index, position, coordinates (4+4+16 B, shared by 2 variants), d's entry and "
@@ -246,10 +255,17 @@ def tsp_models(n: int = 10_000, k: int = 10) -> list[Model]:
                     "(16 B) with its edge length (4 B); one distance"),
         Model("tsp_best_of_parts", "part", f"n={n}, up to 16 parts", 24, 8, 0, "L2",
               basis="a part's best move (16 B) and delta (8 B) read, an argmin step; one launch a pass"),
-        Model("tsp_best_at", "position (14 k moves)", f"n={n}, k={k}, EUC_2D", 2 * k * 32 + 12 * k * 42,
-              2 * k * (2 * DIST_INT + 12) + 12 * k * (3 * DIST_INT + 16), 2 * k * 4 * EUC_FP64 + 12 * k * 6 * EUC_FP64,
+        Model("tsp_best_at", "position (14 k moves)", f"n={n}, k={k}, EUC_2D", at_bytes, at_ops, at_fp64,
               "L2", basis="the 2k candidate 2-opt and 12k candidate Or-opt moves that start at a position, as "
                           "tsp_2opt_cand and tsp_oropt_cand count them; one thread a position"),
+        Model("tsp_dlb_best_at", "listed position (14 k moves)", f"n={n}, k={k}, EUC_2D", at_bytes + 20, at_ops + 4,
+              at_fp64, "L2", basis="tsp_best_at's moves of a position, only for the cities on the work list; the "
+                                   "listed city, its position, its don't-look bit cleared, the anchor and the state "
+                                   "written (20 B); one thread a listed position"),
+        Model("tsp_dlb_apply", "claimed position (a round)", f"n={n}", 36, 16, 0, "L2",
+              basis="a live move's range, position by position: claim reset (8 B), atomic min of the key (8 B), "
+                    "read back (8 B), its owner's state (4 B + 8 B key; the owner by a 64-bit remainder); "
+                    f"about {DLB_ROUNDS:g} rounds a pass of 4 barrier-separated phases over all threads"),
         Model("tsp_apply_disjoint", "position", f"n={n}", 24, 8 + 4 * math.ceil(math.log2(n)), 0, "L2", lanes=1,
               basis="the choice: a position's delta and move read (24 B), its range's Fenwick-tree query "
                     "(about 2 log2 n steps of 2 int ops); one thread a tour (the moves are applied by "

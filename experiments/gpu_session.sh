@@ -24,15 +24,18 @@
 #     block, from the same population (bench_eax_gpu.py: ms a generation, the
 #     same populations); a GPU island's kick rounds at n = 2,000 (264 children,
 #     10 rounds) queued and waited for (bench_kick_rounds.py: ms a round, host
-#     waits a round, the same tours); every variant the benches know           120 s  kernels.md
+#     waits a round, the same tours); the TSP descent at n = 10,000 with 264
+#     tours, the several-move pass classic and dlb (don't-look bits, moves
+#     selected by all threads), from random and curve tours, 4 s a row
+#     (bench_descent.py); every variant the benches know                       145 s  kernels.md
 #   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
 #     the tutorial's weighted tardiness n = 100: the GPU against one core of the
 #     same machine, the classic and warp kernels side by side (1 chain, the
 #     island's, one wave: the layout's chains an SM)                             40 s  chains.md
 #   5 the paper's comparison (Van Luong, Taillard, Melab, Talbi 2012): cpu-serial,
-#     cpu-islands on all 16 cores, gpu, hybrid at equal time (5 s a run) on
+#     cpu-islands on all 16 cores, gpu, hybrid at equal time (4 s a run) on
 #     generated gen:qap:100, gen:tsp:10000, gen:pfsp:100:20, gen:lop:300: gap at
-#     equal time and time to a target gap                                       125 s  strategies.md
+#     equal time and time to a target gap                                       105 s  strategies.md
 #   6 ncu profiles of one tabu and two 2-opt launches (classic, cached; a line
 #     where ncu is absent)                                                         30 s  ncu.txt
 #   7 the round's GPU targets, | target | measured | goal | met |                 2 s  targets.md
@@ -59,7 +62,7 @@ if [ "$TINY" -eq 1 ]; then
     EAX_POP=8; EAX_GENERATIONS=4; KICK_N=200; KICK_CHILDREN=8; KICK_ROUNDS=4
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024,2112; ITERATIONS=1000; TOURS=264,660,1320
-    CHAINS=(--seconds 1.0); RUN_SECONDS=5; CORES=$(nproc)
+    CHAINS=(--seconds 1.0); RUN_SECONDS=4; CORES=$(nproc)
     QAP=gen:qap:100; TSP=gen:tsp:10000; PFSP=gen:pfsp:100:20; LOP=gen:lop:300
     EAX_POP=300; EAX_GENERATIONS=10; KICK_N=2000; KICK_CHILDREN=264; KICK_ROUNDS=10
 fi
@@ -163,6 +166,12 @@ kernels_side_by_side() {
     limit 20 "$PY" experiments/bench_kick_rounds.py --device cuda:0 --n "$KICK_N" --children "$KICK_CHILDREN" \
         --rounds "$KICK_ROUNDS" --out "$TMP/tables" || return
     cat <(echo) "$TMP/tables/bench_kick_rounds.md" >> "$TMP/tables/kernels.md"
+    # the TSP descent's several-move pass, classic and don't-look bits (dlb), from the same tours
+    # (tiny: 300 cities, as candidate lists start past 200)
+    limit 25 "$PY" experiments/bench_descent.py --device cuda:0 --sizes "$([ "$TINY" -eq 1 ] && echo 300 || echo "$TSP_N")" \
+        --tours "${TOURS%%,*}" --moves several dlb --limit "$([ "$TINY" -eq 1 ] && echo 1 || echo 4)" --label gpu \
+        --out "$TMP/tables" || return
+    cat <(echo) "$TMP/tables/bench_descent_gpu.md" >> "$TMP/tables/kernels.md"
     publish kernels.md
 }
 
@@ -173,7 +182,7 @@ engine_chains() {
 }
 
 strategies() {
-    limit 125 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
+    limit 105 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
         --cpu-islands "$CORES" --seconds "$RUN_SECONDS" --seeds 1 --out "$TMP/tables" || return
     publish strategies.md
 }

@@ -244,10 +244,25 @@ def test_bench_descent_quick(tmp_path):
     run("bench_descent.py", tmp_path, "--sizes", "300", "--limit", "20")
     with open(tmp_path / "bench_descent_quick.csv", newline="") as handle:
         rows = {(r["start"], r["moves"]): r for r in csv.DictReader(handle)}
-    assert set(rows) == {(s, m) for s in ("random", "curve") for m in ("one", "several")}
+    assert set(rows) == {(s, m) for s in ("random", "curve") for m in ("one", "several", "dlb")}
     assert all(r["stop"] == "local optimum" and int(r["length"]) < int(r["start_length"]) for r in rows.values())
     assert int(rows["curve", "several"]["passes"]) < int(rows["random", "one"]["passes"])
+    assert int(rows["curve", "dlb"]["passes"]) < int(rows["random", "one"]["passes"])
     assert "- settings: " in (tmp_path / "bench_descent_quick.md").read_text()
+
+
+def test_dlb_lists_quick(tmp_path):
+    """The dlb pass's counts: its replay of the claims takes the kernel's moves (checked in the
+    script), the lists look at fewer positions a pass than there are, both rules end the descent."""
+    run("dlb_lists.py", tmp_path)
+    with open(tmp_path / "dlb_lists_quick.csv", newline="") as handle:
+        rows = {r["start"]: r for r in csv.DictReader(handle)}
+    assert set(rows) == {"random", "curve"}
+    for r in rows.values():
+        assert 1 <= int(r["full_passes"]) < int(r["passes"]) and float(r["looked/pass"]) < int(r["n"])
+        assert float(r["moves/pass"]) <= float(r["improving/pass"]) and float(r["rounds/pass"]) >= 1
+        assert int(r["length"]) > 0 and int(r["classic_length"]) > 0
+    assert "- settings: " in (tmp_path / "dlb_lists_quick.md").read_text()
 
 
 def fake_run(lib, sense: str, cost: int, history: list[tuple[float, int]], best_known: int | None = None):

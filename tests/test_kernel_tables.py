@@ -33,6 +33,7 @@ def test_gpu_model_table(tmp_path):
     # every kernel a GPU island launches in a search step is modelled
     assert {"qap_delta_update", "qap_tabu_run", "qap_tabu_stream", "qap_delta_update_stream", "tsp_2opt_cand",
             "tsp_oropt_cand", "tsp_2opt_full", "tsp_oropt_full", "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint",
+            "tsp_dlb_best_at", "tsp_dlb_apply",
             "tsp_eax", "tsp_ils_run"} <= kernels
     for r in rows:
         bounds = [float(r[c]) for c in ("bw_bound_per_s", "int_bound_per_s", "fp64_bound_per_s", "latency_bound_per_s")

@@ -368,53 +368,57 @@ tsp_apply_best(int *tours, int *pos, int n, const int *move2, const long long *d
   }
 }
 
-/* The best improving candidate move anchored at each position i of every tour: the 2-opt moves
+/* The best improving candidate move anchored at position i of tour t: the 2-opt moves
  * of tsp_2opt_cand and the Or-opt moves of tsp_oropt_cand whose first index is i (smallest
- * delta, ties to the 2-opt moves, then the smallest q and variant). One thread per position.
- * Out: delta_at[sol][i] (< 0; 0 when no move at i improves) and move_at[sol][i] in the form of
- * mh_apply_move, (x, 0, y, 0) or (i, L, j, rev), (-1, -1, -1, -1) when none. */
+ * delta, ties to the 2-opt moves, then the smallest q and variant).
+ * Returns its delta (< 0; 0 when no move at i improves) and writes the move to m[0 .. 3] in the
+ * form of mh_apply_move, (x, 0, y, 0) or (i, L, j, rev), (-1, -1, -1, -1) when none. */
+__device__ __forceinline__ ll mh_best_move_at(const double *xy, const int *mat, const int *t, const int *ps,
+                                              const int *neigh, int n, int k, int i, int *m) {
+  ll key = 0, idx = MH_LL_MAX;
+  const int a = t[i];
+  for (int q = 0; q < k; ++q) {
+    const int c = neigh[(ll)a * k + q], j = ps[c];
+    for (int v = 0; v < 2; ++v) {
+      const int bi = v == 0 ? (i + 1 == n ? 0 : i + 1) : (i == 0 ? n - 1 : i - 1);
+      const int dj = v == 0 ? (j + 1 == n ? 0 : j + 1) : (j == 0 ? n - 1 : j - 1);
+      const int b = t[bi], d = t[dj];
+      if (c == a || c == b || d == a) continue;
+      const ll delta = MH_D(a, c) + MH_D(b, d) - MH_D(a, b) - MH_D(c, d);
+      if (delta < 0) mh_argmin_step(&key, &idx, delta, q * 2 + v);
+    }
+  }
+  for (int L = 1; L <= 3 && n >= L + 3; ++L)
+    for (int q = 0; q < k; ++q)
+      for (int v = 0; v < 4; ++v) {
+        int mi, ml, mj, rev;
+        mh_oropt_cand_move(t, ps, neigh, n, k, ((ll)i * 3 + L - 1) * k + q, v, &mi, &ml, &mj, &rev);
+        if (!mh_oropt_valid(n, mi, ml, mj) || (rev == 1 && L == 1)) continue;
+        const ll delta = mh_oropt_delta(xy, mat, t, n, mi, ml, mj, rev);
+        if (delta < 0) mh_argmin_step(&key, &idx, delta, 2 * k + ((L - 1) * k + q) * 4 + v);
+      }
+  m[0] = m[1] = m[2] = m[3] = -1;
+  if (idx < 2 * k) {  /* 2-opt: as the full move (x, y), x < y */
+    const int q = (int)(idx / 2), v = (int)(idx % 2), j = ps[neigh[(ll)a * k + q]];
+    int x = v == 0 ? i : (i == 0 ? n - 1 : i - 1), y = v == 0 ? j : (j == 0 ? n - 1 : j - 1);
+    if (x > y) { const int tmp = x; x = y; y = tmp; }
+    m[0] = x; m[1] = 0; m[2] = y; m[3] = 0;
+  } else if (idx != MH_LL_MAX) {
+    const ll r = idx - 2 * k;
+    mh_oropt_cand_move(t, ps, neigh, n, k, (ll)i * 3 * k + r / 4, (int)(r % 4), &m[0], &m[1], &m[2], &m[3]);
+  }
+  return key;
+}
+
+/* mh_best_move_at of every position i of every tour, one thread a position: delta_at[sol][i],
+ * move_at[sol][i]. */
 extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
 tsp_best_at(const double *xy, const int *mat, const int *tours, const int *pos, const int *neigh, int n,
             int k, int *move_at, long long *delta_at) {
   const ll sol = mh_block();
   const int *t = tours + sol * n, *ps = pos + sol * n;
-  for (int i = mh_tid(); i < n; i += mh_nthreads()) {
-    ll key = 0, idx = MH_LL_MAX;
-    const int a = t[i];
-    for (int q = 0; q < k; ++q) {
-      const int c = neigh[(ll)a * k + q], j = ps[c];
-      for (int v = 0; v < 2; ++v) {
-        const int bi = v == 0 ? (i + 1 == n ? 0 : i + 1) : (i == 0 ? n - 1 : i - 1);
-        const int dj = v == 0 ? (j + 1 == n ? 0 : j + 1) : (j == 0 ? n - 1 : j - 1);
-        const int b = t[bi], d = t[dj];
-        if (c == a || c == b || d == a) continue;
-        const ll delta = MH_D(a, c) + MH_D(b, d) - MH_D(a, b) - MH_D(c, d);
-        if (delta < 0) mh_argmin_step(&key, &idx, delta, q * 2 + v);
-      }
-    }
-    for (int L = 1; L <= 3 && n >= L + 3; ++L)
-      for (int q = 0; q < k; ++q)
-        for (int v = 0; v < 4; ++v) {
-          int mi, ml, mj, rev;
-          mh_oropt_cand_move(t, ps, neigh, n, k, ((ll)i * 3 + L - 1) * k + q, v, &mi, &ml, &mj, &rev);
-          if (!mh_oropt_valid(n, mi, ml, mj) || (rev == 1 && L == 1)) continue;
-          const ll delta = mh_oropt_delta(xy, mat, t, n, mi, ml, mj, rev);
-          if (delta < 0) mh_argmin_step(&key, &idx, delta, 2 * k + ((L - 1) * k + q) * 4 + v);
-        }
-    int *m = move_at + (sol * n + i) * 4;
-    int m0 = -1, m1 = -1, m2 = -1, m3 = -1;
-    if (idx < 2 * k) {  /* 2-opt: as the full move (x, y), x < y */
-      const int q = (int)(idx / 2), v = (int)(idx % 2), j = ps[neigh[(ll)a * k + q]];
-      int x = v == 0 ? i : (i == 0 ? n - 1 : i - 1), y = v == 0 ? j : (j == 0 ? n - 1 : j - 1);
-      if (x > y) { const int tmp = x; x = y; y = tmp; }
-      m0 = x; m1 = 0; m2 = y; m3 = 0;
-    } else if (idx != MH_LL_MAX) {
-      const ll r = idx - 2 * k;
-      mh_oropt_cand_move(t, ps, neigh, n, k, (ll)i * 3 * k + r / 4, (int)(r % 4), &m0, &m1, &m2, &m3);
-    }
-    m[0] = m0; m[1] = m1; m[2] = m2; m[3] = m3;
-    delta_at[sol * n + i] = key;
-  }
+  for (int i = mh_tid(); i < n; i += mh_nthreads())
+    delta_at[sol * n + i] = mh_best_move_at(xy, mat, t, ps, neigh, n, k, i, move_at + (sol * n + i) * 4);
 }
 
 /* A Fenwick tree (Fenwick 1994) over the n positions of a tour, f[1 .. n]: how many positions of a
@@ -486,6 +490,175 @@ tsp_apply_disjoint(int *tours, int *pos, int n, const int *move_at, const long l
   for (int c = lane; c < count; c += lanes) {
     const int *m = mv + 4 * ch[c];
     mh_apply_move(t, ps, n, m[0], m[1], m[2], m[3], 0, 1);
+  }
+}
+
+/* ---- The don't-look-bit pass (TSPDescentBatch(several_kernel="dlb"); issue 62). A pass looks only
+ * at the positions of the cities on the tour's work list, the endpoints of the edges that the
+ * previous pass changed (the don't-look bits of Bentley, "Fast algorithms for geometric traveling
+ * salesman problems", ORSA J. Computing 1992), and every thread of the block selects the moves:
+ * in rounds, each live improving move claims every position of its range (mh_move_span) with an
+ * atomic min of its key (delta, position); a move that holds all its claims wins, a move that
+ * meets a winner dies, the others claim again. The winners are exactly the moves that the
+ * sequential greedy in key order takes (a move is taken when its range meets no range taken
+ * before), whatever the thread order, and their ranges are disjoint, so each keeps its delta.
+ * The list after a pass: the ends of the changed edges and the two cities before each end in the
+ * new tour, so every position whose own moves remove a changed edge (a 2-opt move at i removes
+ * the edge at i - 1 or i, an Or-opt move the edges at i - 1 and i + L - 1, L <= 3) is looked at.
+ * Per tour: count[sol] >= 0, list[sol][0 .. count - 1] the cities to look at (dirty[sol][c] = 1
+ * for them); MH_DLB_ALL: every position (the first pass, and a pass after one that found no
+ * move, so that the descent ends only at a local optimum of the whole candidate neighbourhood);
+ * MH_DLB_DONE: a pass over every position found no improving move, nothing left to do. */
+#define MH_DLB_ALL (-1)
+#define MH_DLB_DONE (-2)
+#define MH_DLB_NONE 0 /* state[sol][i]: no improving move at i (or i not looked at) */
+#define MH_DLB_LIVE 1
+#define MH_DLB_WON 2
+#define MH_DLB_DEAD 3
+
+/* The best move of each position of the work list (mh_best_move_at): delta_at, move_at and
+ * state (MH_DLB_LIVE when it improves) at that position; the list's cities become positions in
+ * anchor[sol][0 .. count - 1] (for MH_DLB_ALL, the positions are 0 .. n - 1 and anchor is not
+ * written) and their don't-look bits are set again (dirty = 0). One thread a listed position. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_dlb_best_at(const double *xy, const int *mat, const int *tours, const int *pos, const int *neigh, int n, int k,
+                const int *list, const int *count, int *dirty, int *anchor, int *move_at, long long *delta_at,
+                int *state) {
+  const ll sol = mh_block();
+  const int m = count[sol];
+  if (m == MH_DLB_DONE) return;
+  const int *t = tours + sol * n, *ps = pos + sol * n;
+  const int total = m == MH_DLB_ALL ? n : m;
+  for (int e = mh_tid(); e < total; e += mh_nthreads()) {
+    int i = e;
+    if (m != MH_DLB_ALL) {
+      const int c = list[sol * n + e];
+      dirty[sol * n + c] = 0;
+      i = anchor[sol * n + e] = ps[c];
+    }
+    const ll d = mh_best_move_at(xy, mat, t, ps, neigh, n, k, i, move_at + (sol * n + i) * 4);
+    delta_at[sol * n + i] = d;
+    state[sol * n + i] = d < 0 ? MH_DLB_LIVE : MH_DLB_NONE;
+  }
+}
+
+/* The cities at the ends of the edges that move m (the form of mh_apply_move) removes, which are
+ * also those of the edges it adds: 4 for a 2-opt move, 6 for an Or-opt move (the count). */
+__device__ __forceinline__ int mh_move_ends(const int *t, int n, const int *m, int *ends) {
+  const int a = m[0], L = m[1], b = m[2];
+  if (L == 0) {
+    ends[0] = t[a]; ends[1] = t[(a + 1) % n]; ends[2] = t[b]; ends[3] = t[(b + 1) % n];
+    return 4;
+  }
+  ends[0] = t[(a + n - 1) % n]; ends[1] = t[a]; ends[2] = t[(a + L - 1) % n]; ends[3] = t[(a + L) % n];
+  ends[4] = t[b]; ends[5] = t[(b + 1) % n];
+  return 6;
+}
+
+/* The position whose move made claim key (delta * n + position, delta < 0). */
+__device__ __forceinline__ int mh_dlb_owner(ll key, int n) {
+  const ll r = key % n;
+  return (int)(r < 0 ? r + n : r);
+}
+
+/* City c onto the tour's work list lst (count entries), once: its don't-look bit is cleared by an
+ * atomic exchange of dirty[c]. */
+__device__ __forceinline__ void mh_dlb_list(int *dirty, int *lst, int *count, int c) {
+  if (atomicExch(&dirty[c], 1) == 0) lst[atomicAdd(count, 1)] = c;
+}
+
+/* The phases of a claim round, each over the pass's live moves (this thread's share): RESET their
+ * ranges' claims, CLAIM every position of a range with an atomic min of the move's key, CHECK
+ * (a move that holds all its claims wins), DROP (a live move whose range holds a claim of this
+ * round's winner drops out; returns the moves that stay live). */
+#define MH_DLB_RESET 0
+#define MH_DLB_CLAIM 1
+#define MH_DLB_CHECK 2
+#define MH_DLB_DROP 3
+__device__ __forceinline__ ll mh_dlb_phase(int phase, int n, int m, int total, const int *an, const int *mv,
+                                           const ll *da, int *st, ll *cl, int lane, int lanes) {
+  ll live = 0;
+  for (int e = lane; e < total; e += lanes) {
+    const int i = m == MH_DLB_ALL ? e : an[e];
+    if (st[i] != MH_DLB_LIVE) continue;
+    const ll key = da[i] * n + i;
+    int first, len;
+    mh_move_span(n, mv[4 * i], mv[4 * i + 1], mv[4 * i + 2], &first, &len);
+    bool hit = false;  /* CHECK: a claim lost; DROP: a claim of this round's winner */
+    for (int p = 0; p < len && p < n && !hit; ++p) {
+      ll *c = &cl[(first + p) % n];
+      if (phase == MH_DLB_RESET) *c = MH_LL_MAX;
+      else if (phase == MH_DLB_CLAIM) atomicMin(c, key);
+      else if (phase == MH_DLB_CHECK) hit = *c != key;
+      else hit = st[mh_dlb_owner(*c, n)] == MH_DLB_WON;
+    }
+    if (phase == MH_DLB_CHECK && !hit) st[i] = MH_DLB_WON;
+    if (phase == MH_DLB_DROP && hit) st[i] = MH_DLB_DEAD;
+    if (phase == MH_DLB_DROP && !hit) live += 1;
+  }
+  return live;
+}
+
+/* The moves of the listed positions (tsp_dlb_best_at) selected by claims (the rule above), then
+ * applied, one thread a winner (their ranges are disjoint); the ends of their edges (mh_move_ends)
+ * and the two cities before each end make the next list, each city once (its don't-look bit, dirty, cleared by an atomic exchange; the
+ * list's order depends on the thread order, what a pass does does not). claim (nsol x n) is
+ * scratch. cost[sol] and moves[sol] grow by the winners' deltas and number; best[sol] is 0 when
+ * the tour is a local optimum of the candidate neighbourhood (a pass over every position found no
+ * improving move), -1 while it is not known to be one. */
+extern "C" __global__ void __launch_bounds__(MH_MAX_BLOCK)
+tsp_dlb_apply(int *tours, int *pos, int n, int *list, int *count, int *dirty, const int *anchor,
+              const int *move_at, const long long *delta_at, int *state, long long *claim, long long *cost,
+              long long *moves, long long *best) {
+  const ll sol = mh_block();
+  const int m = count[sol];
+  const int lane = mh_tid(), lanes = mh_nthreads();
+  if (m == MH_DLB_DONE) {
+    if (lane == 0) best[sol] = 0;
+    return;
+  }
+  int *t = tours + sol * n, *ps = pos + sol * n, *st = state + sol * n, *lst = list + sol * n;
+  const int *mv = move_at + sol * n * 4, *an = anchor + sol * n;
+  const ll *da = delta_at + sol * n;
+  ll *cl = claim + sol * n;
+  const int total = m == MH_DLB_ALL ? n : m;
+  for (;;) {  /* one round of claims, its phases separated by barriers */
+    mh_dlb_phase(MH_DLB_RESET, n, m, total, an, mv, da, st, cl, lane, lanes);
+    __syncthreads();
+    mh_dlb_phase(MH_DLB_CLAIM, n, m, total, an, mv, da, st, cl, lane, lanes);
+    __syncthreads();
+    mh_dlb_phase(MH_DLB_CHECK, n, m, total, an, mv, da, st, cl, lane, lanes);
+    __syncthreads();
+    if (mh_block_sum(mh_dlb_phase(MH_DLB_DROP, n, m, total, an, mv, da, st, cl, lane, lanes)) == 0) break;
+  }
+  if (lane == 0) count[sol] = 0;
+  __syncthreads();
+  ll gain = 0, made = 0;
+  for (int e = lane; e < total; e += lanes) {
+    const int i = m == MH_DLB_ALL ? e : an[e];
+    if (st[i] != MH_DLB_WON) continue;
+    const int *mi = mv + 4 * i;
+    int ends[6];
+    const int ne = mh_move_ends(t, n, mi, ends);  /* inside the move's own range: no other winner writes there */
+    mh_apply_move(t, ps, n, mi[0], mi[1], mi[2], mi[3], 0, 1);
+    for (int q = 0; q < ne; ++q) mh_dlb_list(dirty + sol * n, lst, count + sol, ends[q]);
+    gain += da[i];
+    made += 1;
+  }
+  __syncthreads();
+  const int ends = count[sol];
+  __syncthreads();  /* every thread has read the ends' count before the list grows */
+  for (int e = lane; e < ends; e += lanes) {  /* the two cities before each end, in the new tour */
+    const int p = ps[lst[e]];
+    for (int back = 1; back <= 2; ++back) mh_dlb_list(dirty + sol * n, lst, count + sol, t[(p - back + n) % n]);
+  }
+  gain = mh_block_sum(gain);
+  made = mh_block_sum(made);
+  if (lane == 0) {
+    cost[sol] += gain;
+    moves[sol] += made;
+    best[sol] = made == 0 && m == MH_DLB_ALL ? 0 : -1;
+    if (made == 0) count[sol] = m == MH_DLB_ALL ? MH_DLB_DONE : MH_DLB_ALL;
   }
 }
 

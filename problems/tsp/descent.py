@@ -19,6 +19,17 @@ cached per position and the coordinates stored in tour order, so that a 2-opt mo
 distances and an Or-opt move two, and on a GPU several blocks a tour when the tours are fewer
 than the device's block slots; problems/tsp/full_moves.py). ``classic`` stays the default until a GPU
 measures both (experiments/gpu_session.sh, part 3).
+
+The several-move pass with candidate lists has two kernel variants too (``several_kernel``,
+:data:`SEVERAL_KERNELS`; issue 62): ``classic`` (``tsp_best_at`` at every position, then
+``tsp_apply_disjoint``: thread 0 takes the best move, then by position every move whose range
+meets none taken) and ``dlb`` (``tsp_dlb_best_at``, ``tsp_dlb_apply``): a pass looks only at the
+ends of the edges the previous pass changed and the two cities before each, a work list kept on
+the device (don't-look bits, Bentley 1992), and all threads select the moves by claims, which takes the moves
+of the sequential greedy in order of (delta, position) whatever the thread order. Not the same
+moves as ``classic``; a pass that finds no move on its list is followed by one over every
+position, so both end at a local optimum of the whole candidate neighbourhood. ``classic`` stays
+the default until a GPU measures both (experiments/bench_descent.py).
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from metaheur.search.batch import BatchResult
 
 FULL_NEIGHBOURHOOD_N = 200  # up to this n a pass evaluates every 2-opt and Or-opt move
 KERNELS = ("classic", "cached")  # the full neighbourhoods' kernel variants (module docstring)
+SEVERAL_KERNELS = ("classic", "dlb")  # the several-move pass's kernel variants (module docstring)
 PASSES_PER_CHECK = 8  # passes queued between two looks at the deltas
 GPU_BLOCK = shapes.threads(DESCENT)
 
@@ -46,17 +58,23 @@ GPU_BLOCK = shapes.threads(DESCENT)
 class _Buffers:
     """The device arrays of the passes over ``batch`` tours (allocated once for that size)."""
 
-    def __init__(self, dev: Device, batch: int, n: int, several: bool, cache: TourCache | None = None):
-        self.batch, self.cache = batch, cache
+    def __init__(self, dev: Device, batch: int, n: int, several: bool, cache: TourCache | None = None,
+                 dlb: bool = False):
+        self.batch, self.cache, self.dlb = batch, cache, dlb
         self.pos = dev.zeros((batch, n), np.int32)
         self.moves = dev.zeros(batch, np.int64)
         self.unused = dev.zeros(1, np.int64)
         if several:
             self.move_at = dev.zeros((batch, n, 4), np.int32)
             self.delta_at = dev.zeros((batch, n), np.int64)
-            self.taken = dev.zeros((batch, n + 1), np.int32)
-            self.chosen = dev.zeros((batch, n), np.int32)
             self.best = dev.zeros(batch, np.int64)
+            if dlb:  # the work lists of tsp_dlb_best_at / tsp_dlb_apply
+                self.list, self.anchor = dev.zeros((batch, n), np.int32), dev.zeros((batch, n), np.int32)
+                self.count, self.dirty = dev.zeros(batch, np.int32), dev.zeros((batch, n), np.int32)
+                self.state, self.claim = dev.zeros((batch, n), np.int32), dev.zeros((batch, n), np.int64)
+            else:
+                self.taken = dev.zeros((batch, n + 1), np.int32)
+                self.chosen = dev.zeros((batch, n), np.int32)
         else:
             self.move2, self.moveo = dev.zeros((batch, 4), np.int32), dev.zeros((batch, 4), np.int32)
             self.delta2, self.deltao = dev.zeros(batch, np.int64), dev.zeros(batch, np.int64)
@@ -74,21 +92,27 @@ class TSPDescentBatch:
     ``k``: candidate-list length for n > :data:`FULL_NEIGHBOURHOOD_N` (``neigh``: the lists, when
     the caller has them). ``block``: threads per tour (default 128 on a GPU, 1 on the CPU).
     ``several``: with candidate lists, several disjoint moves a pass (else the best one only).
-    ``kernel``: the full neighbourhoods' kernels, ``classic`` or ``cached`` (module docstring).
+    ``kernel``: the full neighbourhoods' kernels, ``classic`` or ``cached``; ``several_kernel``: the
+    several-move pass's, ``classic`` or ``dlb`` (don't-look bits, moves selected by claims; module
+    docstring).
     :meth:`run` takes S x n tours and returns them at a local optimum of 2-opt plus Or-opt
     (segments of 1-3 cities, both orientations) over that neighbourhood."""
 
     def __init__(self, tsp: TSP, device: str | Device = "cpu", *, k: int = 10, neigh=None,
-                 full: bool | None = None, block: int | None = None, several: bool = True, kernel: str = "classic"):
+                 full: bool | None = None, block: int | None = None, several: bool = True, kernel: str = "classic",
+                 several_kernel: str = "classic"):
         if tsp.n < 5:
             raise MetaheurError(f"{tsp.name}: a 2-opt / Or-opt descent needs at least 5 cities")
         if kernel not in KERNELS:
             raise MetaheurError(f"descent kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+        if several_kernel not in SEVERAL_KERNELS:
+            raise MetaheurError(f"several_kernel must be one of {', '.join(SEVERAL_KERNELS)}, got {several_kernel!r}")
         self.tsp = tsp
         self.device = dev = parse_device(device)
         self.full = tsp.n <= FULL_NEIGHBOURHOOD_N if full is None else full
         self.several = several and not self.full
         self.cached = self.full and kernel == "cached"
+        self.dlb = self.several and several_kernel == "dlb"
         self.block = block or (GPU_BLOCK if dev.is_gpu else 1)
         self.data = tsp_data(tsp, dev)
         self.module = load_module("tsp/tsp_moves.cu", dev, self.data.defines)
@@ -104,12 +128,20 @@ class TSPDescentBatch:
             cache = None
             if self.cached:
                 cache = TourCache(self.data, batch, parts_for(self.module, self.device, batch, self.tsp.n, self.block))
-            self._buffers = _Buffers(self.device, batch, self.tsp.n, self.several, cache)
+            self._buffers = _Buffers(self.device, batch, self.tsp.n, self.several, cache, self.dlb)
         return self._buffers
 
     def _pass(self, tours, cost, buf: _Buffers) -> None:
         n, d, block, batch = self.tsp.n, self.data, self.block, buf.batch
         kernel = self.module.kernel
+        if buf.dlb:
+            kernel("tsp_dlb_best_at")(batch, block, (d.xy, d.mat, tours, buf.pos, self.neigh, n, self.k, buf.list,
+                                                     buf.count, buf.dirty, buf.anchor, buf.move_at, buf.delta_at,
+                                                     buf.state))
+            kernel("tsp_dlb_apply")(batch, block, (tours, buf.pos, n, buf.list, buf.count, buf.dirty, buf.anchor,
+                                                   buf.move_at, buf.delta_at, buf.state, buf.claim, cost, buf.moves,
+                                                   buf.best))
+            return
         if self.several:
             kernel("tsp_best_at")(batch, block, (d.xy, d.mat, tours, buf.pos, self.neigh, n, self.k, buf.move_at,
                                                  buf.delta_at))
@@ -168,6 +200,9 @@ class TSPDescentBatch:
         buf = self._buffers_for(batch)
         with dev.context():
             buf.moves.fill(0)
+            if buf.dlb:  # the first pass looks at every position (MH_DLB_ALL), no city is listed
+                buf.count.fill(-1)
+                buf.dirty.fill(0)
         self.module.kernel("tsp_positions")(batch, self.block, (tours, buf.pos, n))
         passes, launches, reason = 0, 1, "local optimum"
         per_pass = 2 if self.several else (1 + buf.cache.launches(2) if buf.cache else 3)

@@ -19,7 +19,8 @@ EAX_BLOCK = (128,)  # tsp_eax_block: a block a parent pair, its O(n) work spread
 _WEIGHTS = tuple({"MH_TSP_WEIGHT": code} for code in sorted(set(WEIGHT_CODES.values())))
 _DESCENT_KERNELS = ("tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                     "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better",
-                    "tsp_cache_tour", "tsp_2opt_cached", "tsp_oropt_cached", "tsp_best_of_parts")
+                    "tsp_cache_tour", "tsp_2opt_cached", "tsp_oropt_cached", "tsp_best_of_parts", "tsp_dlb_best_at",
+                    "tsp_dlb_apply")
 
 TABLE = KernelTable(
     variants={

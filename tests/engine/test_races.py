@@ -37,7 +37,8 @@ RACE_CHECKED = {
     "tsp/tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                          "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better",
                          # the cached variants: in every order in tests/engine/test_tsp_cached_kernels.py
-                         "tsp_cache_tour", "tsp_2opt_cached", "tsp_oropt_cached", "tsp_best_of_parts"},
+                         "tsp_cache_tour", "tsp_2opt_cached", "tsp_oropt_cached", "tsp_best_of_parts",
+                         "tsp_dlb_best_at", "tsp_dlb_apply"},
     # the EAX kernels: tsp_eax_block meets at barriers, race-checked in tests/ga/test_tsp_eax_block.py
     # (every shape and order against tsp_eax); the others are one thread a block or a city
     "tsp/tsp_eax.cu": {"tsp_eax", "tsp_eax_freq", "tsp_eax_freq_accept", "tsp_eax_block"},
@@ -111,15 +112,16 @@ def test_tabu_search_in_every_order(order, kernel, n, symmetric):
         assert np.array_equal(sim.current()[0], fast.current()[0]), block
 
 
-@pytest.mark.parametrize("several", [True, False])
-def test_descent_in_every_order(order, several):
+@pytest.mark.parametrize(("several", "kernel"), [(True, "classic"), (False, "classic"), (True, "dlb")])
+def test_descent_in_every_order(order, several, kernel):
     """The descent's passes (several disjoint moves a pass: the best one by the whole block, the
-    others by one thread each; or the best move only) make the CPU build's tours."""
+    others by one thread each; the don't-look-bit pass whose moves all threads select by claims;
+    or the best move only) make the CPU build's tours."""
     tsp = uniform_tsp(70, seed=4)
     start = np.array([np.random.default_rng(k).permutation(70) for k in range(2)])
-    expected = TSPDescentBatch(tsp, k=6, full=False, several=several).run(start, max_passes=12)
+    expected = TSPDescentBatch(tsp, k=6, full=False, several=several, several_kernel=kernel).run(start, max_passes=12)
     for block in SWEEP[1:4]:
-        sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)), several=several)
+        sim = TSPDescentBatch(tsp, k=6, full=False, block=int(np.prod(block)), several=several, several_kernel=kernel)
         sim.module = load_module("tsp/tsp_moves.cu", "cpu", sim.data.defines, sim=True)
         got = sim.run(start, max_passes=12)
         assert np.array_equal(got.best, expected.best) and np.array_equal(got.best_costs, expected.best_costs), block
