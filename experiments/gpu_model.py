@@ -153,7 +153,7 @@ def delta_update_launches(n: int, pairs: float) -> list[Model]:
 
 #: An EAX generation of a GPU island: C pairs (MAX_POPULATION of problems/tsp/eax_island.py), each
 #: crossing one thread's chain of dependent loads; a frequency-table row holds EAX_ROW distinct
-#: neighbours (an assumption: at most 2P, few in a converged population); MH_EAX_SCAN recorded
+#: neighbours (an assumption: at most 2P, few in a converged population); MH_FREQ_SCAN recorded
 #: cities in flight a thread in tsp_eax_freq_accept (kernels/tsp/tsp_eax.cu).
 EAX_PAIRS, EAX_ROW, EAX_SCAN = 300, 8, 8
 EAX_CHAIN = 3  # dependent round trips a city of tsp_eax: the child's walk (2), the O(n) set-up loops (1)

@@ -511,8 +511,8 @@ extern "C" __global__ void tsp_eax_freq(const int *cities, const int *starts, co
  * cities c with c % G == g and applies the recorded rows of its cities, block after block, row
  * after row: each row of the table gets its changes in the order tsp_eax_freq gets them from the
  * host's grouping by city (the same table, entry for entry), and no two threads share a row.
- * Every thread reads every recorded city, MH_EAX_SCAN at a time (independent loads in flight). */
-#define MH_EAX_SCAN 8
+ * Every thread reads every recorded city, MH_FREQ_SCAN at a time (independent loads in flight). */
+#define MH_FREQ_SCAN 8
 extern "C" __global__ void tsp_eax_freq_accept(const int *changes, const long long *info, const long long *child_len,
                                                const long long *len_a, int count, int n, int m, int *freq_nb,
                                                int *freq_cnt, int *freq_len, long long *overflow) {
@@ -523,10 +523,10 @@ extern "C" __global__ void tsp_eax_freq_accept(const int *changes, const long lo
     if (child_len[b] >= len_a[b]) continue;
     const int *rows = changes + (ll)b * 5 * n;
     const int nch = (int)info[(ll)b * MH_EAX_NINFO + MH_EAX_CHANGED];
-    for (int i0 = 0; i0 < nch; i0 += MH_EAX_SCAN) {
-      int city[MH_EAX_SCAN];
-      for (int u = 0; u < MH_EAX_SCAN; ++u) city[u] = i0 + u < nch ? rows[5 * (i0 + u)] : -1;
-      for (int u = 0; u < MH_EAX_SCAN; ++u) {
+    for (int i0 = 0; i0 < nch; i0 += MH_FREQ_SCAN) {
+      int city[MH_FREQ_SCAN];
+      for (int u = 0; u < MH_FREQ_SCAN; ++u) city[u] = i0 + u < nch ? rows[5 * (i0 + u)] : -1;
+      for (int u = 0; u < MH_FREQ_SCAN; ++u) {
         const int c = city[u];
         if (c < 0 || (G >= n ? c : c % G) != g) continue;
         int len = freq_len[c];

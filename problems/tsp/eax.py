@@ -48,7 +48,8 @@ SELECTIONS = {"greedy": 0, "entropy": 1}
 #: Columns of :attr:`EAXBatch.info`: the MH_EAX_* column defines of kernels/tsp/tsp_eax.cu, in order.
 N_INFO = kernel_constant("tsp/tsp_eax.cu", "MH_EAX_NINFO")
 INFO_FIELDS = tuple(name.removeprefix("MH_EAX_").lower() for name, column in sorted(
-    kernel_constants("tsp/tsp_eax.cu").items(), key=lambda item: item[1]) if name != "MH_EAX_NINFO")
+    kernel_constants("tsp/tsp_eax.cu").items(), key=lambda item: item[1])
+    if name.startswith("MH_EAX_") and name != "MH_EAX_NINFO")
 
 
 def work_ints(n: int) -> int:
