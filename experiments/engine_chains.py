@@ -2,18 +2,21 @@
 through ``PermSearchBatch``): iterations a second of one core against those of every GPU running
 the chains a GPU island runs side by side.
 
-Per problem (a generated flow shop, ``--pfsp N:M``; a generated LOP, ``--lop N``; the tutorial's
-user problem, the single-machine total weighted tardiness of tests/perm/perm_problems.py,
-``--user N``), the problem's default local search (the ``PermSearchParams`` section of
-``problem.default_params()``, resolved: the flow shop's and the tardiness' iterated greedy, the
-LOP's ILS over insertions) runs for about ``--seconds`` from random starts, after a warm-up:
+Per problem (a generated flow shop, ``--pfsp N:M``; a generated LOP, ``--lop N``, and the same
+LOP searched over swaps; the tutorial's user problem, the single-machine total weighted tardiness
+of tests/perm/perm_problems.py, ``--user N``), the problem's default local search (the
+``PermSearchParams`` section of ``problem.default_params()``, resolved: the flow shop's and the
+tardiness' iterated greedy, the LOP's ILS over insertions; ``LOP, swaps``: that ILS over swaps,
+whose scans take pair deltas, not a row function) runs for about ``--seconds`` from random
+starts, after a warm-up, in each layout (``kernel``: ``PermSearchParams.kernel``, classic then
+warp; ``scan``: ``PermSearchParams.scan``, row, and warps with the classic kernels where the
+search's move has no row function, the only scans it splits):
 
-* ``cpu``: one search on one core (``set_cpu_threads(1)``), each kernel layout's CPU build side
-  by side; the classic row is the reference (``cores_worth`` 1; the warp row's is its rate
-  against it, the CPU builds' ratio);
-* ``cuda:K``: every GPU of ``gpu_devices()``, for each of the generic kernels' layouts side by
-  side (``kernel``: ``PermSearchParams.kernel``, classic then warp), one batch of chains a row (a
-  kernel block a chain): the chains of a GPU island of continued searches (``problem.gpu_chains``;
+* ``cpu``: one search on one core (``set_cpu_threads(1)``), each layout's CPU build side by side;
+  the first row is the reference (``cores_worth`` 1; the others' is their rate against it, the
+  CPU builds' ratio);
+* ``cuda:K``: every GPU of ``gpu_devices()``, each layout side by side, one batch of chains a row
+  (a kernel block a chain): the chains of a GPU island of continued searches (``problem.gpu_chains``;
   the row ``met`` judges), one chain and one wave (as many chains a multiprocessor as the layout
   runs: one classic block, the resident one-warp blocks; ``chains_per_sm``) where that count is
   not already a row.
@@ -53,9 +56,9 @@ from metaheur.engine import set_cpu_threads
 from metaheur.problems.lop.generator import random_lop
 from metaheur.problems.pfsp import random_pfsp
 from metaheur.search.batch import BatchResult
-from metaheur.search.perm_search import KERNELS, METHOD_NAMES, PermSearchBatch, PermSearchParams, chains_per_sm
+from metaheur.search.perm_search import KERNELS, METHOD_NAMES, SCANS, PermSearchBatch, PermSearchParams, chains_per_sm
 
-COLUMNS = ["problem", "n", "method", "kernel", "device", "chains", "chains_per_sm", "iterations", "seconds",
+COLUMNS = ["problem", "n", "method", "kernel", "scan", "device", "chains", "chains_per_sm", "iterations", "seconds",
            "iters_per_s", "cores_worth", "target", "met", "status"]
 SEED = 1
 
@@ -67,21 +70,33 @@ class Case:
     label: str
     problem: object
     target: int
+    move: str | None = None  # the search's move, where not the island's
 
 
 def cases(pfsp: tuple[int, int], lop: int, user: int) -> list[Case]:
     """The three generated instances of the table."""
     return [Case("flow shop", random_pfsp(*pfsp, seed=SEED), 40), Case("LOP", random_lop(lop, seed=SEED), 40),
+            Case("LOP, swaps", random_lop(lop, seed=SEED), 40, "swap"),
             Case("weighted tardiness (user)", random_tardiness(user, SEED), 20)]
 
 
-def island_params(problem):
+def island_params(case: Case):
     """The parameters of a GPU island of continued searches: the problem's defaults when they are
-    one already (crossover ``none``), else its local-search island beside them."""
-    params = problem.default_params()
-    if params.ga.crossover == "none":
-        return params
-    return problem.local_search_island(params) or params
+    one already (crossover ``none``), else its local-search island beside them; the case's move."""
+    problem, params = case.problem, case.problem.default_params()
+    if params.ga.crossover != "none":
+        params = problem.local_search_island(params) or params
+    search = params.search(PermSearchParams)
+    return params.with_search(replace(search, move=case.move or search.move))
+
+
+def layouts(problem, params: PermSearchParams) -> list[tuple[str, str]]:
+    """The (kernel, scan) layouts measured: each kernel's row scans, and the classic kernels'
+    scans by warps where the search's move has no row function (else they are the row scans)."""
+    out = [(kernel, "row") for kernel in KERNELS]
+    if not problem.user_code().has(f"{params.resolved(problem)[1]}_row"):
+        out += [("classic", scan) for scan in SCANS if scan != "row"]
+    return out
 
 
 def method_label(problem, params: PermSearchParams) -> str:
@@ -121,10 +136,12 @@ def timed_batch(problem, params: PermSearchParams, device: Device, chains: int, 
     return result
 
 
-def measured_row(case: Case, method: str, kernel: str, device: Device, chains: int, result: BatchResult) -> dict:
+def measured_row(case: Case, method: str, layout: tuple[str, str], device: Device, chains: int,
+                 result: BatchResult) -> dict:
     """A row of a real run (``cores_worth`` and ``met`` are filled in later)."""
     iterations = int(result.iterations.sum())
-    return {"problem": case.label, "n": case.problem.n, "method": method, "kernel": kernel, "device": device.name,
+    return {"problem": case.label, "n": case.problem.n, "method": method, "kernel": layout[0], "scan": layout[1],
+            "device": device.name,
             "chains": chains,
             "chains_per_sm": round(chains / device.cores, 2) if device.is_gpu else None, "iterations": iterations,
             "seconds": round(result.seconds, 3), "iters_per_s": round(iterations / result.seconds),
@@ -138,14 +155,15 @@ def gpu_rows(case: Case, island, method: str, one_core: float, seconds: float) -
         return [{"problem": case.label, "n": problem.n, "method": method, "target": case.target,
                  "status": "absent: no GPU"}]
     for device in gpu_devices():
-        for kernel in KERNELS:
-            layout = with_kernel(island, kernel)
-            params = layout.search(PermSearchParams)
-            island_chains, counts = chain_counts(problem, layout, device)
+        for layout in layouts(problem, island.search(PermSearchParams)):
+            params_of = with_layout(island, layout)
+            params = params_of.search(PermSearchParams)
+            island_chains, counts = chain_counts(problem, params_of, device)
             for chains in counts:
-                log(f"{case.label} n={problem.n}: {device.name}, {kernel} kernels, {chains} chain(s)")
+                log(f"{case.label} n={problem.n}: {device.name}, {layout[0]} kernels, {layout[1]} scans, "
+                    f"{chains} chain(s)")
                 result = timed_batch(problem, params, device, chains, seconds)
-                row = measured_row(case, method, kernel, device, chains, result)
+                row = measured_row(case, method, layout, device, chains, result)
                 row["cores_worth"] = round(row["iters_per_s"] / one_core, 2)
                 if chains == island_chains:
                     row["met"] = "yes" if row["cores_worth"] >= case.target else "no"
@@ -153,21 +171,21 @@ def gpu_rows(case: Case, island, method: str, one_core: float, seconds: float) -
     return rows
 
 
-def with_kernel(island, kernel: str):
-    """``island`` with its search in the kernel layout ``kernel``."""
-    return island.with_search(replace(island.search(PermSearchParams), kernel=kernel))
+def with_layout(island, layout: tuple[str, str]):
+    """``island`` with its search in the (kernel, scan) ``layout``."""
+    return island.with_search(replace(island.search(PermSearchParams), kernel=layout[0], scan=layout[1]))
 
 
 def case_rows(case: Case, seconds: float) -> list[dict]:
-    """The one-core rows of ``case`` (each kernel layout's CPU build, side by side; the island's
-    own, the classic, is the reference), then its GPU rows."""
-    island = island_params(case.problem)
+    """The one-core rows of ``case`` (each layout's CPU build, side by side; the island's own, the
+    classic row scans, is the reference), then its GPU rows."""
+    island = island_params(case)
     method = method_label(case.problem, island.search(PermSearchParams))
     cpu = []
-    for kernel in KERNELS:
-        log(f"{case.label} n={case.problem.n}: {method}, {kernel} kernels, on one core")
-        params = with_kernel(island, kernel).search(PermSearchParams)
-        row = measured_row(case, method, kernel, cpu_device(), 1,
+    for layout in layouts(case.problem, island.search(PermSearchParams)):
+        log(f"{case.label} n={case.problem.n}: {method}, {layout[0]} kernels, {layout[1]} scans, on one core")
+        params = with_layout(island, layout).search(PermSearchParams)
+        row = measured_row(case, method, layout, cpu_device(), 1,
                            timed_batch(case.problem, params, cpu_device(), 1, seconds))
         row["device"] = "cpu (1 core)"
         row["cores_worth"] = round(row["iters_per_s"] / cpu[0]["iters_per_s"], 2) if cpu else 1

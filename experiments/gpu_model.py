@@ -325,6 +325,57 @@ def engine_models(n: int = 100, m: int = 20) -> list[Model]:
     ]
 
 
+#: The LOP's first-improvement descent over swaps on the generic engine (perm_ils, swap_delta: a
+#: move (i, j) sums j - i entries of D = M - M^T), one chain a multiprocessor (the classic layout,
+#: a 64-thread block): the issue cycles of one step of swap_delta's loop (perm[k], two D entries,
+#: 64-bit sums, the loop's test: an estimate from the code, unrolled loads in flight), the cycles
+#: a row waits on L2 for its first loads, and those of a block argmin (two barriers, ten shuffles:
+#: 2 of the flow shop's fitted barrier-separated steps, CLASSIC_STEP_S).
+SWAP_STEP_CYCLES, ROW_L2_CYCLES = 12, L2_LATENCY_S * CLOCK_HZ
+ARGMIN_CYCLES = 2 * CLASSIC_STEP_S * CLOCK_HZ
+
+
+def swap_row_lane_steps(n: int, r: int, lanes: int) -> int:
+    """Steps of swap_delta's loop of the busiest lane when ``lanes`` lanes share the moves (r, j),
+    j > r, j = r + 1 + lane + lanes * u (mh_ps_scan_range): the row's critical path."""
+    work = [0] * lanes
+    for j in range(r + 1, n):
+        work[(j - r - 1) % lanes] += j - r
+    return max(work)
+
+
+def swap_scan_cycles(n: int, threads: int = 64) -> tuple[float, float]:
+    """Cycles a row of a first-improvement swap descent takes, averaged over the rows: (row scans,
+    the block's threads over one row and a block argmin; scans by warps, threads / 32 consecutive
+    rows at once, a warp each, and one choice of the first improving row)."""
+    warps = threads // 32
+    row = sum(swap_row_lane_steps(n, r, threads) * SWAP_STEP_CYCLES + ROW_L2_CYCLES + ARGMIN_CYCLES
+              for r in range(n - 1)) / (n - 1)
+    groups = range(0, n - 1, warps)
+    by_warps = sum(max(swap_row_lane_steps(n, r, 32) for r in range(g, min(g + warps, n - 1))) * SWAP_STEP_CYCLES
+                   + ROW_L2_CYCLES + ARGMIN_CYCLES for g in groups) / (n - 1)
+    return row, by_warps
+
+
+def engine_scan_models(n: int = 300) -> list[Model]:
+    """A row of the LOP's first-improvement descent over swaps on one chain a multiprocessor, the
+    classic kernels' two scans (``PermSearchParams.scan``): row by row, or a warp a row."""
+    moves = n / 2  # moves a row, on average
+    steps = (n + 1) / 3 * moves  # swap_delta's loop steps a row (j - i over the pairs, on average)
+    row, by_warps = swap_scan_cycles(n)
+    common = f"{moves:.0f} moves a row of {steps / moves:.0f} loop steps each ({SWAP_STEP_CYCLES} issue cycles)"
+    return [
+        Model(f"perm_ils (classic, scan {scan}): swap row", "row of a descent", f"LOP n={n}, {SMS} chains", 0,
+              steps * SWAP_STEP_CYCLES, 0, "L2", round_trips=cycles, resident=SMS, latency_s=1 / CLOCK_HZ,
+              basis=f"{common}; {how}; {cycles:.0f} cycles a row on the busiest lane's path, an L2 wait "
+                    f"({ROW_L2_CYCLES:.0f}) and a block argmin ({ARGMIN_CYCLES:.0f}) a step; one chain (a 64-thread "
+                    f"block) a multiprocessor")
+        for scan, cycles, how in (("row", row, "the 64 threads over one row, a step a row"),
+                                  ("warps", by_warps, "2 warps on 2 consecutive rows, 32 lanes a row, a step "
+                                                      "2 rows (the first improving one taken)"))
+    ]
+
+
 COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "lanes", "useful", "bw_bound_per_s",
            "int_bound_per_s", "fp64_bound_per_s", "latency_bound_per_s", "bound_per_s", "limited_by", "target_per_s",
            "target_of_bound", "basis"]
@@ -350,7 +401,7 @@ def _rate(value: float) -> str:
 
 def rows() -> list[dict]:
     out = []
-    for m in [*qap_models(), *tsp_models(), *engine_models()]:
+    for m in [*qap_models(), *tsp_models(), *engine_models(), *engine_scan_models()]:
         bounds = m.bounds()
         target = TARGETS.get((m.kernel, m.size))
         row = {**vars(m), **{k: _rate(v) if k.endswith("_per_s") else v for k, v in bounds.items()}}

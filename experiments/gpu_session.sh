@@ -11,8 +11,8 @@
 # is ended at 1.5 times its budget, the next one then runs):
 #   1 system and clocks: nvidia-smi, SM and memory clocks, whether ncu exists     10 s  system.md
 #   2 compile what the later parts load (solves: Problem.precompile on cuda:0 and
-#     the CPU, and the generic engine's warp kernels of part 4; the kernel benches'
-#     modules), CuPy's and metaheur's caches in
+#     the CPU, and the generic engine's warp kernels and scans by warps of part 4;
+#     the kernel benches' modules), CuPy's and metaheur's caches in
 #     .gpu_cache/ of the working tree ($GPU_SESSION_CACHE), so a rerun on the same
 #     machine is warm                                                             70 s  (log)
 #   3 kernels side by side: the QAP tabu search at 1, 64, 1,024 and 2,112
@@ -28,14 +28,16 @@
 #     tours, the several-move pass classic and dlb (don't-look bits, moves
 #     selected by all threads), from random and curve tours, 4 s a row
 #     (bench_descent.py); every variant the benches know                       145 s  kernels.md
-#   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300,
-#     the tutorial's weighted tardiness n = 100: the GPU against one core of the
-#     same machine, the classic and warp kernels side by side (1 chain, the
-#     island's, one wave: the layout's chains an SM)                             40 s  chains.md
+#   4 the generic engine's chains: flow shop 100 x 20, linear ordering n = 300
+#     (over insertions, and over swaps), the tutorial's weighted tardiness
+#     n = 100: the GPU against one core of the same machine, the classic and warp
+#     kernels side by side, and the classic kernels' scans by warps where the
+#     scans take pair deltas (the LOP over swaps) (1 chain, the island's, one
+#     wave: the layout's chains an SM)                                           55 s  chains.md
 #   5 the paper's comparison (Van Luong, Taillard, Melab, Talbi 2012): cpu-serial,
 #     cpu-islands on all 16 cores, gpu, hybrid at equal time (4 s a run) on
 #     generated gen:qap:100, gen:tsp:10000, gen:pfsp:100:20, gen:lop:300: gap at
-#     equal time and time to a target gap                                       105 s  strategies.md
+#     equal time and time to a target gap                                        90 s  strategies.md
 #   6 ncu profiles of one tabu and two 2-opt launches (classic, cached; a line
 #     where ncu is absent)                                                         30 s  ncu.txt
 #   7 the round's GPU targets, | target | measured | goal | met |                 2 s  targets.md
@@ -114,7 +116,7 @@ mode, *names, qap_n, tsp_n = sys.argv[1:]
 
 def build(name, device):
     from metaheur.devices import parse_device
-    from metaheur.engine.catalogue import PERM_WARP
+    from metaheur.engine.catalogue import PERM_ROWS, PERM_WARP
     from metaheur.problems import load_instance
     t0 = time.perf_counter()
     problem = load_instance(name).search_form().problem
@@ -122,6 +124,7 @@ def build(name, device):
     if getattr(problem, "device_code", None):  # the generic engine's warp kernels, beside the classic (part 4)
         for kernel_file in ("engine/perm_eval.cu", "engine/perm_search.cu"):
             problem.user_code().module(kernel_file, parse_device(device), PERM_WARP)
+        problem.user_code().module("engine/perm_search.cu", parse_device(device), PERM_ROWS)  # scan="warps"
     return name, device, time.perf_counter() - t0
 
 def bench_modules(device):
@@ -176,13 +179,13 @@ kernels_side_by_side() {
 }
 
 engine_chains() {
-    limit 40 "$PY" experiments/engine_chains.py "${CHAINS[@]}" --out "$TMP/tables" || return
+    limit 55 "$PY" experiments/engine_chains.py "${CHAINS[@]}" --out "$TMP/tables" || return
     cp "$TMP/tables/engine_chains.md" "$TMP/tables/chains.md"
     publish chains.md
 }
 
 strategies() {
-    limit 105 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
+    limit 90 "$PY" experiments/strategies.py --qap "$QAP" --tsp "$TSP" --pfsp "$PFSP" --lop "$LOP" \
         --cpu-islands "$CORES" --seconds "$RUN_SECONDS" --seeds 1 --out "$TMP/tables" || return
     publish strategies.md
 }

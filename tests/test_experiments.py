@@ -329,20 +329,25 @@ def test_cpu_islands_selects_the_configurations(lib, monkeypatch):
 
 def test_engine_chains_quick(tmp_path, monkeypatch):
     """One core and a simulated GPU of 2 multiprocessors: per problem the one-core rows (classic,
-    warp), then for each kernel layout (classic, warp) the GPU rows (one chain, the island's, one wave), the
-    island's row judged against the target; the warp layout's flow-shop island runs more chains a
+    warp; the classic kernels' scans by warps too for the LOP over swaps, whose scans take pair
+    deltas), then for each layout the GPU rows (one chain, the island's, one wave), the island's
+    row judged against the target; the warp layout's flow-shop island runs more chains a
     multiprocessor than the classic one."""
     monkeypatch.setenv("METAHEUR_SIMULATED_GPUS", "1")
     monkeypatch.setenv("METAHEUR_SIMULATED_GPU_SMS", "2")
     run("engine_chains.py", tmp_path, timeout=180)
-    rows = table(tmp_path, "engine_chains", {"problem", "n", "method", "kernel", "device", "chains", "chains_per_sm",
-                                             "iterations", "seconds", "iters_per_s", "cores_worth", "target", "met"})
-    problems = ["flow shop", "LOP", "weighted tardiness (user)"]
-    cpu = [(r["problem"], r["kernel"]) for r in rows if r["device"].startswith("cpu")]
-    assert cpu == [(problem, kernel) for problem in problems for kernel in ("classic", "warp")]
+    rows = table(tmp_path, "engine_chains", {"problem", "n", "method", "kernel", "scan", "device", "chains",
+                                             "chains_per_sm", "iterations", "seconds", "iters_per_s", "cores_worth",
+                                             "target", "met"})
+    problems = ["flow shop", "LOP", "LOP, swaps", "weighted tardiness (user)"]
+    layouts = {p: [("classic", "row"), ("warp", "row")] + ([("classic", "warps")] if p == "LOP, swaps" else [])
+               for p in problems}
+    cpu = [(r["problem"], r["kernel"], r["scan"]) for r in rows if r["device"].startswith("cpu")]
+    assert cpu == [(problem, *layout) for problem in problems for layout in layouts[problem]]
     for problem in problems:
-        for kernel in ("classic", "warp"):
-            gpu = [r for r in rows if r["problem"] == problem and r["device"] == "cuda:0" and r["kernel"] == kernel]
+        for kernel, scan in layouts[problem]:
+            gpu = [r for r in rows if r["problem"] == problem and r["device"] == "cuda:0" and r["kernel"] == kernel
+                   and r["scan"] == scan]
             chains = [int(r["chains"]) for r in gpu]
             assert chains[0] == 1 and len(chains) >= 2 and chains == sorted(set(chains)), gpu
             assert sum(r["met"] in ("yes", "no") for r in gpu) == 1

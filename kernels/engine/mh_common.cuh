@@ -44,22 +44,29 @@ __device__ __forceinline__ void mh_argmin_step(ll *key, ll *idx, ll k2, ll i2) {
   if (k2 < *key || (k2 == *key && i2 < *idx)) { *key = k2; *idx = i2; }
 }
 
-/* Block-wide lexicographic argmin of each thread's (key, idx); every thread gets the result.
- * Each warp combines its lanes with shuffles (the last warp may be partial: `width` lanes), lane
- * 0 of each warp publishes its warp's result, every thread combines those: two barriers, where a
- * shared-memory tree needs log2(threads) + 2. The minimum is unique, so the result is the same
- * for any split. Contains barriers, so every thread of the block must call it. */
-__device__ __forceinline__ void mh_block_argmin(ll *key, ll *idx) {
-  __shared__ ll s_key[MH_MAX_BLOCK / 32];
-  __shared__ ll s_idx[MH_MAX_BLOCK / 32];
-  const int t = mh_tid(), nt = mh_nthreads();
-  if (nt == 1) return;
-  const int lane = t & 31, warp = t >> 5, width = mh_imin(32, nt - 32 * warp);
+/* Warp-wide lexicographic argmin: lane 0 of each warp gets its warp's (the last warp may be
+ * partial: `width` lanes). Shuffles only, called by every thread of the block (block-uniform). */
+__device__ __forceinline__ void mh_warp_argmin(ll *key, ll *idx) {
+  const int t = mh_tid(), lane = t & 31, width = mh_imin(32, mh_nthreads() - (t & ~31));
   const unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1u;
   for (int off = 16; off > 0; off >>= 1) {
     const ll k2 = __shfl_down_sync(mask, *key, off), i2 = __shfl_down_sync(mask, *idx, off);
     if (lane + off < width) mh_argmin_step(key, idx, k2, i2);
   }
+}
+
+/* Block-wide lexicographic argmin of each thread's (key, idx); every thread gets the result.
+ * Each warp combines its lanes with shuffles (mh_warp_argmin), lane 0 of each warp publishes its
+ * warp's result, every thread combines those: two barriers, where a shared-memory tree needs
+ * log2(threads) + 2. The minimum is unique, so the result is the same for any split. Contains
+ * barriers, so every thread of the block must call it. */
+__device__ __forceinline__ void mh_block_argmin(ll *key, ll *idx) {
+  __shared__ ll s_key[MH_MAX_BLOCK / 32];
+  __shared__ ll s_idx[MH_MAX_BLOCK / 32];
+  const int t = mh_tid(), nt = mh_nthreads();
+  if (nt == 1) return;
+  const int lane = t & 31, warp = t >> 5;
+  mh_warp_argmin(key, idx);
   if (lane == 0) { s_key[warp] = *key; s_idx[warp] = *idx; }
   __syncthreads();
   *key = s_key[0]; *idx = s_idx[0];

@@ -20,6 +20,14 @@
  *   - `sample` > 0: `sample` random moves drawn from the search's stream (4 draws a move,
  *     mh_ps_sample_move), whatever thread evaluates them; a descent over samples stops at the
  *     first sample without an improving move.
+ * How a scan's rows are split (mh_ps_split): by default (the old scan) one row at a time by the
+ *   whole block; with MH_PS_ROWS (PermSearchParams(scan="warps")) the scans by pair deltas or cost
+ *   (whole or granular) give each warp of the block rows of their own, w, w + W, ..., its lanes the
+ *   row's moves, each thread its own (key, idx) and one block argmin at the end: the argmin over
+ *   (delta, r * n + j) does not depend on the split, so the best move is the same. A
+ *   first-improvement descent scans W consecutive rows at once and takes the first of them with an
+ *   improving move (mh_ps_first_part): the sequential scan's move. The problem's row functions
+ *   (whole-block functions) keep one row at a time; sampled scans split moves, not rows.
  * perm_ils: descent (first- or best-improvement over `move`) then `iters` kicks of `kick_moves`
  *   random moves of type `kick_move` each followed by a descent; a kicked local optimum that is
  *   equal or better is accepted (Lourenco, Martin and Stuetzle 2003). The kick's cost: `cost` by
@@ -124,6 +132,23 @@ __device__ __forceinline__ void mh_ps_row(mh_ps_t *S, int type, int r) {
   mh_perm_row(S->D, S->p, S->cache, type, r, MH_SENSE * S->st[MH_PS_COST], S->rows, S->work, S->scr);
 }
 
+/* How a scan's rows and their moves are split between the block's threads: part `part` of
+ * `parts` takes rows part, part + parts, ... and its `lanes` threads (lane `lane`) the moves of
+ * each. One part, the whole block, without MH_PS_ROWS and where the scan calls the problem's row
+ * function (`whole`); with MH_PS_ROWS otherwise a part a warp (the last may be partial). On the
+ * CPU build's one thread, one part of one lane either way. */
+struct mh_ps_split_t { int part, parts, lane, lanes; };
+
+__device__ __forceinline__ mh_ps_split_t mh_ps_split(int whole) {
+  const int t = mh_tid(), nt = mh_nthreads();
+  mh_ps_split_t q = {0, 1, t, nt};
+#ifdef MH_PS_ROWS
+  if (!whole) { q.part = t >> 5; q.parts = (nt + 31) >> 5; q.lane = t & 31; q.lanes = mh_imin(32, nt - (t & ~31)); }
+#endif
+  (void)whole;
+  return q;
+}
+
 /* Engine delta of move (T, r, j) in a scan: the row function's S->rows[j] where `rowfn`, else the
  * pair delta (or the cost after the move). A swap is given as r < j. */
 template <int T>
@@ -168,7 +193,7 @@ __device__ __forceinline__ const int *mh_ps_tabu_row(const mh_ps_t *S, int r) {
   return T == MH_SWAP ? S->tm + (ll)r * S->n : S->tb + (ll)S->p[mh_perm_row_pos(T, r)] * S->n;
 }
 
-/* One thread's part of the scan of moves (r, j), lo <= j < hi, of type T: its best (key, idx),
+/* One thread's part (lane q.lane of q.lanes) of the scan of moves (r, j), lo <= j < hi, of type T: its best (key, idx),
  * idx = r * n + j, by engine delta. Tabu search (TABU): a move is shut out (key MH_LL_MAX) when
  * it is tabu and not aspired (d >= thr = best - cost); the others rank by delta alone, since an
  * aspired move's delta is below every allowed one's, and a scan that shuts out every move is
@@ -176,22 +201,22 @@ __device__ __forceinline__ const int *mh_ps_tabu_row(const mh_ps_t *S, int r) {
  * contiguously (mh_ps_tabu_row). Per row a branch-free min pass, then a pass that locates it
  * (the first j). */
 template <int T, int TABU>
-__device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, int r, int lo, int hi, int now, ll thr,
-                                                 ll *key, ll *idx) {
-  const int n = S->n, tid = mh_tid(), nt = mh_nthreads(); /* constants in the CPU build */
+__device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, const mh_ps_split_t &q, int rowfn, int r, int lo,
+                                                 int hi, int now, ll thr, ll *key, ll *idx) {
+  const int n = S->n, tid = mh_tid(), lane = q.lane, nt = q.lanes; /* constants in the CPU build */
   const ll base = MH_SENSE * S->st[MH_PS_COST];
   const int *tr = mh_ps_tabu_row<T>(S, r);
   int *scratch = S->scr + (ll)tid * n;
   const mh_ps_d_t t = mh_ps_clamp(thr);
   mh_ps_d_t rmin = MH_PS_D_MAX;
-  for (int j = lo + tid; j < hi; j += nt) {
+  for (int j = lo + lane; j < hi; j += nt) {
     const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, r, j, base, scratch);
     const mh_ps_d_t x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= t));
     rmin = x < rmin ? x : rmin;
   }
   const ll m = rmin == MH_PS_D_MAX ? MH_LL_MAX : (ll)rmin; /* every move shut out: none */
   if (m >= *key) return;
-  for (int j = lo + tid; j < hi; j += nt) {
+  for (int j = lo + lane; j < hi; j += nt) {
     const mh_ps_d_t d = (mh_ps_d_t)mh_ps_delta<T>(S, rowfn, r, j, base, scratch);
     const mh_ps_d_t x = mh_ps_shut(d, TABU && (tr[j] >= now) & (d >= t));
     if (x == rmin) { *key = m; *idx = (ll)r * n + j; return; }
@@ -199,13 +224,14 @@ __device__ __forceinline__ void mh_ps_scan_range(const mh_ps_t *S, int rowfn, in
 }
 
 template <int T, int TABU>
-__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, int rowfn, int r, int now, ll thr, ll *key, ll *idx) {
+__device__ __forceinline__ void mh_ps_scan_row(const mh_ps_t *S, const mh_ps_split_t &q, int rowfn, int r, int now,
+                                               ll thr, ll *key, ll *idx) {
   const int pos = mh_perm_row_pos(T, r);
   if (T == MH_INSERT || T == MH_SEGMENT) {
-    mh_ps_scan_range<T, TABU>(S, rowfn, r, 0, pos, now, thr, key, idx);
-    mh_ps_scan_range<T, TABU>(S, rowfn, r, pos + 1, mh_perm_row_end(T, r, S->n), now, thr, key, idx);
+    mh_ps_scan_range<T, TABU>(S, q, rowfn, r, 0, pos, now, thr, key, idx);
+    mh_ps_scan_range<T, TABU>(S, q, rowfn, r, pos + 1, mh_perm_row_end(T, r, S->n), now, thr, key, idx);
   } else {
-    mh_ps_scan_range<T, TABU>(S, rowfn, r, r + 1, S->n, now, thr, key, idx);
+    mh_ps_scan_range<T, TABU>(S, q, rowfn, r, r + 1, S->n, now, thr, key, idx);
   }
 }
 
@@ -249,14 +275,15 @@ __device__ __forceinline__ int mh_ps_cand_move(int r, int q, int side, int n, in
 
 #ifdef MH_USER_HAS_CANDIDATES
 /* Granular scan of row r: the moves next to the candidates of the row's element (S->at holds
- * every element's position: mh_ps_positions), 2 a candidate, spread over the block's threads. */
+ * every element's position: mh_ps_positions), 2 a candidate, spread over the part's lanes. */
 template <int T, int TABU>
-__device__ __forceinline__ void mh_ps_scan_cand(const mh_ps_t *S, int r, int now, ll thr, ll *key, ll *idx) {
+__device__ __forceinline__ void mh_ps_scan_cand(const mh_ps_t *S, const mh_ps_split_t &q, int r, int now, ll thr,
+                                                ll *key, ll *idx) {
   const int n = S->n, k = (int)S->D.mh_ck;
   const int *cand = S->D.mh_cand + (ll)S->p[mh_perm_row_pos(T, r)] * k;
   const ll base = MH_SENSE * S->st[MH_PS_COST];
   int *scratch = S->scr + (ll)mh_tid() * n;
-  for (int m = mh_tid(); m < 2 * k; m += mh_nthreads()) {
+  for (int m = q.lane; m < 2 * k; m += q.lanes) {
     int mr, mj;
     if (mh_ps_cand_move<T>(r, S->at[cand[m >> 1]], m & 1, n, &mr, &mj))
       mh_ps_consider<T, TABU>(S, mr, mj, now, thr, base, scratch, key, idx);
@@ -306,23 +333,30 @@ __device__ __forceinline__ void mh_ps_scan_sample(const mh_ps_t *S, int now, ll 
   }
 }
 
-/* Row r of the scan of `type` (granular, else the row function first, where the problem has one). */
+/* The split of the scans of `type` (mh_ps_split): the whole block where it calls the row function. */
+__device__ __forceinline__ mh_ps_split_t mh_ps_scan_split(const mh_ps_t *S, int rowfn) {
+  return mh_ps_split(rowfn && !S->gran);
+}
+
+/* Row r of the scan of `type` by the threads of q (granular, else the row function first, where
+ * the problem has one: then q is the whole block). */
 template <int TABU>
-__device__ __forceinline__ void mh_ps_scan(mh_ps_t *S, int type, int rowfn, int r, int now, ll thr, ll *key, ll *idx) {
+__device__ __forceinline__ void mh_ps_scan(mh_ps_t *S, const mh_ps_split_t &q, int type, int rowfn, int r, int now,
+                                           ll thr, ll *key, ll *idx) {
 #ifdef MH_USER_HAS_CANDIDATES
   if (S->gran) {
-    if (type == MH_SWAP) mh_ps_scan_cand<MH_SWAP, TABU>(S, r, now, thr, key, idx);
-    else if (type == MH_INSERT) mh_ps_scan_cand<MH_INSERT, TABU>(S, r, now, thr, key, idx);
-    else if (type == MH_SEGMENT) mh_ps_scan_cand<MH_SEGMENT, TABU>(S, r, now, thr, key, idx);
-    else mh_ps_scan_cand<MH_REVERSE, TABU>(S, r, now, thr, key, idx);
+    if (type == MH_SWAP) mh_ps_scan_cand<MH_SWAP, TABU>(S, q, r, now, thr, key, idx);
+    else if (type == MH_INSERT) mh_ps_scan_cand<MH_INSERT, TABU>(S, q, r, now, thr, key, idx);
+    else if (type == MH_SEGMENT) mh_ps_scan_cand<MH_SEGMENT, TABU>(S, q, r, now, thr, key, idx);
+    else mh_ps_scan_cand<MH_REVERSE, TABU>(S, q, r, now, thr, key, idx);
     return;
   }
 #endif
   if (rowfn) mh_ps_row(S, type, r);
-  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, rowfn, r, now, thr, key, idx);
-  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, rowfn, r, now, thr, key, idx);
-  else if (type == MH_SEGMENT) mh_ps_scan_row<MH_SEGMENT, TABU>(S, rowfn, r, now, thr, key, idx);
-  else mh_ps_scan_row<MH_REVERSE, TABU>(S, rowfn, r, now, thr, key, idx);
+  if (type == MH_SWAP) mh_ps_scan_row<MH_SWAP, TABU>(S, q, rowfn, r, now, thr, key, idx);
+  else if (type == MH_INSERT) mh_ps_scan_row<MH_INSERT, TABU>(S, q, rowfn, r, now, thr, key, idx);
+  else if (type == MH_SEGMENT) mh_ps_scan_row<MH_SEGMENT, TABU>(S, q, rowfn, r, now, thr, key, idx);
+  else mh_ps_scan_row<MH_REVERSE, TABU>(S, q, rowfn, r, now, thr, key, idx);
 }
 
 template <int TABU>
@@ -336,7 +370,7 @@ __device__ __forceinline__ void mh_ps_sampled(mh_ps_t *S, int type, int now, ll 
 
 /* The best move of the whole neighbourhood (block-wide, ties to the smallest index; idx
  * MH_LL_MAX when there is none, or when the time is up before the scan ends: mh_time_up between
- * rows); tabu search (TABU) with the order aspired < allowed < tabu. A sampled scan uses up its
+ * rows; the rows split as mh_ps_split says); tabu search (TABU) with the order aspired < allowed < tabu. A sampled scan uses up its
  * draws (S->st[MH_PS_CTR] += 4 * sample). */
 template <int TABU>
 __device__ __forceinline__ void mh_ps_best_move(mh_ps_t *S, int type, int rowfn, int now, ll *key, ll *idx) {
@@ -351,14 +385,15 @@ __device__ __forceinline__ void mh_ps_best_move(mh_ps_t *S, int type, int rowfn,
     return;
   }
   if (S->gran) mh_ps_positions(S);
-  for (int r = 0; r < rows; ++r) {
+  const mh_ps_split_t q = mh_ps_scan_split(S, rowfn);
+  for (int r = q.part; r < rows; r += q.parts) {
     if (mh_time_up()) { *key = MH_LL_MAX; *idx = MH_LL_MAX; return; }
-    if (mh_perm_row_valid(type, r, S->n)) mh_ps_scan<TABU>(S, type, rowfn, r, now, thr, key, idx);
+    if (mh_perm_row_valid(type, r, S->n)) mh_ps_scan<TABU>(S, q, type, rowfn, r, now, thr, key, idx);
   }
   mh_block_argmin(key, idx);
   if (TABU && *idx == MH_LL_MAX) { /* every move tabu and none aspired */
-    for (int r = 0; r < rows; ++r)
-      if (mh_perm_row_valid(type, r, S->n)) mh_ps_scan<0>(S, type, rowfn, r, now, thr, key, idx);
+    for (int r = q.part; r < rows; r += q.parts)
+      if (mh_perm_row_valid(type, r, S->n)) mh_ps_scan<0>(S, q, type, rowfn, r, now, thr, key, idx);
     mh_block_argmin(key, idx);
   }
 }
@@ -379,20 +414,48 @@ __device__ __forceinline__ void mh_ps_tabu_pairs(const mh_ps_t *S, int i, int j)
   __syncthreads();
 }
 
+/* A first-improvement step's choice (every thread gets it): one part, the block's argmin of its
+ * row; several (MH_PS_ROWS), each warp's best move of its row (mh_warp_argmin), then the first
+ * part in row order whose best improves (key < 0), else none (MH_LL_MAX). Returns the rows the
+ * step used up: up to the chosen one, else all of them. */
+__device__ __forceinline__ int mh_ps_first_part(const mh_ps_split_t &q, ll *key, ll *idx) {
+#ifdef MH_PS_ROWS
+  __shared__ ll s_key[MH_MAX_BLOCK / 32];
+  __shared__ ll s_idx[MH_MAX_BLOCK / 32];
+  if (q.parts > 1) {
+    mh_warp_argmin(key, idx);
+    if (q.lane == 0) { s_key[q.part] = *key; s_idx[q.part] = *idx; }
+    __syncthreads();
+    int w = 0;
+    while (w < q.parts && s_key[w] >= 0) ++w;
+    *key = w < q.parts ? s_key[w] : MH_LL_MAX;
+    *idx = w < q.parts ? s_idx[w] : MH_LL_MAX;
+    __syncthreads();
+    return w < q.parts ? w + 1 : q.parts;
+  }
+#endif
+  mh_block_argmin(key, idx);
+  return 1;
+}
+
 /* Descent to a local optimum of `type`: best-improvement (first == 0: the best move of the whole
  * neighbourhood) or first-improvement (the best move of the first row with an improving one,
- * rows scanned cyclically from where the last improvement was found); over samples, the best of
+ * rows scanned cyclically from where the last improvement was found: q.parts rows a step, the
+ * first improving one taken, which is the move of the row-by-row scan); over samples, the best of
  * each sample until one holds no improving move. Stops at `target`. */
 __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
   const int n = S->n, rows = mh_perm_rows(type, n);
   const int rowfn = mh_perm_has_row(type);
+  const mh_ps_split_t q = mh_ps_scan_split(S, rowfn);
   int r0 = 0, since = 0;
   while (S->st[MH_PS_BEST] > target && !mh_time_up()) {
     ll key = MH_LL_MAX, idx = MH_LL_MAX;
+    int step = 1;
     if (first && !S->sample) {
       if (S->gran) mh_ps_positions(S);
-      if (mh_perm_row_valid(type, r0, n)) mh_ps_scan<0>(S, type, rowfn, r0, 0, 0, &key, &idx);
-      mh_block_argmin(&key, &idx);
+      const int r = (r0 + q.part) % rows; /* the rows left before the descent would stop: rows - since */
+      if (q.part < rows - since && mh_perm_row_valid(type, r, n)) mh_ps_scan<0>(S, q, type, rowfn, r, 0, 0, &key, &idx);
+      step = mh_ps_first_part(q, &key, &idx);
     } else {
       mh_ps_best_move<0>(S, type, rowfn, 0, &key, &idx);
     }
@@ -400,10 +463,10 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
       mh_ps_apply(S, type, (int)(idx / n), (int)(idx % n), key);
       if (S->tid == 0) S->st[MH_PS_MOVES] += 1;
       since = 0;
-    } else if (!first || S->sample || ++since >= rows) {
+    } else if (!first || S->sample || (since += step) >= rows) {
       break;
     }
-    if (first) r0 = (r0 + 1) % rows;
+    if (first) r0 = (r0 + step) % rows;
   }
   __syncthreads();
 }

@@ -43,13 +43,17 @@ _PERM_EVAL = ("perm_cost", "perm_pair", "perm_row", "perm_prepare", "perm_update
               "perm_neh")
 #: The define of the generic kernels' warp variant (``PermSearchParams(kernel="warp")``).
 PERM_WARP = {"MH_PS_WARP": 1}
+#: The define of the classic layout's scans by several rows at once, a warp each
+#: (``PermSearchParams(scan="warps")``).
+PERM_ROWS = {"MH_PS_ROWS": 1}
 
 #: The engine's kernels: the generic permutation engine that runs a user's device code (compiled
 #: alone with the stand-in kernels/engine/mh_user_problem.cuh) and the permutation GA's operators.
 ENGINE = KernelTable(
     variants={
         "engine/perm_eval.cu": ({}, PERM_WARP),
-        "engine/perm_search.cu": ({}, {"MH_USER_DELTA32": 1}, PERM_WARP, {"MH_USER_DELTA32": 1, **PERM_WARP}),
+        "engine/perm_search.cu": ({}, {"MH_USER_DELTA32": 1}, PERM_WARP, {"MH_USER_DELTA32": 1, **PERM_WARP},
+                                  PERM_ROWS, {"MH_USER_DELTA32": 1, **PERM_ROWS}),
         "engine/perm_ga.cu": ({},),
         "engine/order_ga.cu": ({},),
     },

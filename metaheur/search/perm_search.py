@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from metaheur.devices import Device, parse_device, to_host
-from metaheur.engine.catalogue import PERM_WARP
+from metaheur.engine.catalogue import PERM_ROWS, PERM_WARP
 from metaheur.engine.shapes import PERM, WARP, threads
 from metaheur.engine.source import kernel_constants
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
@@ -32,6 +32,12 @@ GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
 #: snippet may use warp shuffles, the flow shop's heads and tails; NEH in one launch; a chain
 #: island as many chains a multiprocessor as fit): kernel -> (defines, threads a search on a GPU).
 KERNELS = {"classic": (None, GPU_BLOCK), "warp": (PERM_WARP, threads(WARP))}
+#: How the classic layout's scans split a search's rows, the same moves either way, side by side
+#: until a GPU measures both: ``row`` (one row at a time, the block's threads over its moves) and
+#: ``warps`` (MH_PS_ROWS: the scans by pair deltas or cost give each warp rows of its own, a
+#: first-improvement descent W rows a step; the problem's row functions keep one row at a time):
+#: scan -> defines.
+SCANS = {"row": None, "warps": PERM_ROWS}
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,8 @@ class PermSearchParams:
     iterated greedy and of NEH) break ties between positions of equal value by the problem's
     ``partial_insert_tie`` where it has one (else, and by default, they take the first;
     docs/decisions/pfsp-method.md); ``kernel``: the kernels' layout (:data:`KERNELS`; the same moves
-    either way)."""
+    either way); ``scan``: how the classic layout's scans split the rows between its warps
+    (:data:`SCANS`; the same moves either way; the warp layout has one warp, so ``row``)."""
 
     section: ClassVar[str] = "perm"  # its name in configuration files, results and checkpoints
 
@@ -66,12 +73,18 @@ class PermSearchParams:
     sample: int = 0
     granular: bool = True
     kernel: str = "classic"
+    scan: str = "row"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise MetaheurError(f"local search method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.kernel not in KERNELS:
             raise MetaheurError(f"perm kernel must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
+        if self.scan not in SCANS:
+            raise MetaheurError(f"perm scan must be one of {', '.join(SCANS)}, got {self.scan!r}")
+        if self.scan != "row" and self.kernel != "classic":
+            raise MetaheurError(f"perm scan {self.scan!r} splits the classic layout's block; the {self.kernel} "
+                                f"layout's block is one warp")
         for name in ("move", "kick_move"):
             value = getattr(self, name)
             if value is not None and value not in MOVES:
@@ -117,8 +130,10 @@ def method_order(problem, method: str, move: str) -> tuple[str, ...]:
 
 
 def search_module(problem, params: PermSearchParams, device: Device, sim: bool = False):
-    """The generic searches of ``problem`` compiled for ``device`` in the layout ``params.kernel``."""
-    return problem.user_code().module("engine/perm_search.cu", device, KERNELS[params.kernel][0], sim=sim)
+    """The generic searches of ``problem`` compiled for ``device`` in the layout ``params.kernel``
+    with the scans ``params.scan``."""
+    defines = {**(KERNELS[params.kernel][0] or {}), **(SCANS[params.scan] or {})}
+    return problem.user_code().module("engine/perm_search.cu", device, defines or None, sim=sim)
 
 
 def chains_per_sm(problem, params: PermSearchParams, device: str | Device) -> int:

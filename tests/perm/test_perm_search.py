@@ -5,6 +5,8 @@ orders (races), like tests/engine/test_races.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import search_reference as ref
@@ -218,3 +220,69 @@ def _tied_flow_shop(n):
     from metaheur.problems.pfsp import PFSP
 
     return PFSP(np.random.default_rng(n).integers(1, 5, size=(5, n)))
+
+
+def test_the_scan_switch_is_checked_and_row_by_row_by_default():
+    assert PermSearchParams().scan == "row"
+    with pytest.raises(MetaheurError, match="perm scan must be one of row, warps"):
+        PermSearchParams(scan="rows")
+    with pytest.raises(MetaheurError, match="the warp layout's block is one warp"):
+        PermSearchParams(kernel="warp", scan="warps")
+
+
+#: The scans PermSearchParams(scan="warps") splits between warps: (label, problem, search, iterations):
+#: pair deltas in a tabu search (one with every move tabu at times), first- and best-improvement
+#: descents, granular segment moves, the cost after a move (no delta), samples.
+WARPS = [("tabu", lambda: CachedQAP(*random_qap_arrays(34, 2)), {"method": "tabu", "tenure_scale": 2.0}, 3),
+         ("tabu-all-tabu", lambda: CachedQAP(*random_qap_arrays(5, 12)), {"method": "tabu", "tenure_scale": 40.0}, 30),
+         ("ils-first", lambda: CachedQAP(*random_qap_arrays(34, 3)), {"method": "ils", "kick_move": "swap"}, 2),
+         ("ils-best", lambda: CachedQAP(*random_qap_arrays(33, 4)),
+          {"method": "ils", "kick_move": "swap", "first_improvement": False}, 2),
+         ("ils-granular-segment", lambda: random_latency(34, 27), {"method": "ils", "move": "segment"}, 2),
+         ("ils-cost", lambda: random_latency(33, 29, neighbours=0), {"method": "ils", "move": "insert"}, 1),
+         ("tabu-sample", lambda: random_latency(33, 28, cls=LatencyCostOnly),
+          {"method": "tabu", "move": "segment", "sample": 40}, 2)]
+
+
+def _reference(pb, params, starts, keys, iters):
+    """The numpy reference's searches of ``params`` from ``starts``."""
+    method, move = params.resolved(pb)
+    if method == "tabu":
+        return [ref.tabu(pb, s, k, iters, move, params.tenure_scale, params.sample, params.granular)
+                for s, k in zip(starts, keys, strict=True)]
+    return [ref.ils(pb, s, k, iters, move, params.first_improvement, params.kick_move, params.kick_moves,
+                    sample=params.sample, granular=params.granular) for s, k in zip(starts, keys, strict=True)]
+
+
+def _same_run(a, b) -> None:
+    assert np.array_equal(a.best, b.best) and np.array_equal(a.best_costs, b.best_costs)
+    assert np.array_equal(a.iterations, b.iterations) and np.array_equal(a.current, b.current)
+
+
+@pytest.mark.parametrize(("label", "make", "search", "iters"), WARPS, ids=[w[0] for w in WARPS])
+def test_scans_by_warps_follow_the_row_scans_and_the_reference_on_the_cpu(label, make, search, iters):
+    """The CPU build's one thread is one part of one lane: the same loop and trajectory either way."""
+    pb = make()
+    params = PermSearchParams(kick_moves=2, **search)
+    starts, keys, rows = _run(pb, params, count=2, iters=iters)
+    _same(rows, _reference(pb, params, starts, keys, iters), pb)
+    _same_run(_run(pb, replace(params, scan="warps"), count=2, iters=iters)[2], rows)
+
+
+#: Blocks of one partial warp, one warp and one lane, two full warps, three warps the last partial.
+WARP_BLOCKS = [(7, 3), (33,), (64,), (40, 2)]
+
+
+@pytest.mark.gpusim
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize(("label", "make", "search", "iters"), WARPS, ids=[w[0] for w in WARPS])
+def test_scans_by_warps_give_the_row_scans_trajectory_in_every_block_and_order(label, make, search, iters, order,
+                                                                               monkeypatch):
+    """Each warp on rows of its own, in the thread simulation: bit for bit the old scan's moves."""
+    pb = make()
+    params = PermSearchParams(kick_moves=2, **search)
+    base = _run(pb, params, count=2, iters=iters)[2]
+    monkeypatch.setenv("METAHEUR_SIM_ORDER", order)
+    for block in WARP_BLOCKS:
+        got = _run(pb, replace(params, scan="warps"), count=2, iters=iters, block=block, sim=True)[2]
+        _same_run(got, base)
