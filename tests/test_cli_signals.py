@@ -94,12 +94,27 @@ def test_workers_end_when_the_run_is_killed(tmp_path):
     assert not _alive(workers)
 
 
+def _compiling(pid: int) -> bool:
+    """Whether a C compiler runs below ``pid`` (a kernel being built for the CPU)."""
+    for child in _descendants(pid):
+        try:
+            with open(f"/proc/{child}/comm") as f:
+                if f.read().strip() in ("cc1plus", "g++", "gcc", "c++", "cc1", "as", "ld", "collect2"):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def test_ctrl_c_while_the_kernels_are_built_is_an_interruption(tmp_path):
     """A cold kernel cache: the first seconds build the kernels; Ctrl-C then ends the command with
     one line and status 130 (not click's "Aborted!" and 1)."""
     proc = _start(tmp_path, "gen:qap:30", "-t", "30", "--strategy", "cpu-serial", "-q",
                   env={"METAHEUR_CACHE_DIR": str(tmp_path / "cache")})
-    time.sleep(1.5)
+    deadline = time.monotonic() + 60.0  # the signal while a compiler runs, however fast the machine
+    while not _compiling(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _compiling(proc.pid), "no kernel build was seen"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

@@ -292,7 +292,7 @@ def test_headers_are_inlined_with_line_directives():
     assert set(source.signatures) == {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand",
                                       "tsp_positions", "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint",
                                       "tsp_lengths", "tsp_keep_better", "tsp_cache_tour", "tsp_2opt_cached",
-                                      "tsp_oropt_cached", "tsp_best_of_parts"}
+                                      "tsp_oropt_cached", "tsp_best_of_parts", "tsp_dlb_best_at", "tsp_dlb_apply"}
 
 
 def test_test_kernels_find_headers_next_to_them_first(tmp_path):
