@@ -443,8 +443,10 @@ __device__ __forceinline__ int mh_ps_first_part(const mh_ps_split_t &q, ll *key,
  * rows scanned cyclically from where the last improvement was found: q.parts rows a step, the
  * first improving one taken, which is the move of the row-by-row scan); over samples, the best of
  * each sample until one holds no improving move. Stops at `target`. */
-__device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
-  const int n = S->n, rows = mh_perm_rows(type, n);
+template <int T>
+__device__ __forceinline__ void mh_ps_descend_t(mh_ps_t *S, int first, ll target) {
+  const int n = S->n, rows = mh_perm_rows(T, n), type = T; /* constants of the move type: the CPU build's
+                                                             * loops then compile as for one type alone */
   const int rowfn = mh_perm_has_row(type);
   const mh_ps_split_t q = mh_ps_scan_split(S, rowfn);
   int r0 = 0, since = 0;
@@ -469,6 +471,13 @@ __device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, l
     if (first) r0 = (r0 + step) % rows;
   }
   __syncthreads();
+}
+
+__device__ __forceinline__ void mh_ps_descend(mh_ps_t *S, int type, int first, ll target) {
+  if (type == MH_SWAP) mh_ps_descend_t<MH_SWAP>(S, first, target);
+  else if (type == MH_INSERT) mh_ps_descend_t<MH_INSERT>(S, first, target);
+  else if (type == MH_SEGMENT) mh_ps_descend_t<MH_SEGMENT>(S, first, target);
+  else mh_ps_descend_t<MH_REVERSE>(S, first, target);
 }
 
 extern "C" __global__ void perm_tabu(int *perm, int *best, long long *stats, const unsigned long long *keys, int k,
