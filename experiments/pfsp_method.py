@@ -56,7 +56,7 @@ import metaheur
 from metaheur.devices import cpu_count
 from metaheur.islands.params import with_crossover
 from metaheur.islands.perm_operators import default_perm_budget
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.permutation import PermutationProblem
 from metaheur.problems.pfsp import taillard
 
 DEFAULT_INSTANCES = "ta001,ta011,ta021,ta031,ta041,ta051,ta061,ta071,ta081"

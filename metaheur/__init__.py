@@ -1,20 +1,26 @@
-"""metaheur: hybrid metaheuristics for permutation problems (QAP, TSP, ATSP, a user's own
-:class:`Problem`) on CPU cores, GPUs and Dask clusters.
+"""metaheur: hybrid metaheuristics for permutation problems (QAP, TSP, ATSP, flow shop, linear
+ordering, a user's own :class:`Problem`) on CPU cores, GPUs and Dask clusters.
 
 ``metaheur.solve(problem, stop, seed, params, initial)`` returns a :class:`Result`;
-``metaheur.resume(checkpoint)`` continues a saved run. The problem layer is ``metaheur.problems``,
-the kernel engine ``metaheur.engine``. See docs/api.md.
+``metaheur.resume(checkpoint)`` continues a saved run. The problem interface is
+``metaheur.problem``, the built-in problems ``metaheur.problems``, the kernel engine
+``metaheur.engine``. See docs/api.md.
+
+The built-in problems' names (``metaheur.QAP``, ``metaheur.TabuParams``, ...) are loaded when
+first asked for (PEP 562), so that ``import metaheur`` loads no problem package.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from metaheur._version import __version__
 from metaheur.callbacks import Callbacks
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
-from metaheur.problems import (
-    ATSP,
-    QAP,
-    TSP,
+from metaheur.problem import (
     PermutationProblem,
     Problem,
     ProblemFormats,
@@ -24,15 +30,7 @@ from metaheur.problems import (
     load_instance,
     load_solution,
     problem_class,
-    read_qaplib,
-    read_sln,
-    read_tour,
-    read_tsplib,
-    write_sln,
-    write_tour,
 )
-from metaheur.problems.qap.params import TabuParams
-from metaheur.problems.tsp.params import ILSParams
 from metaheur.result import DeviceRow, EpochRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.search.perm_search import PermSearchParams
 from metaheur.solve_params import SolveParams
@@ -94,3 +92,26 @@ __all__ = [
     "write_sln",
     "write_tour",
 ]
+
+#: The built-in problems' public names -> their module, imported when first asked for.
+_LAZY = {
+    "ATSP": "metaheur.problems.atsp",
+    "QAP": "metaheur.problems.qap",
+    "TSP": "metaheur.problems.tsp",
+    "TabuParams": "metaheur.problems.qap.params",
+    "ILSParams": "metaheur.problems.tsp.params",
+    **{name: "metaheur.problems.qap" for name in ("read_qaplib", "read_sln", "write_sln")},
+    **{name: "metaheur.problems.tsp" for name in ("read_tour", "read_tsplib", "write_tour")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -45,7 +45,7 @@ from metaheur.islands.migration import Migration
 from metaheur.islands.model import RunRecord
 from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
 from metaheur.outputs import CHECKPOINT, check_writable, write_atomically
-from metaheur.problems.interface import Problem, SearchForm
+from metaheur.problem.interface import Problem, SearchForm
 from metaheur.result import EpochRow
 from metaheur.run_settings import InstanceInfo, RunSettings
 

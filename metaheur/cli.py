@@ -104,14 +104,14 @@ def info(instance: str | None, problem_name: str | None, as_json: bool) -> None:
     """Describe INSTANCE, or without one list the registered problems, the devices and versions."""
     if instance is None:
         from metaheur.devices import format_system_report, system_report
-        from metaheur.problems.registry import describe_problems
+        from metaheur.problem.registry import describe_problems
 
         report = system_report() | {"problems": describe_problems()}
         _print_json(report) if as_json else click.echo(format_system_report(report) + "\n" +
                                                        _problems_text(report["problems"]))
         return
     from metaheur.describe import format_summary, instance_summary
-    from metaheur.problems import load_instance
+    from metaheur.problem import load_instance
 
     problem = load_instance(instance, problem_name)
     summary = instance_summary(problem)
@@ -137,7 +137,7 @@ def _problems_text(problems: list[dict]) -> str:
 def evaluate(instance: str, solution_file: str, problem_name: str | None, as_json: bool) -> None:
     """Exact value of SOLUTION_FILE (.sln, .tour or a result .json) on INSTANCE, with the gap."""
     from metaheur.describe import evaluation, format_evaluation
-    from metaheur.problems import load_instance, load_solution
+    from metaheur.problem import load_instance, load_solution
 
     inst = load_instance(instance, problem_name)
     sol = load_solution(inst, solution_file)
@@ -154,7 +154,7 @@ def evaluate(instance: str, solution_file: str, problem_name: str | None, as_jso
 def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
     """Instance arguments with quoted patterns expanded (from the current directory, else under
     $METAHEUR_INSTANCES), in the order given."""
-    from metaheur.problems.instances import expand_pattern, is_pattern
+    from metaheur.problem.instances import expand_pattern, is_pattern
 
     out: list[str] = []
     for p in patterns:
@@ -168,7 +168,7 @@ def _expand_instances(patterns: tuple[str, ...]) -> list[str]:
 def _load_all(specs: list[str], problem_name: str | None = None) -> list:
     """Every instance of a batch, loaded before any search (by ``problem_name``'s problem when
     given); one given twice is refused."""
-    from metaheur.problems import load_instance
+    from metaheur.problem import load_instance
 
     problems, seen = [], {}
     for spec in specs:
@@ -537,7 +537,7 @@ def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as
     """Redraw the figure of a saved RESULT_JSON into FIGURE (.png, .svg, .pdf or .jpg)."""
     from metaheur.outputs import check_writable, figure_format, write_atomically
     from metaheur.plots import save_result_figure
-    from metaheur.problems import load_instance
+    from metaheur.problem import load_instance
     from metaheur.result import Result
 
     check_writable(figure, "FIGURE")

@@ -4,8 +4,8 @@ What a problem shows of itself comes from the problem (:meth:`Problem.properties
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import beaten_optimum, gap_percent
-from metaheur.problems.interface import Problem
+from metaheur.problem.best_known import beaten_optimum, gap_percent
+from metaheur.problem.interface import Problem
 
 
 def instance_summary(inst: Problem) -> dict:
@@ -53,7 +53,7 @@ def evaluation(inst: Problem, perm, stated_cost: int | None = None, note: str | 
 def format_summary(info: dict, problem: type[Problem] | Problem | None = None) -> str:
     """Human-readable lines for :func:`instance_summary` (the property lines by ``problem``'s
     :meth:`~Problem.describe_lines`, by default the registered problem of the summary's kind)."""
-    from metaheur.problems.registry import problem_class
+    from metaheur.problem.registry import problem_class
 
     cls = problem if problem is not None else problem_class(info["problem"].lower())
     lines = [

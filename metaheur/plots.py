@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
-from metaheur.problems.interface import Problem
+from metaheur.problem.interface import Problem
 from metaheur.result import DeviceRow, Result
 
 FIGURE_SIZE = (12.0, 8.0)

@@ -12,7 +12,7 @@ import time
 from metaheur.callbacks import Callbacks
 from metaheur.islands import model as model_module
 from metaheur.islands.island import ls_only, run_counters
-from metaheur.problems.best_known import gap_percent
+from metaheur.problem.best_known import gap_percent
 
 
 class ProgressReporter(Callbacks):

@@ -267,7 +267,7 @@ class Result:
     def summary(self) -> str:
         """The lines the CLI prints after a solve: instance, cost, gap, time, strategy, stop reason."""
         from metaheur.describe import format_evaluation
-        from metaheur.problems import best_known
+        from metaheur.problem import best_known
 
         entry = best_known(self.instance, self.n, kind=self.problem.lower())
         lines = format_evaluation({

@@ -32,9 +32,9 @@ from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
-from metaheur.problems import load_instance, registered
-from metaheur.problems.best_known import beaten_optimum, gap_percent
-from metaheur.problems.interface import Problem
+from metaheur.problem import load_instance, registered
+from metaheur.problem.best_known import beaten_optimum, gap_percent
+from metaheur.problem.interface import Problem
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
 from metaheur.search.perm_defaults import RunBudget, SearchChoice

@@ -12,8 +12,8 @@ import os
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems import load_solution
-from metaheur.problems.interface import Problem
+from metaheur.problem import load_solution
+from metaheur.problem.interface import Problem
 
 
 def _many(initial) -> bool:

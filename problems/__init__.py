@@ -1,55 +1,43 @@
-"""Problem layer: the problem interface (:class:`Problem`), the registry of problems (built-in
-ones and installed plug-ins, both through the entry-point group ``metaheur.problems``), the
-generic :class:`PermutationProblem` of a user's own problem with :func:`check_problem`, and what
-every problem shares (instances and solutions by name or file, best-known tables, text and array
-checks). Each built-in problem is one package here: ``qap``, ``tsp``, ``atsp``, ``pfsp``, ``lop``.
+"""The built-in problems, one package each: ``qap``, ``tsp``, ``atsp``, ``pfsp``, ``lop``. Each
+registers through the entry-point group ``metaheur.problems`` exactly as a plug-in does
+(pyproject.toml), and is imported only when a run or a user names it.
 
-Installed as ``metaheur.problems``. Every cost here is an exact integer computed from scratch.
+Installed as ``metaheur.problems``. The names below are re-exported lazily (PEP 562), so that
+``import metaheur.problems.qap`` loads the QAP alone; the problem interface and what every
+problem shares live in the framework (:mod:`metaheur.problem`), and are re-exported here for
+the spellings of earlier versions (``from metaheur.problems import Problem``).
 """
 
-from metaheur.problems.atsp import ATSP, asymmetric_tsp, read_atsp
-from metaheur.problems.best_known import BestKnown, best_known
-from metaheur.problems.generators import parse_generated
-from metaheur.problems.instances import load_instance, load_solution, resolve_instance
-from metaheur.problems.interface import LoadedSolution, Problem, ProblemFormats, SearchForm
-from metaheur.problems.lop import LOP
-from metaheur.problems.permutation import PermutationProblem
-from metaheur.problems.permutation_check import check_problem
-from metaheur.problems.pfsp import PFSP
-from metaheur.problems.qap import QAP, QAPSolution, random_qap, read_qaplib, read_sln, write_sln
-from metaheur.problems.registry import problem_class, registered
-from metaheur.problems.tsp import TSP, clustered_tsp, read_tour, read_tsplib, uniform_tsp, write_tour
+from __future__ import annotations
 
-__all__ = [
-    "ATSP",
-    "LOP",
-    "PFSP",
-    "QAP",
-    "TSP",
-    "BestKnown",
-    "LoadedSolution",
-    "PermutationProblem",
-    "Problem",
-    "ProblemFormats",
-    "QAPSolution",
-    "SearchForm",
-    "asymmetric_tsp",
-    "best_known",
-    "check_problem",
-    "clustered_tsp",
-    "load_instance",
-    "load_solution",
-    "parse_generated",
-    "problem_class",
-    "random_qap",
-    "read_atsp",
-    "read_qaplib",
-    "read_sln",
-    "read_tour",
-    "read_tsplib",
-    "registered",
-    "resolve_instance",
-    "uniform_tsp",
-    "write_sln",
-    "write_tour",
-]
+import importlib
+from typing import Any
+
+#: name -> the module that defines it.
+_LAZY = {
+    **{name: "metaheur.problems.atsp" for name in ("ATSP", "asymmetric_tsp", "read_atsp")},
+    "LOP": "metaheur.problems.lop",
+    "PFSP": "metaheur.problems.pfsp",
+    **{name: "metaheur.problems.qap" for name in ("QAP", "QAPSolution", "random_qap", "read_qaplib", "read_sln",
+                                                  "write_sln")},
+    **{name: "metaheur.problems.tsp" for name in ("TSP", "clustered_tsp", "read_tour", "read_tsplib", "uniform_tsp",
+                                                  "write_tour")},
+    **{name: "metaheur.problem" for name in ("BestKnown", "LoadedSolution", "PermutationProblem", "Problem",
+                                             "ProblemFormats", "SearchForm", "best_known", "check_problem",
+                                             "load_instance", "load_solution", "parse_generated", "problem_class",
+                                             "registered", "resolve_instance")},
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -48,9 +48,11 @@ def cpu_only(monkeypatch):
 
 
 def test_public_names_are_real_attributes():
-    assert "__getattr__" not in vars(metaheur)
-    for name in metaheur.__all__:
+    for name in metaheur.__all__:  # the built-in problems' names load on first use (module __getattr__)
         assert getattr(metaheur, name) is not None, name
+        assert name in dir(metaheur), name
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        metaheur.Nothing  # noqa: B018
     assert metaheur.solve is solver_module.solve and metaheur.resume is solver_module.resume
     assert {"solve", "resume", "Result", "QAP", "TSP", "load_instance", "read_qaplib", "read_tsplib", "write_sln",
             "write_tour", "TimeLimit", "Progress", "SolveParams", "GAParams", "Callbacks", "MetaheurError",

@@ -13,7 +13,7 @@ from metaheur import GAParams, PermSearchParams
 from metaheur import solver as solver_module
 from metaheur.devices import cpu_device
 from metaheur.islands.params import IslandParams
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.permutation import PermutationProblem
 from metaheur.problems.pfsp import completion_times, random_pfsp
 
 INSERTION_LS = PermSearchParams(method="ils", move="insert", kick_move="insert")

@@ -1,36 +1,44 @@
-"""The framework knows no problem (docs/architecture.md): no module under metaheur/ imports a
-built-in problem's package or is named after a problem, none asks whether an instance is of a
-problem class (``isinstance``) or picks an island's behaviour by comparing crossover names; the
-same holds for the problem layer's shared modules (problems/*.py). Each built-in problem is one
-package under problems/ and one folder under kernels/ (the ATSP's kernels are the TSP's)."""
+"""The framework knows no problem (docs/architecture.md, "Layers and folders"): no module under
+metaheur/ imports anything of ``metaheur.problems`` (a built-in problem's package, or a name the
+package re-exports: the problem interface is the framework's own, ``metaheur.problem``) or is
+named after a problem, none asks whether an instance is of a problem class (``isinstance``) or
+picks an island's behaviour by comparing crossover names, and importing the framework loads no
+problem package. Each built-in problem is one package under problems/ and one folder under
+kernels/ (the ATSP's kernels are the TSP's); the engine's kernels are named after no problem."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from metaheur.problems import registered
+from metaheur.problem import registered
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM_PACKAGES = sorted(p.name for p in (ROOT / "problems").iterdir() if (p / "__init__.py").is_file())
 PROBLEM_CLASSES = {"QAP", "TSP", "ATSP", "TwinTSP", "PFSP", "LOP"}
 FRAMEWORK = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "metaheur").rglob("*.py"))
-SHARED = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "problems").glob("*.py"))
+#: What importing these must leave unloaded: every built-in problem's package.
+ENTRY_MODULES = ("metaheur", "metaheur.solver", "metaheur.cli", "metaheur.islands.model", "metaheur.search.perm_search")
 
 
 def problem_imports(path: Path) -> list[tuple[int, str]]:
-    """``(line, module)`` of every import of a built-in problem's package in ``path``."""
+    """``(line, name)`` of every import of ``metaheur.problems`` or anything in it (a problem's
+    package, or a name it re-exports, ``from metaheur.problems import QAP``) in ``path``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
-            [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-        if isinstance(node, ast.ImportFrom) and node.module == "metaheur.problems":
-            names += [f"metaheur.problems.{a.name}" for a in node.names]
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            names = [f"{base}.{a.name}" for a in node.names] if base == "metaheur.problems" else [base]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
         found += [(node.lineno, name) for name in names
-                  if any(name == f"metaheur.problems.{p}" or name.startswith(f"metaheur.problems.{p}.")
-                         for p in PROBLEM_PACKAGES)]
+                  if name == "metaheur.problems" or name.startswith("metaheur.problems.")]
     return found
 
 
@@ -60,10 +68,33 @@ def crossover_branches(path: Path) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("module", [m for m in FRAMEWORK if m != "metaheur/__init__.py"])
+@pytest.mark.parametrize("module", FRAMEWORK)
 def test_the_framework_imports_no_problem(module):
     found = problem_imports(ROOT / module)
     assert not found, f"{module} imports problem-specific code: {found}"
+
+
+def test_importing_the_framework_loads_no_problem_package():
+    """In a fresh interpreter: the built-in problems load through the registry when a run names
+    one, or through ``metaheur.QAP`` (a lazy re-export), never with the framework."""
+    probe = ("import importlib, sys\n"
+             f"for name in {ENTRY_MODULES!r}:\n"
+             "    importlib.import_module(name)\n"
+             "    loaded = sorted(m for m in sys.modules if m.startswith('metaheur.problems.'))\n"
+             "    assert not loaded, (name, loaded)\n"
+             "import metaheur\n"
+             "metaheur.QAP\n"
+             "print(sorted(m for m in sys.modules if m.count('.') == 2 and m.startswith('metaheur.problems.')))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['metaheur.problems.qap']"  # the lazy name loads its own package alone
+
+
+def test_no_engine_kernel_is_named_after_a_problem():
+    kinds = set(registered())
+    named = [p.name for p in (ROOT / "kernels" / "engine").iterdir()
+             if any(kind in p.stem.lower().replace("-", "_").split("_") for kind in kinds)]
+    assert not named, named
 
 
 def test_no_framework_module_is_named_after_a_problem():
@@ -72,7 +103,7 @@ def test_no_framework_module_is_named_after_a_problem():
     assert not named, named
 
 
-@pytest.mark.parametrize("module", FRAMEWORK + SHARED)
+@pytest.mark.parametrize("module", FRAMEWORK)
 def test_no_shared_module_branches_on_the_problem_type_or_a_crossover_name(module):
     assert not type_checks(ROOT / module), f"{module}: isinstance on a problem class"
     assert not crossover_branches(ROOT / module), f"{module}: compares a crossover with a name"
@@ -90,10 +121,11 @@ def test_the_checks_find_what_they_look_for(tmp_path):
     """The scans are not blind: each reports a planted case of every form it looks for."""
     source = tmp_path / "planted.py"
     source.write_text("from metaheur.problems.qap.tabu import TabuParams\nimport metaheur.problems.tsp\n"
-                      "from metaheur.problems import lop\nfrom metaheur.problems import load_instance\n"
+                      "from metaheur.problems import lop\nfrom metaheur.problems import QAP\n"
+                      "from metaheur.problem import load_instance\n"
                       "def f(p, ga):\n    if ga.crossover == 'eax' or 'none' != crossover:\n"
                       "        return isinstance(p, (QAP, problems.TSP))\n")
     assert problem_imports(source) == [(1, "metaheur.problems.qap.tabu"), (2, "metaheur.problems.tsp"),
-                                       (3, "metaheur.problems.lop")]
-    assert type_checks(source) == [7]
-    assert crossover_branches(source) == [6, 6]
+                                       (3, "metaheur.problems.lop"), (4, "metaheur.problems.QAP")]
+    assert type_checks(source) == [8]
+    assert crossover_branches(source) == [7, 7]

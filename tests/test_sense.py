@@ -19,8 +19,8 @@ from metaheur.describe import evaluation, format_evaluation
 from metaheur.errors import MetaheurError
 from metaheur.plots import _caption, _island_curves
 from metaheur.problems import random_qap
-from metaheur.problems.best_known import TABLES, BestKnown, best_known, gap_percent, register_table
-from metaheur.problems.fingerprint import fingerprint
+from metaheur.problem.best_known import TABLES, BestKnown, best_known, gap_percent, register_table
+from metaheur.problem.fingerprint import fingerprint
 from metaheur.progress import ProgressReporter
 from metaheur.result import EpochRow, TracePoint
 from metaheur.solver import _stop_rules

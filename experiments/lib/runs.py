@@ -34,7 +34,7 @@ from metaheur.devices import gpu_devices
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
-from metaheur.problems.best_known import gap_percent
+from metaheur.problem.best_known import gap_percent
 from metaheur.result import Result
 
 from .instances import problem

@@ -90,4 +90,8 @@ __device__ __forceinline__ ll mh_block_sum(ll v) {
   return v;
 }
 
+/* Cyclic positions of a permutation read as a cycle (a tour, the order crossover's segments). */
+__device__ __forceinline__ int mh_pos_next(int i, int n) { return i + 1 == n ? 0 : i + 1; }
+__device__ __forceinline__ int mh_pos_prev(int i, int n) { return i == 0 ? n - 1 : i - 1; }
+
 #endif /* MH_COMMON_CUH */

@@ -11,7 +11,6 @@
  */
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
-#include "mh_tour.cuh"
 
 extern "C" __global__ void order_crossover(const int *pop, const int *pairs, int n, const unsigned long long *keys,
                                            long long *counters, int *children, int *work) {

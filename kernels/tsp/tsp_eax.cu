@@ -69,7 +69,7 @@
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
 #include "tsp_dist.cuh"
-#include "mh_tour.cuh"
+#include "tsp_tour.cuh"
 
 #define MH_EAX_WORK(n) (21LL * (n) + 4) /* ints of scratch per block */
 

@@ -44,7 +44,7 @@
 #include "mh_common.cuh"
 #include "mh_rng.cuh"
 #include "tsp_dist.cuh"
-#include "mh_tour.cuh"
+#include "tsp_tour.cuh"
 
 #define MH_ILS_COST 0   /* current tour length */
 #define MH_ILS_KICKS 1  /* kicks done */

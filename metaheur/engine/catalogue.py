@@ -67,8 +67,8 @@ ENGINE = KernelTable(
 
 def kernel_tables() -> KernelTable:
     """The engine's table and every registered problem's, merged (once a registry, as the
-    framework reads every registered problem: :func:`~metaheur.problems.registry.per_registry`)."""
-    from metaheur.problems.registry import per_registry
+    framework reads every registered problem: :func:`~metaheur.problem.registry.per_registry`)."""
+    from metaheur.problem.registry import per_registry
 
     return per_registry(_merged)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from metaheur.devices import Device, parse_device
 from metaheur.islands.island import EpochStats, IslandSpec
-from metaheur.problems.interface import Problem
+from metaheur.problem.interface import Problem
 
 
 def gpu_wave(problem: Problem, device: str | Device) -> int:

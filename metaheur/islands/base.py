@@ -23,7 +23,7 @@ from metaheur.islands.params import ls_budget as default_budget
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec, IslandState
-    from metaheur.problems.interface import Problem
+    from metaheur.problem.interface import Problem
 
 
 def seconds_to(deadline: float | None) -> float | None:

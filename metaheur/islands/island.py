@@ -26,7 +26,7 @@ from metaheur.engine import set_cpu_threads
 from metaheur.islands.base import Island, seconds_to
 from metaheur.islands.operators import operators_for
 from metaheur.islands.params import GAParams, IslandParams, crossover_island
-from metaheur.problems.interface import Problem
+from metaheur.problem.interface import Problem
 
 
 @dataclass(frozen=True)

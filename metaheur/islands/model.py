@@ -43,7 +43,7 @@ from metaheur.islands.island import (
 from metaheur.islands.migration import Migration, MigrationParams, Migrator
 from metaheur.islands.operators import is_out_of_memory
 from metaheur.islands.params import IslandParams
-from metaheur.problems.interface import Problem
+from metaheur.problem.interface import Problem
 from metaheur.result import EpochRow
 from metaheur.stopping import MaxGenerations, Progress, ProvenOptimum, StopRules, TimeLimit
 

@@ -12,7 +12,7 @@ import numpy as np
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.islands.params import IslandParams
 from metaheur.islands.perm_operators import PermCrossovers
-from metaheur.problems.permutation_check import apply_move
+from metaheur.problem.permutation_check import apply_move
 from metaheur.search.perm_search import PermSearchParams
 
 SAMPLES = 32  # moves sampled per child and step

@@ -16,7 +16,7 @@ from metaheur.islands.params import IslandParams
 from metaheur.islands.params import ls_budget as default_budget
 
 if TYPE_CHECKING:
-    from metaheur.problems.interface import Problem
+    from metaheur.problem.interface import Problem
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from metaheur.errors import MetaheurError
 from metaheur.ga.order_ga import CROSSOVER as ORDER_CROSSOVER
 from metaheur.ga.perm_ga import CROSSOVERS as PERM_CROSSOVERS
-from metaheur.problems.arrays import INT32_MAX
+from metaheur.problem.arrays import INT32_MAX
 from metaheur.search.perm_search import PermSearchParams
 
 if TYPE_CHECKING:
     from metaheur.islands.base import Island
-    from metaheur.problems.interface import Problem
+    from metaheur.problem.interface import Problem
 
 #: The crossovers of the engine's GA operators (metaheur/ga/), and ``none``: no crossover, an island
 #: of continued local searches. A problem may offer more (the TSP's ``eax``).
@@ -120,7 +120,7 @@ def crossover_islands() -> dict[str, type[Island]]:
     """Every crossover the registered problems offer, with the island algorithm it runs there
     (:meth:`Problem.island_algorithms <metaheur.problems.Problem.island_algorithms>`, else the
     memetic GA): the first problem in registry order that offers a crossover names its algorithm."""
-    from metaheur.problems.registry import per_registry
+    from metaheur.problem.registry import per_registry
 
     return per_registry(_crossover_islands)
 
@@ -206,7 +206,7 @@ def search_sections(problem: Problem | None = None) -> dict[str, type]:
     :class:`~metaheur.solve_params.SolveParams` names them (``tabu``, ``ils``, ``perm``), then the
     others in registry order: the configuration file's sections, the result's and the
     checkpoint's parameters follow this order."""
-    from metaheur.problems.registry import per_registry
+    from metaheur.problem.registry import per_registry
 
     sections = per_registry(_search_sections)
     own = {cls.section: cls for cls in (problem.search_params if problem is not None else ())

@@ -100,7 +100,7 @@ class PermCrossovers:
 
 
 class PermOperators:
-    """What the islands drive for a :class:`~metaheur.problems.permutation.PermutationProblem`."""
+    """What the islands drive for a :class:`~metaheur.problem.permutation.PermutationProblem`."""
 
     def __init__(self, problem, device: Device, params: IslandParams, ls_budget: int | None = None,
                  quadrant: int | None = None):
@@ -158,12 +158,12 @@ class PermOperators:
         return result.best, result.best_costs, result.iterations, result.current
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
-        """The problem's distances (:meth:`~metaheur.problems.permutation.PermutationProblem.distances`)."""
+        """The problem's distances (:meth:`~metaheur.problem.permutation.PermutationProblem.distances`)."""
         return self.problem.distances(solution, population)
 
     def distance_table(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The problem's distances of every row of ``a`` to every row of ``b``
-        (:meth:`~metaheur.problems.permutation.PermutationProblem.distance_table`)."""
+        (:meth:`~metaheur.problem.permutation.PermutationProblem.distance_table`)."""
         return self.problem.distance_table(a, b)
 
     def cost(self, solution) -> int:

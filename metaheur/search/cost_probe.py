@@ -23,7 +23,7 @@ import numpy as np
 
 from metaheur.devices import cpu_device, to_host
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
-from metaheur.problems.permutation_check import segment_code
+from metaheur.problem.permutation_check import segment_code
 
 #: A measurement stops growing its batch once a launch takes this long ...
 SAMPLE_SECONDS = 0.001

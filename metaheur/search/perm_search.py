@@ -18,7 +18,7 @@ from metaheur.engine.shapes import PERM, WARP, threads
 from metaheur.engine.source import kernel_constants
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
 from metaheur.errors import MetaheurError
-from metaheur.problems.arrays import INT32_MAX
+from metaheur.problem.arrays import INT32_MAX
 from metaheur.search.batch import BatchResult, LaunchPacer
 
 METHODS = ("auto", "tabu", "ils", "ig")

@@ -4,6 +4,6 @@ optimum), in best_known.csv.
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import read_table, register_table
+from metaheur.problem.best_known import read_table, register_table
 
 register_table("atsp", read_table(__package__))

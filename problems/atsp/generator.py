@@ -9,7 +9,7 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problems.atsp.problem import ATSP
-from metaheur.problems.generators import generated_size
+from metaheur.problem.generators import generated_size
 from metaheur.problems.tsp.generators import SQUARE
 
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.arrays import INT32_MAX
-from metaheur.problems.fingerprint import fingerprint
+from metaheur.problem.arrays import INT32_MAX
+from metaheur.problem.fingerprint import fingerprint
 from metaheur.problems.tsp.problem import TSP
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ and Lozano (EJOR 2015). ``optimal`` is set for the IO and SGB sets, whose optima
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import BestKnown, register_table
+from metaheur.problem.best_known import BestKnown, register_table
 
 LIBRARY = "LOLIB"
 

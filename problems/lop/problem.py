@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.arrays import INT32_MAX, exact_integers
-from metaheur.problems.best_known import BestKnown
-from metaheur.problems.interface import check_permutation
+from metaheur.problem.arrays import INT32_MAX, exact_integers
+from metaheur.problem.best_known import BestKnown
+from metaheur.problem.interface import check_permutation
 from metaheur.problems.lop.best_known import lop_best_known
 from metaheur.problems.lop.device import DEVICE_CODE
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.permutation import PermutationProblem
 
 SUM_LIMIT = 2**62
 BATCH_ENTRIES = 1 << 22  # k * n * n entries scored at once by evaluate

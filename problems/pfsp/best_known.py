@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import BestKnown, register_table
+from metaheur.problem.best_known import BestKnown, register_table
 
 # name, n, m, time seed, upper bound, lower bound, proven optimal
 TAILLARD = (

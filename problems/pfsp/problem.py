@@ -16,10 +16,10 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.inputs import parse_int
-from metaheur.problems.arrays import exact_integers
-from metaheur.problems.best_known import BestKnown
-from metaheur.problems.interface import LoadedSolution, ProblemFormats
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.arrays import exact_integers
+from metaheur.problem.best_known import BestKnown
+from metaheur.problem.interface import LoadedSolution, ProblemFormats
+from metaheur.problem.permutation import PermutationProblem
 from metaheur.problems.pfsp.best_known import TAILLARD, VRF_SMALL
 from metaheur.problems.pfsp.device import DEVICE_CODE, MAX_MACHINES
 from metaheur.problems.pfsp.files import is_flow_shop_file, read_flow_shop, read_job_order, write_job_order

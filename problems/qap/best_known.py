@@ -6,6 +6,6 @@ best_known.csv. Caveat kept from the source: ``tai100a``'s published ``.sln`` ho
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import read_table, register_table
+from metaheur.problem.best_known import read_table, register_table
 
 register_table("qap", read_table(__package__))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.generators import generated_size
+from metaheur.problem.generators import generated_size
 from metaheur.problems.qap.problem import QAP
 
 

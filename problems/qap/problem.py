@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.arrays import INT32_MAX, exact_integers
-from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.interface import Problem, check_permutation
+from metaheur.problem.arrays import INT32_MAX, exact_integers
+from metaheur.problem.fingerprint import fingerprint
+from metaheur.problem.interface import Problem, check_permutation
 from metaheur.problems.qap.params import TabuParams
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ import numpy as np
 
 from metaheur.errors import InputFormatError
 from metaheur.inputs import SOLUTION, is_integer
-from metaheur.problems.interface import LoadedSolution, ProblemFormats
+from metaheur.problem.interface import LoadedSolution, ProblemFormats
 from metaheur.problems.qap.generator import generate
 from metaheur.problems.qap.problem import QAP
-from metaheur.problems.textio import (
+from metaheur.problem.textio import (
     is_number_list,
     numbered_permutation,
     parse_ints,

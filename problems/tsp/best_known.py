@@ -4,6 +4,6 @@ optimum), in best_known.csv. Caveat kept from the source: ``dsj1000`` is the CEI
 
 from __future__ import annotations
 
-from metaheur.problems.best_known import read_table, register_table
+from metaheur.problem.best_known import read_table, register_table
 
 register_table("tsp", read_table(__package__))

@@ -32,7 +32,7 @@ from metaheur.islands.params import GAParams
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
-    from metaheur.problems.interface import Problem
+    from metaheur.problem.interface import Problem
 
 EAX_QUADRANT = 2  # quadrant neighbours per quadrant in the candidate lists of EAX islands
 GREEDY_AT = 0.7  # share of the run after which children are chosen greedily

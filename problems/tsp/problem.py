@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.arrays import exact_integers
-from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.interface import Problem, check_permutation
+from metaheur.problem.arrays import exact_integers
+from metaheur.problem.fingerprint import fingerprint
+from metaheur.problem.interface import Problem, check_permutation
 from metaheur.problems.tsp.distances import COORD_TYPES, geo_radians, pair_distances
 from metaheur.problems.tsp.params import ILSParams
 

@@ -13,9 +13,9 @@ import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.inputs import SOLUTION, parse_int
-from metaheur.problems.best_known import best_known
-from metaheur.problems.interface import LoadedSolution, ProblemFormats
-from metaheur.problems.textio import (
+from metaheur.problem.best_known import best_known
+from metaheur.problem.interface import LoadedSolution, ProblemFormats
+from metaheur.problem.textio import (
     is_number_list,
     numbered_permutation,
     parse_floats,

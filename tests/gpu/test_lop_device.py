@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from metaheur.problems.lop import LOP, random_lop
-from metaheur.problems.permutation_check import check_problem
+from metaheur.problem.permutation_check import check_problem
 
 pytestmark = pytest.mark.gpusim
 

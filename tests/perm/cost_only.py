@@ -9,7 +9,7 @@ from perm_problems import Tardiness, random_tardiness
 
 from metaheur.problems.lop import LOP
 from metaheur.problems.lop.generator import random_lop
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.permutation import PermutationProblem
 
 WT_COST = r"""
 __device__ ll cost(const Data &d, const int *perm) {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.permutation import PermutationProblem
 
 QAP_VALUE = r"""
 __device__ ll cost(const Data &d, const int *p) {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.engine import rng as mrng
-from metaheur.problems.permutation_check import apply_move, segment_code, segment_parts, segment_valid
+from metaheur.problem.permutation_check import apply_move, segment_code, segment_parts, segment_valid
 
 
 def _u(key, ctr) -> float:

@@ -26,7 +26,7 @@ from perm_problems import (
 )
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.permutation_check import apply_move, check_problem, segment_code
+from metaheur.problem.permutation_check import apply_move, check_problem, segment_code
 
 GOOD = [lambda: UserQAP(*random_qap_arrays(9, 1)), lambda: CachedQAP(*random_qap_arrays(10, 2)),
         lambda: MaxQAP(*random_qap_arrays(7, 3)), lambda: random_tardiness(12, 4),

@@ -208,7 +208,7 @@ def test_an_int32_cache_is_typed_and_its_bound_checked():
 def test_a_kind_that_is_no_c_identifier_is_refused_when_the_class_is_created(kind):
     """``kind`` names the kernels' symbols: a class with one that cannot be a C identifier is
     refused at once, in one line (before, only check_problem or the first compile found it)."""
-    from metaheur.problems.permutation import PermutationProblem
+    from metaheur.problem.permutation import PermutationProblem
 
     with pytest.raises(MetaheurError, match=f"problem kind {kind!r} is not usable as a C identifier"):
         type("Bad", (PermutationProblem,), {"kind": kind})

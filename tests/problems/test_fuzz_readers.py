@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems.instances import load_solution
+from metaheur.problem.instances import load_solution
 from metaheur.problems.qap import QAP, read_qaplib, read_sln
 from metaheur.problems.tsp import TSP, read_tour, read_tsplib
 

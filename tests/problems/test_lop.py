@@ -188,7 +188,7 @@ def test_device_code_agrees_with_evaluate(n, seed, high):
     """check_problem: cost, swap_delta, insert_delta, insert_row and partial_insert_row of the CPU
     build (and of the simulated GPUs, with their block of threads) equal numpy's values; the last
     case has int64 matrix fields."""
-    from metaheur.problems.permutation_check import check_problem
+    from metaheur.problem.permutation_check import check_problem
 
     m = np.random.default_rng(seed).integers(-high, high, size=(n, n))
     lop = LOP(m, f"r{n}")

@@ -11,7 +11,7 @@ from metaheur.devices import gpu_devices, parse_device, to_host
 from metaheur.engine import simcuda
 from metaheur.engine.user_source import upload
 from metaheur.errors import MetaheurError
-from metaheur.problems.permutation_check import check_problem
+from metaheur.problem.permutation_check import check_problem
 from metaheur.problems.pfsp import PFSP, makespans, taillard
 
 

@@ -19,7 +19,7 @@ from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems import ATSP, QAP, TSP, load_instance, load_solution, problem_class, registered
 from metaheur.problems.lop import LOP
 from metaheur.problems.pfsp import PFSP
-from metaheur.problems.registry import ENTRY_POINT_GROUP, class_for_file
+from metaheur.problem.registry import ENTRY_POINT_GROUP, class_for_file
 
 # A user's problem as it would live in a package of its own: a weighted linear arrangement
 # (value: sum over positions of position * weight of the element there), files "*.lin" holding the
@@ -29,8 +29,8 @@ MODULE = textwrap.dedent('''
     from pathlib import Path
 
     from metaheur import Problem, ProblemFormats
-    from metaheur.problems.interface import LoadedSolution
-    from metaheur.problems.fingerprint import fingerprint
+    from metaheur.problem.interface import LoadedSolution
+    from metaheur.problem.fingerprint import fingerprint
 
 
     class Lin(Problem):

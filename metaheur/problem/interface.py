@@ -6,7 +6,7 @@ A problem is a :class:`Problem`: an instance of size ``n`` whose solutions are p
 engine minimises ``engine_sign * value`` everywhere inside (islands, migration, stop rules); every
 number a user sees is back in the problem's own sense. QAP, TSP and ATSP implement it, and so
 does a user's problem (registered by name, entry point or ``module:Class``,
-:mod:`metaheur.problems.registry`).
+:mod:`metaheur.problem.registry`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.best_known import BestKnown, best_known
+from metaheur.problem.best_known import BestKnown, best_known
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -6,7 +6,7 @@ user's own, imported from the current folder too (:func:`working_folder_on_path`
 
 Registry order: metaheur's own entry points first, by name, then other distributions', as their
 metadata lists them; a name registered twice keeps the first. A problem's
-:class:`~metaheur.problems.interface.ProblemFormats` make it found: its file extensions and
+:class:`~metaheur.problem.interface.ProblemFormats` make it found: its file extensions and
 library folder (:func:`metaheur.problems.load_instance`), its content sniffer (exact sniffers in
 registry order, then the broad ones), its ``gen:`` prefixes. A new built-in problem needs one line
 in pyproject.toml's entry points (and a reinstall, which writes them into the package's metadata).
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.interface import Problem
+from metaheur.problem.interface import Problem
 from metaheur.suggest import did_you_mean
 
 ENTRY_POINT_GROUP = "metaheur.problems"

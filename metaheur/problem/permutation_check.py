@@ -20,7 +20,7 @@ from metaheur.devices import Device, available_devices, parse_device, to_host
 from metaheur.engine.shapes import PERM, threads
 from metaheur.engine.user_source import MOVES, upload
 from metaheur.errors import MetaheurError
-from metaheur.problems.permutation import PermutationProblem
+from metaheur.problem.permutation import PermutationProblem
 
 _TYPE = {m: k for k, m in enumerate(MOVES)}
 _ROWS = {"swap": "swap_row", "insert": "insert_row", "reverse": "reverse_row", "segment": "segment_row"}

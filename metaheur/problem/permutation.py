@@ -29,8 +29,8 @@ from metaheur.engine.user_source import (
     contract_functions,
 )
 from metaheur.errors import MetaheurError
-from metaheur.problems.fingerprint import fingerprint
-from metaheur.problems.interface import Problem
+from metaheur.problem.fingerprint import fingerprint
+from metaheur.problem.interface import Problem
 
 if TYPE_CHECKING:
     from metaheur.islands.params import IslandParams

@@ -1,6 +1,6 @@
 """Built-in instances, accepted wherever an instance is: ``gen:KIND:N[:SEED]`` (the seed defaults
 to 1), made by the seeded generator of the registered problem whose formats register the prefix
-``KIND`` (:class:`~metaheur.problems.interface.ProblemFormats`; the built-in problems' generators
+``KIND`` (:class:`~metaheur.problem.interface.ProblemFormats`; the built-in problems' generators
 are in problems/<name>/). The CLI's built-in instances and the unit tests' data."""
 
 from __future__ import annotations
@@ -30,6 +30,6 @@ def generated_size(spec: str, max_n: int) -> tuple[int, int]:
 def parse_generated(spec: str):
     """The instance named by ``gen:KIND:N[:SEED]`` (through the registered problem whose formats
     generate ``KIND``), or ``None`` when ``spec`` is not such a name."""
-    from metaheur.problems.registry import generated
+    from metaheur.problem.registry import generated
 
     return generated(spec)

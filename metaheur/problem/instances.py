@@ -16,8 +16,8 @@ from pathlib import Path
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.inputs import SOLUTION, is_json_int, parse_json
-from metaheur.problems.interface import LoadedSolution, Problem
-from metaheur.problems.registry import (
+from metaheur.problem.interface import LoadedSolution, Problem
+from metaheur.problem.registry import (
     class_for_extension,
     class_for_file,
     extensions,
@@ -26,7 +26,7 @@ from metaheur.problems.registry import (
     problem_class,
     registered,
 )
-from metaheur.problems.textio import read_text, split_pick
+from metaheur.problem.textio import read_text, split_pick
 from metaheur.suggest import did_you_mean
 
 ENV_VAR = "METAHEUR_INSTANCES"
@@ -134,7 +134,7 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
     """A problem instance from a path, a library name, a built-in ``gen:`` name or an instance
     object. ``problem`` (a registered name, ``module:Class`` or a class) says which problem reads
     it; without it the file's extension, else its content, picks the registered problem
-    (:func:`~metaheur.problems.registry.class_for_file`)."""
+    (:func:`~metaheur.problem.registry.class_for_file`)."""
     cls = None if problem is None else problem_class(problem)
     if isinstance(spec, Problem):
         if cls is not None and not isinstance(spec, cls):
