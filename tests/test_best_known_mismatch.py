@@ -12,8 +12,8 @@ from testutil import solve_with
 from metaheur import solver as solver_module
 from metaheur.describe import evaluation
 from metaheur.devices import cpu_device
-from metaheur.problems import random_qap
 from metaheur.problem.best_known import beaten_optimum
+from metaheur.problems import random_qap
 from metaheur.problems.lop import LOP
 from metaheur.problems.qap import QAP
 

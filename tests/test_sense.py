@@ -18,9 +18,9 @@ from metaheur import QAP, GAParams, Problem, Result
 from metaheur.describe import evaluation, format_evaluation
 from metaheur.errors import MetaheurError
 from metaheur.plots import _caption, _island_curves
-from metaheur.problems import random_qap
 from metaheur.problem.best_known import TABLES, BestKnown, best_known, gap_percent, register_table
 from metaheur.problem.fingerprint import fingerprint
+from metaheur.problems import random_qap
 from metaheur.progress import ProgressReporter
 from metaheur.result import EpochRow, TracePoint
 from metaheur.solver import _stop_rules

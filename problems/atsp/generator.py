@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from metaheur.errors import MetaheurError
-from metaheur.problems.atsp.problem import ATSP
 from metaheur.problem.generators import generated_size
+from metaheur.problems.atsp.problem import ATSP
 from metaheur.problems.tsp.generators import SQUARE
 
 

@@ -24,10 +24,10 @@ import numpy as np
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problem.arrays import INT32_MAX, exact_integers
-from metaheur.problems.atsp.twin import JVTransform, jonker_volgenant
 from metaheur.problem.fingerprint import fingerprint
 from metaheur.problem.interface import ProblemFormats, SearchForm, check_permutation
 from metaheur.problem.textio import read_text
+from metaheur.problems.atsp.twin import JVTransform, jonker_volgenant
 from metaheur.problems.tsp.problem import TourProblem
 from metaheur.problems.tsp.tsplib import (
     EXPLICIT_FORMATS,

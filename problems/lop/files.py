@@ -17,9 +17,9 @@ from metaheur.errors import InputFormatError
 from metaheur.inputs import SOLUTION, is_integer
 from metaheur.problem.generators import generated_size
 from metaheur.problem.interface import LoadedSolution, ProblemFormats
+from metaheur.problem.textio import numbered_permutation, parse_ints, read_square_matrices, read_text, token_line
 from metaheur.problems.lop.generator import random_lop
 from metaheur.problems.lop.problem import LOP, overflow_reason
-from metaheur.problem.textio import numbered_permutation, parse_ints, read_square_matrices, read_text, token_line
 
 MAX_N = 100_000
 SOLUTION_SUFFIX = ".sol"

@@ -18,9 +18,9 @@ from metaheur.errors import MetaheurError
 from metaheur.problem.arrays import INT32_MAX, exact_integers
 from metaheur.problem.best_known import BestKnown
 from metaheur.problem.interface import check_permutation
+from metaheur.problem.permutation import PermutationProblem
 from metaheur.problems.lop.best_known import lop_best_known
 from metaheur.problems.lop.device import DEVICE_CODE
-from metaheur.problem.permutation import PermutationProblem
 
 SUM_LIMIT = 2**62
 BATCH_ENTRIES = 1 << 22  # k * n * n entries scored at once by evaluate

@@ -25,8 +25,8 @@ import numpy as np
 
 from metaheur.errors import InputFormatError
 from metaheur.inputs import SOLUTION, is_integer
-from metaheur.problems.pfsp.generator import TAILLARD_SEEDS
 from metaheur.problem.textio import parse_ints, read_text, split_pick
+from metaheur.problems.pfsp.generator import TAILLARD_SEEDS
 
 TIME_LIMIT = 2**31 - 1
 _TAILLARD_LABEL = "number of jobs"

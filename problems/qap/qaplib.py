@@ -13,8 +13,6 @@ import numpy as np
 from metaheur.errors import InputFormatError
 from metaheur.inputs import SOLUTION, is_integer
 from metaheur.problem.interface import LoadedSolution, ProblemFormats
-from metaheur.problems.qap.generator import generate
-from metaheur.problems.qap.problem import QAP
 from metaheur.problem.textio import (
     is_number_list,
     numbered_permutation,
@@ -23,6 +21,8 @@ from metaheur.problem.textio import (
     read_text,
     token_line,
 )
+from metaheur.problems.qap.generator import generate
+from metaheur.problems.qap.problem import QAP
 
 
 def _looks_like_qaplib(path: str | os.PathLike) -> bool:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaheur.problems.lop import LOP, random_lop
 from metaheur.problem.permutation_check import check_problem
+from metaheur.problems.lop import LOP, random_lop
 
 pytestmark = pytest.mark.gpusim
 

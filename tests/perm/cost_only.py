@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from perm_problems import Tardiness, random_tardiness
 
+from metaheur.problem.permutation import PermutationProblem
 from metaheur.problems.lop import LOP
 from metaheur.problems.lop.generator import random_lop
-from metaheur.problem.permutation import PermutationProblem
 
 WT_COST = r"""
 __device__ ll cost(const Data &d, const int *perm) {

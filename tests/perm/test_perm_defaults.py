@@ -19,8 +19,8 @@ from metaheur import solver as solver_module
 from metaheur.cli import _echo_details
 from metaheur.devices import cpu_device
 from metaheur.islands.perm_operators import default_perm_budget
-from metaheur.problems.lop.generator import random_lop
 from metaheur.problem.permutation_check import segment_valid
+from metaheur.problems.lop.generator import random_lop
 from metaheur.problems.pfsp import random_pfsp
 from metaheur.search.cost_probe import CostTimings, neighbourhood, probe_costs
 from metaheur.search.perm_defaults import (

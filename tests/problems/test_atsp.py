@@ -11,8 +11,8 @@ import pytest
 from testutil import explicit_tokens
 
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems import ATSP, TSP, asymmetric_tsp, load_instance, read_atsp, read_tour, read_tsplib, write_tour
 from metaheur.problem.arrays import INT32_MAX
+from metaheur.problems import ATSP, TSP, asymmetric_tsp, load_instance, read_atsp, read_tour, read_tsplib, write_tour
 from metaheur.problems.atsp import assignment_duals, jonker_volgenant, upper_bound
 
 FORMATS = ["FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW",

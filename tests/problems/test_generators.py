@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from metaheur.errors import MetaheurError
-from metaheur.problems import QAP, TSP, clustered_tsp, load_instance, random_qap, uniform_tsp
 from metaheur.problem.generators import parse_generated
+from metaheur.problems import QAP, TSP, clustered_tsp, load_instance, random_qap, uniform_tsp
 from metaheur.problems.tsp.generators import SQUARE
 
 # --------------------------------------------------------------------------------------------- QAP

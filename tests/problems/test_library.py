@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from metaheur.cli import cli
-from metaheur.problems import QAP, TSP, load_instance, load_solution, read_qaplib, read_tsplib
 from metaheur.problem.best_known import TABLES, best_known
+from metaheur.problems import QAP, TSP, load_instance, load_solution, read_qaplib, read_tsplib
 
 LIBRARIES = {"qaplib": ".dat", "tsplib": ".tsp"}
 SOLUTION_SUFFIX = {"qaplib": ".sln", "tsplib": ".opt.tour"}

@@ -9,8 +9,8 @@ import pytest
 from testutil import sparse_qap
 
 from metaheur.errors import InputFormatError, MetaheurError
-from metaheur.problems import random_qap
 from metaheur.problem.interface import check_permutation
+from metaheur.problems import random_qap
 from metaheur.problems.qap import QAP, matrix_dominance, read_qaplib, read_sln, write_sln
 
 # ------------------------------------------------------------------------------------------ helpers

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from metaheur import Problem
 from metaheur.cli import cli
 from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.problem.registry import ENTRY_POINT_GROUP, class_for_file
 from metaheur.problems import ATSP, QAP, TSP, load_instance, load_solution, problem_class, registered
 from metaheur.problems.lop import LOP
 from metaheur.problems.pfsp import PFSP
-from metaheur.problem.registry import ENTRY_POINT_GROUP, class_for_file
 
 # A user's problem as it would live in a package of its own: a weighted linear arrangement
 # (value: sum over positions of position * weight of the element there), files "*.lin" holding the
