@@ -43,7 +43,7 @@ from metaheur.inputs import is_json_int, open_regular, parse_json
 from metaheur.islands.island import IslandState, island_class
 from metaheur.islands.migration import Migration
 from metaheur.islands.model import RunRecord
-from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
+from metaheur.islands.params import GAParams, IslandParams, move_keys, search_sections, searches_as_dicts
 from metaheur.outputs import CHECKPOINT, check_writable, write_atomically
 from metaheur.problem.interface import Problem, SearchForm
 from metaheur.result import EpochRow
@@ -81,6 +81,7 @@ def params_from_dict(d: dict, sections: dict[str, type], *, strict: bool = True)
     its defaults); a section not among ``sections`` is an error, or with ``strict=False`` left out."""
     if not isinstance(d, dict) or "ga" not in d:
         raise ValueError("an island's parameters have no GA section")
+    d, _ = move_keys(d, {"ga": GAParams, **sections})  # a checkpoint of an earlier version
     unknown = sorted(set(d) - {"ga", *sections})
     if unknown and strict:
         raise ValueError(f"unknown parameter section(s) {', '.join(map(_shown, unknown))}")
@@ -561,7 +562,7 @@ def _one_line(exc: Exception) -> str:
 def _check_params(params: IslandParams, search: Problem, n: int) -> None:
     """An island's parameters are those of the searched problem's islands (crossover and island
     algorithm), with no more members or children than a checkpoint member may hold."""
-    params.ga.check_for(search)
+    params.check_for(search)
     rows = _member_limit(n) // (8 * search.n)
     if max(params.ga.population, params.ga.offspring) > rows:
         raise ValueError(f"an island of {params.ga.population} members and {params.ga.offspring} children a "

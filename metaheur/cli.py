@@ -7,6 +7,7 @@ status 2, never a traceback.
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sys
 import warnings
@@ -101,7 +102,17 @@ _PROBLEM_HELP = ("The problem that reads INSTANCE: a registered name (qap, tsp, 
 @click.option("--problem", "problem_name", help=_PROBLEM_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def info(instance: str | None, problem_name: str | None, as_json: bool) -> None:
-    """Describe INSTANCE, or without one list the registered problems, the devices and versions."""
+    """Describe INSTANCE, or a registered PROBLEM (its files, islands and parameter sections), or
+    without either list the registered problems, the devices and versions."""
+    if instance is not None and problem_name is None and not os.path.exists(instance):
+        from metaheur.describe import format_problem, problem_summary
+        from metaheur.problem.registry import registered
+
+        classes = registered(skip_broken=True)
+        if instance.lower() in classes:
+            summary = problem_summary(classes[instance.lower()])
+            _print_json(summary) if as_json else click.echo(format_problem(summary))
+            return
     if instance is None:
         from metaheur.devices import format_system_report, system_report
         from metaheur.problem.registry import describe_problems
@@ -217,19 +228,22 @@ def _table(results) -> str:
               help="Where the islands run (default auto: hybrid with a GPU, cpu-islands without).")
 @click.option("--device", "devices", multiple=True, help="Restrict to these devices: cpu, cuda, cuda:N (repeatable).")
 @click.option("--islands", type=INTEGER, help="Number of islands (default: one per core / GPU).")
-@click.option("--tabu-islands", type=INTEGER, help="CPU islands running the problem's local-search island instead of "
-              "the GA: QAP one continued robust tabu search (default: half of them, rounded down), a flow shop's "
-              "or user problem's chain (default: as the problem declares); 0: none, every island runs the problem's "
-              "default method (a GA; the flow shop's default is its chain).")
-@click.option("--walk-islands", type=INTEGER, hidden=True, help="Deprecated name of --tabu-islands.")
+@click.option("--ls-islands", type=INTEGER, help="CPU islands running the problem's local-search island (a continued "
+              "local search each) instead of the GA (default: as the problem declares, see metaheur info PROBLEM); "
+              "0: none, every island runs the problem's default method.")
+@click.option("--tabu-islands", type=INTEGER, hidden=True, help="Earlier name of --ls-islands.")
+@click.option("--walk-islands", type=INTEGER, hidden=True, help="Earlier name of --ls-islands.")
 @click.option("--population", type=INTEGER, help="Individuals per island.")
 @click.option("--offspring", type=INTEGER, help="Children per generation and island.")
-@click.option("--crossover", help="QAP: ux, cx, pmx; TSP: eax, ox; 'none' for local-search islands (tabu, ILS).")
-@click.option("--ls-budget", type=INTEGER, help="Local search per child: tabu iterations (QAP) or kicks (TSP).")
+@click.option("--crossover", help="The GA's crossover, one the problem offers (see metaheur info PROBLEM); 'none' for "
+              "islands of continued local searches.")
+@click.option("--ls-budget", type=INTEGER, help="Local search per child, in the unit of the problem's local search "
+              "(tabu iterations, kicks, greedy rounds; see metaheur info PROBLEM).")
 @click.option("--method", type=click.Choice(METHODS),
-              help="The local search of a problem the generic engine searches (flow shop, linear ordering, your own; "
-                   "docs/problems.md): tabu, ils (descent and kicks), ig (iterated greedy: needs partial_insert_row), "
-                   "auto (chosen by what the problem's functions cost: docs/problems.md).")
+              help="The local search of a problem the generic engine searches (one without search sections of its "
+                   "own, see metaheur info PROBLEM; docs/problems.md): tabu, ils (descent and kicks), "
+                   "ig (iterated greedy: needs partial_insert_row), auto (chosen by what the problem's functions "
+                   "cost: docs/problems.md).")
 @click.option("--moves", type=click.Choice(MOVES),
               help="Its neighbourhood: swap, insert or reverse, among the problem's moves (default: its first).")
 @click.option("--migration-interval", type=INTEGER,
@@ -251,14 +265,16 @@ def _table(results) -> str:
 @click.option("--json", "json_path", help="Write the result as JSON ({name} for several instances; - for standard "
               "output, the summary then goes to standard error).")
 @click.option("--stats", "stats_path", help="Write per-epoch statistics as CSV (- for standard output).")
-@click.option("--solution", "solution_path", help="Write the solution (.sln for QAP, .tour for TSP and ATSP).")
-@click.option("--plot", "plot_path", help="Write a figure of the run (convergence, and the tour for a TSP): "
+@click.option("--solution", "solution_path", help="Write the solution in the problem's solution format (see "
+              "metaheur info PROBLEM).")
+@click.option("--plot", "plot_path", help="Write a figure of the run (convergence, and the problem's picture of the "
+              "solution where it has one): "
               "PNG, SVG, PDF or JPEG by the file's extension.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail: how the local search of a problem of your own "
               "was chosen, islands and device loads.")
 def solve(instances, time_limit, generations, target, no_improvement, stop_at_optimum, initial_paths, seed,
-          problem_name, strategy, devices, islands, tabu_islands, walk_islands, population,
+          problem_name, strategy, devices, islands, ls_islands, tabu_islands, walk_islands, population,
           offspring, crossover, ls_budget, method, moves, migration_interval, topology, migration_policy, sync,
           epoch_seconds,
           epoch_generations, config_path, scheduler, dask_local, checkpoint_path, checkpoint_every, resume_path,
@@ -290,13 +306,15 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
             raise MetaheurError(f"{name} must be a finite number of seconds, got {value}")
     templates = {"--json": json_path, "--stats": stats_path, "--solution": solution_path, "--plot": plot_path}
     flags = {"strategy": strategy, "devices": list(devices) or None, "islands": islands,
-             "tabu_islands": tabu_islands if tabu_islands is not None else walk_islands, "sync": sync,
+             "ls_islands": next((v for v in (ls_islands, tabu_islands, walk_islands) if v is not None), None),
+             "sync": sync,
              "epoch_seconds": epoch_seconds,
              "epoch_generations": epoch_generations, "scheduler": scheduler, "dask_local": dask_local,
              "stop_at_optimum": stop_at_optimum}
     if resume_path is not None:
         _refuse_on_resume({"--seed": seed, "--strategy": strategy, "--device": devices, "--islands": islands,
-                           "--tabu-islands": tabu_islands, "--walk-islands": walk_islands, "--population": population,
+                           "--ls-islands": ls_islands, "--tabu-islands": tabu_islands, "--walk-islands": walk_islands,
+                           "--population": population,
                            "--offspring": offspring, "--crossover": crossover, "--ls-budget": ls_budget,
                            "--method": method, "--moves": moves,
                            "--migration-interval": migration_interval, "--topology": topology,
@@ -382,11 +400,12 @@ def _engine_search(problem, params, method: str | None, moves: str | None):
     search = problem.search_form().problem
     if search.search_params:
         own = ", ".join(f"[{cls.section}]" for cls in search.search_params)
-        raise MetaheurError(f"--method and --moves choose the generic engine's search (flow shop, linear ordering, "
-                            f"problems of your own); the {problem.kind.upper()} has its own ({own} in a config file)")
-    base = params.perm or search.default_params().search(PermSearchParams)
-    return replace(params, perm=replace(base, **{k: v for k, v in (("method", method), ("move", moves))
-                                                 if v is not None}))
+        raise MetaheurError(f"--method and --moves choose the generic engine's search (of problems without "
+                            f"search sections of their own); the {problem.kind.upper()} has its own ({own} in a "
+                            "config file)")
+    base = params.search(PermSearchParams) or search.default_params().search(PermSearchParams)
+    chosen = replace(base, **{k: v for k, v in (("method", method), ("move", moves)) if v is not None})
+    return replace(params, searches=(*params.searches, chosen))
 
 
 def _migration_params(config: dict, interval, topology, policy):

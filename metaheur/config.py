@@ -2,12 +2,13 @@
 
 Sections: ``[solve]`` (the stop rules and seed of :func:`metaheur.solve`: time_limit,
 generations, target, no_improvement, seed; and the plain fields of
-:class:`~metaheur.solve_params.SolveParams`: strategy, devices, islands, tabu_islands, sync,
+:class:`~metaheur.solve_params.SolveParams`: strategy, devices, islands, ls_islands, sync,
 epoch_seconds, epoch_generations, scheduler, dask_local, stop_at_optimum), ``[ga]`` (GAParams),
-one section per local search that SolveParams takes (:func:`sections`: ``[tabu]``, ``[ils]``,
-``[perm]``, the fields of the QAP's TabuParams, the TSP's ILSParams and the engine's
-PermSearchParams) and ``[migration]`` (MigrationParams). Unknown sections or keys are errors, so
-that a typo never silently changes nothing.
+one section per local search that the registered problems declare and the engine's own
+(:func:`sections`, :func:`~metaheur.islands.params.search_sections`: ``metaheur info PROBLEM``
+lists a problem's) and ``[migration]`` (MigrationParams). Unknown sections or keys are errors, so
+that a typo never silently changes nothing; a key that a section took over from another in an
+earlier version (``moved_from``) is read into its new section with a warning.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import math
 import os
 import re
 import sys
+import warnings
 
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.inputs import CONFIG, read_bytes
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.params import GAParams, search_sections
+from metaheur.islands.params import GAParams, move_keys, search_sections
 from metaheur.suggest import did_you_mean
 
 if sys.version_info >= (3, 11):
@@ -31,22 +33,17 @@ else:  # pragma: no cover - Python 3.10
 
 _NUMBER = (int, float)
 SOLVE_KEYS = {"time_limit": _NUMBER, "generations": int, "target": (int, str), "no_improvement": int, "seed": int,
-              "strategy": str, "devices": list, "islands": int, "tabu_islands": int,
+              "strategy": str, "devices": list, "islands": int, "ls_islands": int,
               "sync": bool, "epoch_seconds": _NUMBER,
               "epoch_generations": int, "scheduler": str, "dask_local": int, "stop_at_optimum": bool}
-_SOLVE_ALIASES = {"walk_islands": "tabu_islands"}  # deprecated names still read
+_SOLVE_ALIASES = {"walk_islands": "ls_islands", "tabu_islands": "ls_islands"}  # earlier names still read
 _ANNOTATIONS = {"int": int, "float": _NUMBER, "str": str, "bool": bool}
 
 
 def sections() -> dict[str, type]:
-    """Every section but ``[solve]``, with the parameter class it holds: ``[ga]``, the local
-    searches' that :class:`~metaheur.solve_params.SolveParams` takes (of the registered problems'
-    :func:`~metaheur.islands.params.search_sections`), ``[migration]``."""
-    from metaheur.solve_params import SolveParams
-
-    taken = {f.name for f in dataclasses.fields(SolveParams)}
-    searches = {name: cls for name, cls in search_sections().items() if name in taken}
-    return {"ga": GAParams, **searches, "migration": MigrationParams}
+    """Every section but ``[solve]``, with the parameter class it holds: ``[ga]``, every local
+    search's that is declared (:func:`~metaheur.islands.params.search_sections`), ``[migration]``."""
+    return {"ga": GAParams, **search_sections(), "migration": MigrationParams}
 
 
 def _check_type(path, where: str, key: str, value, expected) -> None:
@@ -90,8 +87,12 @@ def read_config(path: str | os.PathLike) -> dict:
         raise InputFormatError(path, "invalid TOML: nested too deep") from None
     except ValueError:  # Python's limit on the digits of an integer read from text
         raise InputFormatError(path, "invalid TOML: an integer too long to read") from None
-    out: dict = {"solve": {}}
+    out: dict = {"solve": {}, "searches": {}}
     known = sections()
+    data, moves = move_keys(data, known)
+    for move in moves:
+        warnings.warn(f"{os.fspath(path)}: {move}: read there (the key moved)", FutureWarning, stacklevel=2)
+    searches = set(search_sections())
     for section, values in data.items():
         if not isinstance(values, dict):
             raise InputFormatError(path, f"{section!r} must be a [section]")
@@ -112,7 +113,7 @@ def read_config(path: str | os.PathLike) -> dict:
                 if expected is not None and not (optional and value is None):
                     _check_type(path, section, key, value, expected)
             try:
-                out[section] = cls(**values)
+                (out["searches"] if section in searches else out)[section] = cls(**values)
             except MetaheurError as exc:
                 raise InputFormatError(path, f"[{section}] {exc}") from None
             except TypeError as exc:

@@ -4,6 +4,10 @@ What a problem shows of itself comes from the problem (:meth:`Problem.properties
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import re
+
 from metaheur.problem.best_known import beaten_optimum, gap_percent
 from metaheur.problem.interface import Problem
 
@@ -91,3 +95,57 @@ def _bks_text(d: dict) -> str:
     if d["best_known"] is None:
         return "unknown"
     return f"{d['best_known']} ({'optimal' if d['best_known_optimal'] else 'best known, not proven optimal'})"
+
+
+def problem_summary(cls: type[Problem]) -> dict:
+    """What ``metaheur info PROBLEM`` shows of a registered problem, as a JSON-ready dict: its
+    files, its crossovers with the island algorithm each runs, and its own parameter sections
+    (:attr:`Problem.search_params <metaheur.problem.SolvingPlan.search_params>`; the generic
+    engine's ``[perm]`` for a problem without its own) with every key's default: what a
+    ``--config`` file may set for it (docs/cli.md)."""
+    from metaheur.islands.params import ENGINE_SEARCHES, crossover_island
+
+    fmt = cls.formats
+    sections = cls.search_params or ENGINE_SEARCHES
+    return {
+        "kind": cls.kind, "title": cls.title, "sense": cls.sense,
+        "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
+        "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else [],
+        "solution_suffix": fmt.solution_suffix if fmt and fmt.write_solution else None,
+        "crossovers": {c: crossover_island(c, cls).__name__ for c in cls.crossovers},
+        "sections": {s.section: {"class": s.__name__, "doc": _first_sentence(s),
+                                 "keys": {f.name: _default(f) for f in dataclasses.fields(s)}}
+                     for s in sections},
+    }
+
+
+def format_problem(info: dict) -> str:
+    """Human-readable lines for :func:`problem_summary`."""
+    lines = [f"problem     {info['kind']}: {info['title']}" + (" (maximised)" if info["sense"] == "max" else "")]
+    files = ", ".join(info["extensions"]) or "none"
+    lines.append(f"files       {files}" + (f"; library folder {info['folder']}/" if info["folder"] else ""))
+    if info["generators"]:
+        lines.append(f"generated   {', '.join(info['generators'])} (optional :SEED)")
+    if info["solution_suffix"]:
+        lines.append(f"solutions   {info['solution_suffix']} files")
+    lines.append("crossovers  " + ", ".join(f"{c} ({algorithm})" for c, algorithm in info["crossovers"].items()))
+    for name, section in info["sections"].items():
+        lines.append(f"[{name}]" + " " * max(1, 11 - len(name)) + f"{section['class']}: {section['doc']}")
+        lines += [f"  {key} = {value}" for key, value in section["keys"].items()]
+    return "\n".join(lines)
+
+
+def _default(field: dataclasses.Field):
+    """A field's default as a config file writes it (None: not set, chosen for the instance)."""
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None
+
+
+def _first_sentence(cls: type) -> str:
+    """The first sentence of ``cls``'s docstring as plain text (reST roles and literals unmarked)."""
+    doc = " ".join((inspect.getdoc(cls) or "").split())
+    doc = re.sub(r":\w+:`~?(?:[^`<]*<)?([^`>]*)>?`", lambda m: m.group(1).rsplit(".", 1)[-1], doc).replace("``", "")
+    return doc.split(". ")[0].rstrip(".") if doc else ""

@@ -6,36 +6,40 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
-from metaheur.search.perm_search import PermSearchParams
 
 RUN_KEYS = ("time_limit", "generations", "target", "no_improvement", "seed")  # [solve] keys that are solve()'s own
+#: Earlier names of fields, still taken (with a warning).
+RENAMED = {"tabu_islands": "ls_islands", "walk_islands": "ls_islands"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SolveParams:
     """How a solve runs.
 
     ``strategy``: ``auto`` (hybrid with a GPU, cpu-islands without), ``cpu-serial``,
     ``cpu-islands``, ``gpu`` or ``hybrid``; ``devices``: the devices to use (``"cpu"``,
     ``"cuda:0"``; default all); ``islands``: how many (default one per core or GPU);
-    ``tabu_islands``: CPU islands that run the problem's local-search island instead of the GA
-    (:meth:`Problem.local_search_island <metaheur.problems.Problem.local_search_island>`; QAP: one
-    continued robust tabu search each; a flow shop or a user problem: a chain of its local
-    search), default :meth:`Problem.default_local_search_islands
-    <metaheur.problems.Problem.default_local_search_islands>` (QAP: half, rounded down).
-    ``ga``, ``tabu``, ``ils``, ``migration``: the parameters of the GA, the tabu search (QAP,
-    ``TabuParams``), the iterated local search (TSP, ``ILSParams``) and the migration (``perm``: the
-    generic local search of a user's :class:`~metaheur.PermutationProblem`); a local search's
-    parameters go by their section's name (:func:`~metaheur.islands.params.search_sections`);
-    ``None`` takes the instance's defaults (:meth:`Problem.default_params
-    <metaheur.problems.Problem.default_params>` and :meth:`Problem.default_migration
-    <metaheur.problems.Problem.default_migration>`).
+    ``ls_islands``: CPU islands that run the problem's local-search island instead of the GA
+    (:meth:`Problem.local_search_island <metaheur.problem.SolvingPlan.local_search_island>`, a
+    continued local search each), default :meth:`Problem.default_local_search_islands
+    <metaheur.problem.SolvingPlan.default_local_search_islands>`.
+    ``ga``, ``migration``: the parameters of the GA and the migration; ``searches``: those of the
+    local searches, by section: a mapping ``{"tabu": TabuParams(scale=4)}`` or a sequence of
+    parameter objects, each of a class that the problems declare (:attr:`Problem.search_params
+    <metaheur.problem.SolvingPlan.search_params>`, listed by ``metaheur info PROBLEM``) or the
+    engine's ``PermSearchParams`` (``perm``). ``SolveParams(tabu=..., ils=...)`` (a section by its
+    name as a keyword) is an earlier spelling, still taken with a ``DeprecationWarning``, as is
+    ``tabu_islands`` for ``ls_islands``; ``params.tabu`` reads a section given. ``None`` (a
+    section not given) takes the instance's defaults (:meth:`Problem.default_params
+    <metaheur.problem.SolvingPlan.default_params>` and :meth:`Problem.default_migration
+    <metaheur.problem.SolvingPlan.default_migration>`).
     ``sync``: epochs of ``epoch_generations`` generations (the result is then the same for a seed
     wherever it runs), else epochs of ``epoch_seconds``. ``scheduler`` (``tcp://HOST:PORT``) or
     ``dask_local`` (workers): run the CPU islands on a Dask cluster. ``stop_at_optimum``: end the
@@ -46,11 +50,9 @@ class SolveParams:
     strategy: str = "auto"
     devices: tuple[str, ...] | None = None
     islands: int | None = None
-    tabu_islands: int | None = None
+    ls_islands: int | None = None
     ga: GAParams | None = None
-    tabu: Any = None  # the QAP's TabuParams
-    ils: Any = None  # the TSP's ILSParams
-    perm: PermSearchParams | None = None
+    searches: tuple = ()
     migration: MigrationParams | None = None
     sync: bool = False
     epoch_seconds: float = 1.0
@@ -58,6 +60,29 @@ class SolveParams:
     scheduler: str | None = None
     dask_local: int | None = None
     stop_at_optimum: bool = True
+
+    def __init__(self, strategy: str = "auto", devices: Iterable[str] | None = None, islands: int | None = None,
+                 ls_islands: int | None = None, ga: GAParams | None = None,
+                 searches: Mapping[str, Any] | Iterable[Any] = (), migration: MigrationParams | None = None,
+                 sync: bool = False, epoch_seconds: float = 1.0, epoch_generations: int = 5,
+                 scheduler: str | None = None, dask_local: int | None = None, stop_at_optimum: bool = True,
+                 **earlier: Any) -> None:
+        values = dict(locals())
+        for name in ("self", "earlier", "__class__"):
+            values.pop(name, None)
+        for old, new in RENAMED.items():
+            if old in earlier:
+                warnings.warn(f"SolveParams({old}=...) is now {new}=...", DeprecationWarning, stacklevel=2)
+                value = earlier.pop(old)
+                values[new] = value if values[new] is None else values[new]
+        if earlier:
+            warnings.warn(f"SolveParams({', '.join(f'{k}=...' for k in earlier)}): give the local searches' "
+                          f"parameters as searches={{{', '.join(repr(k) for k in earlier)}: ...}}",
+                          DeprecationWarning, stacklevel=2)
+        values["searches"] = _by_section(searches, earlier)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if self.devices is not None:
@@ -70,17 +95,35 @@ class SolveParams:
             raise MetaheurError(f"epoch_generations must be at least 1, got {self.epoch_generations}")
 
     def search(self, cls: type) -> Any:
-        """The parameters given for ``cls``'s section (a field of that name), or None (the
-        instance's defaults; the solver checks their class)."""
-        return getattr(self, cls.section, None)
+        """The parameters given for ``cls``'s section, or None (the instance's defaults; the solver
+        checks their class)."""
+        return self.section(cls.section)
+
+    def section(self, name: str) -> Any:
+        """The parameters given for the section ``name``, or None."""
+        return next((value for value in self.searches if type(value).section == name), None)
+
+    def __getattr__(self, name: str) -> Any:
+        """A section's parameters by its name (``params.tabu``), None when not given; the earlier
+        name of a field (``params.tabu_islands``)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in RENAMED:
+            return getattr(self, RENAMED[name])
+        from metaheur.islands.params import search_sections
+
+        if name in search_sections():
+            return self.section(name)
+        raise AttributeError(f"{type(self).__name__} has no attribute or search section {name!r}")
 
     @classmethod
     def from_config(cls, config: dict) -> SolveParams:
-        """The parameters of a configuration read by :func:`metaheur.config.read_config`."""
-        names = {f.name for f in fields(cls)}
+        """The parameters of a configuration read by :func:`metaheur.config.read_config` (its local
+        searches' sections: ``config["searches"]``)."""
+        names = {f.name for f in fields(cls)} - {"searches"}
         values = {k: v for k, v in config["solve"].items() if k in names}
         values.update({k: v for k, v in config.items() if k in names and v is not None})
-        return cls(**values)
+        return cls(**values, searches=config.get("searches", {}))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> SolveParams:
@@ -96,3 +139,29 @@ class SolveParams:
             warnings.warn(f"{os.fspath(path)}: [solve] {', '.join(left)} are arguments of solve(), not "
                           "parameters: SolveParams.from_file leaves them out", UserWarning, stacklevel=2)
         return cls.from_config(config)
+
+
+def _by_section(searches: Mapping[str, Any] | Iterable[Any], named: Mapping[str, Any]) -> tuple:
+    """The local searches' parameters given, as a tuple sorted by section (one object a section,
+    None values left out): ``searches`` as a mapping from section name or a sequence, and
+    ``named`` (sections given by keyword). A value whose class has no ``section``, or is not
+    the class of the section it is given for, is a one-line error."""
+    if isinstance(searches, Mapping):
+        pairs = list(searches.items())
+    elif isinstance(searches, (str, bytes)) or not isinstance(searches, Iterable):
+        raise MetaheurError("searches takes a mapping {section: parameters} or a sequence of local searches' "
+                            f"parameters, got {type(searches).__name__}")
+    else:
+        pairs = [(getattr(type(value), "section", None), value) for value in searches]
+    out: dict[str, Any] = {}
+    for name, value in [*pairs, *named.items()]:
+        if value is None:
+            continue
+        section = getattr(type(value), "section", None)
+        if not isinstance(section, str):
+            raise MetaheurError(f"{type(value).__name__} is not the parameters of a local search (no section)")
+        if name is not None and section != name:
+            raise MetaheurError(f"{name} takes the parameters of section {name}, got {type(value).__name__} "
+                                f"(section {section})")
+        out[section] = value
+    return tuple(value for _, value in sorted(out.items()))

@@ -104,7 +104,7 @@ def _island_params(problem: Problem, dev: Device, ga: GAParams, searches: tuple,
 
 
 def _searches(search: Problem, params: SolveParams, defaults: IslandParams) -> tuple:
-    """The local searches' parameters of a run: those given (``SolveParams.tabu``, ...), else the
+    """The local searches' parameters of a run: those given (``SolveParams.searches``), else the
     instance's defaults, for every section the islands of ``search`` know
     (:func:`~metaheur.islands.params.search_sections`); a section given an object of another
     class is a one-line error."""
@@ -266,11 +266,11 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     compile_before = compile_seconds_total()  # the probe of the choice below may build kernels
     tuned, choice = search.choose_search(IslandParams(ga, _searches(search, params, defaults)),
                                          _run_budget(stop_rules_, params.sync, island_devices))
-    ga, searches = tuned.ga, tuned.searches
+    ga, searches = tuned.check_for(problem).ga, tuned.searches
     migration = params.migration or problem.default_migration()
     island_params = [_island_params(search, d, ga, searches, strategy in ("hybrid", "gpu"), params.ga is None)
                      for d in island_devices]
-    island_params = _with_ls_islands(search, island_params, island_devices, params.tabu_islands)
+    island_params = _with_ls_islands(search, island_params, island_devices, params.ls_islands)
     search.check_memory(island_devices)
     check_host_memory(search.n, island_params)
     settings = RunSettings(

@@ -12,8 +12,10 @@ and device buffers, built once per process).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -48,18 +50,22 @@ class Island:
     """One island algorithm on the operators ``ops`` of its problem and device.
 
     Subclasses override :meth:`generation` and, where their algorithm differs, the other steps.
-    Class attributes tell the planner what the algorithm needs: ``candidate_quadrant`` (TSP: the
-    quadrant neighbours of the candidate lists, None for those of the ILS parameters) and
-    ``sized_by_gpu_wave`` (a GPU island improves at least one wave of children a generation);
+    Class attributes tell the planner what the algorithm needs: ``operator_options`` (keyword
+    arguments its problem's :meth:`Problem.operators <metaheur.problem.SolvingPlan.operators>` is
+    called with for its islands, which the framework passes on unread: the TSP's EAX islands ask
+    for quadrant candidate lists) and ``sized_by_gpu_wave`` (a GPU island improves at least one
+    wave of children a generation);
     ``local_search_only``: its generations are steps of local searches, not GA generations (the
     run's counters keep them apart; such an island keeps one member and one child, :meth:`sizes`);
     ``automatic_population``: a population of size 0 is sized by the algorithm (EAX);
+    ``restarts``: the values of ``GAParams.restart`` it adds to those of every algorithm;
     ``saved_searches``: what it keeps of its searches between epochs (none by default)."""
 
-    candidate_quadrant: int | None = None
+    operator_options: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     sized_by_gpu_wave = False
     local_search_only = False
     automatic_population = False
+    restarts: ClassVar[tuple[str, ...]] = ()
     saved_searches: ClassVar[SavedSearches | None] = None
 
     def __init__(self, spec: IslandSpec, ops):
@@ -90,8 +96,8 @@ class Island:
         return {}
 
     @classmethod
-    def check_params(cls, ga: GAParams, problem: Problem) -> None:
-        """Refuse GA parameters the algorithm cannot run on ``problem`` (none by default)."""
+    def check_params(cls, params: IslandParams, problem: Problem) -> None:
+        """Refuse parameters the algorithm cannot run on ``problem`` (none by default)."""
 
     @classmethod
     def accepts_migrants(cls, params: IslandParams, state: IslandState) -> bool:

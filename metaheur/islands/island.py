@@ -132,7 +132,7 @@ def island_for(spec: IslandSpec) -> Island:
     ga = spec.params.ga
     ops = operators_for(spec.problem, spec.device, spec.params, spec.fingerprint,
                         ls_budget=cls.ls_budget(ga, spec.problem),
-                        quadrant=cls.candidate_quadrant,
+                        options=cls.operator_options,
                         island=spec.index if os.getpid() == spec.owner_pid else None)
     return cls(spec, ops)
 

@@ -6,8 +6,9 @@ process (a worker builds them once) and the split of a batch too large for the d
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,7 +63,8 @@ _CACHE_LOCK = threading.Lock()  # GPU islands' threads look up and build at the 
 
 
 def operators_for(problem: Problem, device: str | Device, params: IslandParams, key: str, *,
-                  ls_budget: int | None = None, quadrant: int | None = None, island: int | None = None):
+                  ls_budget: int | None = None, options: Mapping[str, Any] | None = None,
+                  island: int | None = None):
     """The operators of ``problem`` on ``device`` (cached in this process under ``key``, a
     fingerprint of the instance, and their owner). Islands that take turns in one thread (the
     epochs of a worker process) share them: an island sets up its searches from its own state at
@@ -74,16 +76,18 @@ def operators_for(problem: Problem, device: str | Device, params: IslandParams, 
     size (population, offspring), which the balancer changes and the operators do not use, is
     not part of the key.
     ``ls_budget``: local-search effort per child (None: the GA parameters' or the problem's
-    default, :func:`~metaheur.islands.params.ls_budget`); ``quadrant``: the quadrant neighbours
-    of candidate lists (TSP; None: the parameters')."""
+    default, :func:`~metaheur.islands.params.ls_budget`); ``options``: the island algorithm's own
+    keyword arguments of :meth:`Problem.operators <metaheur.problem.SolvingPlan.operators>`
+    (:attr:`Island.operator_options <metaheur.islands.base.Island.operator_options>`)."""
     dev = parse_device(device)
     owner = ("island", island) if island is not None else ("thread", threading.get_ident())
     shape_free = replace(params, ga=replace(params.ga, population=1, offspring=1))
-    cache_key = (key, dev.name, shape_free, owner, ls_budget, quadrant)
+    options = dict(options or {})
+    cache_key = (key, dev.name, shape_free, owner, ls_budget, tuple(sorted(options.items())))
     with _CACHE_LOCK:
         ops = _CACHE.get(cache_key)
     if ops is None:
-        ops = problem.operators(dev, params, ls_budget, quadrant)
+        ops = problem.operators(dev, params, ls_budget, **options)
         with _CACHE_LOCK:
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.pop(next(iter(_CACHE)))  # forget the oldest

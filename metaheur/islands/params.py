@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 #: The crossovers of the engine's GA operators (metaheur/ga/), and ``none``: no crossover, an island
 #: of continued local searches. A problem may offer more (the TSP's ``eax``).
 ENGINE_CROSSOVERS = (*PERM_CROSSOVERS, ORDER_CROSSOVER, "none")
-RESTARTS = ("best", "full", "ils")
-STARTS = ("auto", "random", "curve")
+#: The restarts every island algorithm knows; an algorithm may declare more (:attr:`Island.restarts
+#: <metaheur.islands.base.Island.restarts>`: the TSP's EAX islands' ``ils``).
+RESTARTS = ("best", "full")
 REPLACEMENTS = ("steady", "bnp")
 #: The engine's own local-search parameters (the generic search of a user's problem), a section
 #: every run has beside those the problems declare (:attr:`Problem.search_params
@@ -37,32 +38,26 @@ class GAParams:
     ``population``: individuals kept; ``offspring``: children per generation (each improved by
     local search); ``crossover``: one the problem offers (:attr:`Problem.crossovers
     <metaheur.problems.Problem.crossovers>`; the engine's ``ux``/``cx``/``pmx`` of assignments and
-    ``ox`` of orders, the TSP's ``eax``), or ``none`` for a local-search-only island (a tabu island
-    for the QAP, an ILS island for the TSP: each member's search goes on);
-    ``mutation``: random swaps (QAP) or segment reversals (TSP) applied to each child;
-    ``ls_budget``: local-search effort per child (tabu iterations for the QAP, kicks for the TSP;
-    ``None``: a size-based default); ``restart_after``: generations without a new best in the
-    population before it restarts (0: never); ``restart``: ``best`` keeps the population's best
-    and replaces the others by new improved random solutions, ``full`` replaces every member (a
-    new, independent GA; the island's best is kept apart in its state and is still what it
-    reports and sends as a migrant), ``ils`` (EAX islands; others as ``best``) makes the
-    converged island go on as an iterated local search of its best, ``ils_kicks`` kicks a
-    generation (None: n / 10); ``replacement``: ``steady`` (each child replaces a worse
+    ``ox`` of orders, or those a problem adds), or ``none`` for a local-search-only island (each
+    member's search goes on); ``mutation``: random mutations applied to each child (swaps, or
+    segment reversals with ``ox``);
+    ``ls_budget``: local-search effort per child (its unit is the problem's local search's: tabu
+    iterations, kicks, greedy rounds; ``None``: a size-based default); ``restart_after``:
+    generations without a new best in the population before it restarts (0: never);
+    ``restart``: ``best`` keeps the population's best and replaces the others by new improved
+    random solutions, ``full`` replaces every member (a new, independent GA; the island's best is
+    kept apart in its state and is still what it reports and sends as a migrant), or a restart
+    an island algorithm declares (:func:`restarts`: the TSP's EAX islands' ``ils`` goes on as an
+    iterated local search of the converged island's best); ``replacement``: ``steady`` (each child replaces a worse
     member, :func:`~metaheur.islands.memetic.replace_members`) or ``bnp``, the
     best-non-penalised survivors of members and children together, whose distance threshold
     shrinks as the run goes on (:func:`~metaheur.islands.memetic.keep_non_penalised`; Lugo,
     Segura and Miranda 2022).
 
-    With ``crossover = "eax"`` the island runs the GA of Nagata and Kobayashi (2013) instead (see
-    :class:`~metaheur.problems.tsp.eax_island.EAXIsland`): every member is parent A once a
-    generation, ``tries`` EAX children per pair, no local search of children; ``population = 0``
-    sizes the population from the time budget; ``ls_budget`` is then the kicks of the local
-    search that builds the population;
-    ``starts``: the tours that search starts from, ``random`` permutations, ``curve``
-    (space-filling-curve tours, instances with coordinates) or ``auto`` (curve tours on a GPU and
-    from 10,000 cities, :func:`~metaheur.problems.tsp.operators.curve_starts`); ``init_share``: the
-    share of the time budget that builds an automatic population (None: 0.1 for curve starts on
-    the CPU, else 0.3; docs/decisions/tsp-start.md).
+    A crossover may run another island algorithm (:meth:`Problem.island_algorithms
+    <metaheur.problem.SolvingPlan.island_algorithms>`), with its own parameters in a section its
+    problem declares; ``population = 0`` asks an algorithm that sizes its population itself
+    (:attr:`Island.automatic_population <metaheur.islands.base.Island.automatic_population>`).
     """
 
     population: int = 20
@@ -71,19 +66,13 @@ class GAParams:
     mutation: int = 0
     ls_budget: int | None = None
     restart_after: int = 30
-    tries: int = 30
     restart: str = "best"
-    starts: str = "auto"
-    init_share: float | None = None
     replacement: str = "steady"
-    ils_kicks: int | None = None
 
     def __post_init__(self) -> None:
         if self.population < 0 or (self.population == 0 and not crossover_island(self.crossover).automatic_population):
             auto = ", ".join(c for c, cls in crossover_islands().items() if cls.automatic_population)
             raise MetaheurError(f"population must be at least 1 (0, automatic, with {auto}), got {self.population}")
-        if not 1 <= self.tries <= INT32_MAX:
-            raise MetaheurError(f"tries must be from 1 to {INT32_MAX}, got {self.tries}")
         if self.offspring < 1:
             raise MetaheurError(f"offspring per generation must be at least 1, got {self.offspring}")
         if not 0 <= self.mutation <= INT32_MAX:
@@ -96,24 +85,23 @@ class GAParams:
             raise MetaheurError(f"unknown crossover {self.crossover!r}")
         if self.replacement not in REPLACEMENTS:
             raise MetaheurError(f"unknown replacement {self.replacement!r}: use one of {', '.join(REPLACEMENTS)}")
-        if self.restart not in RESTARTS:
-            raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(RESTARTS)}")
-        if self.starts not in STARTS:
-            raise MetaheurError(f"unknown starts {self.starts!r}: use one of {', '.join(STARTS)}")
-        if self.ils_kicks is not None and self.ils_kicks < 1:
-            raise MetaheurError(f"ils_kicks must be at least 1, got {self.ils_kicks}")
-        if self.init_share is not None and not 0 < self.init_share <= 1:
-            raise MetaheurError(f"init_share must be in (0, 1], got {self.init_share}")
+        if self.restart not in restarts():
+            raise MetaheurError(f"unknown restart {self.restart!r}: use one of {', '.join(restarts())}")
 
     def check_for(self, problem: Problem) -> GAParams:
-        """These parameters, when ``problem`` accepts the crossover and its island algorithm
-        accepts them (:meth:`Island.check_params <metaheur.islands.base.Island.check_params>`)."""
+        """These parameters, when ``problem`` accepts the crossover."""
         allowed = problem.crossovers
         if self.crossover not in allowed:
             raise MetaheurError(f"crossover {self.crossover!r} is not for the {problem.kind.upper()}: "
                                 f"use one of {', '.join(allowed)}")
-        crossover_island(self.crossover, problem).check_params(self, problem)
         return self
+
+
+def restarts() -> tuple[str, ...]:
+    """The restarts a ``GAParams`` accepts: every algorithm's (:data:`RESTARTS`) and those the
+    island algorithms of the registered problems declare (:attr:`Island.restarts
+    <metaheur.islands.base.Island.restarts>`)."""
+    return RESTARTS + tuple(dict.fromkeys(r for cls in crossover_islands().values() for r in cls.restarts))
 
 
 def crossover_islands() -> dict[str, type[Island]]:
@@ -190,6 +178,13 @@ class IslandParams:
         """These parameters with ``values`` replacing those of their sections."""
         return IslandParams(self.ga, (*self.searches, *values))
 
+    def check_for(self, problem: Problem) -> IslandParams:
+        """These parameters, when ``problem`` accepts the crossover and its island algorithm
+        accepts them (:meth:`Island.check_params <metaheur.islands.base.Island.check_params>`)."""
+        self.ga.check_for(problem)
+        crossover_island(self.ga.crossover, problem).check_params(self, problem)
+        return self
+
     def __getattr__(self, name: str) -> Any:
         """A registered section by its name (``params.tabu``)."""
         cls = None if name.startswith("_") else search_sections().get(name)
@@ -222,6 +217,34 @@ def _search_sections(classes: tuple[type[Problem], ...]) -> dict[str, type]:
         declared.setdefault(cls.section, cls)
     first = [f.name for f in fields(SolveParams) if f.name in declared]
     return {name: declared[name] for name in [*first, *(n for n in declared if n not in first)]}
+
+
+def moved_keys(sections: dict[str, type]) -> dict[str, dict[str, str]]:
+    """Keys that a section declared by a problem took over from another section (its class's
+    ``moved_from``: section -> keys), as ``{old section: {key: new section}}``: what a
+    configuration file or a checkpoint of an earlier version still holds in the old place."""
+    out: dict[str, dict[str, str]] = {}
+    for name, cls in sections.items():
+        for old, keys in getattr(cls, "moved_from", {}).items():
+            out.setdefault(old, {}).update(dict.fromkeys(keys, name))
+    return out
+
+
+def move_keys(values: dict[str, dict], sections: dict[str, type]) -> tuple[dict[str, dict], list[str]]:
+    """``values`` (section -> keys) with the keys of :func:`moved_keys` in their new sections (a
+    key given in both keeps the new section's), and the moves made (``"[ga] tries -> [eax]"``)."""
+    out = {name: dict(keys) if isinstance(keys, dict) else keys for name, keys in values.items()}
+    moves = []
+    for old, keys in moved_keys(sections).items():
+        if not isinstance(out.get(old), dict):
+            continue
+        for key in [k for k in out[old] if k in keys]:
+            value = out[old].pop(key)
+            new = out.setdefault(keys[key], {})
+            if isinstance(new, dict):
+                new.setdefault(key, value)
+            moves.append(f"[{old}] {key} -> [{keys[key]}]")
+    return out, moves
 
 
 def searches_as_dicts(params: IslandParams, sections: dict[str, type]) -> dict[str, dict]:

@@ -102,8 +102,7 @@ class PermCrossovers:
 class PermOperators:
     """What the islands drive for a :class:`~metaheur.problem.permutation.PermutationProblem`."""
 
-    def __init__(self, problem, device: Device, params: IslandParams, ls_budget: int | None = None,
-                 quadrant: int | None = None):
+    def __init__(self, problem, device: Device, params: IslandParams, ls_budget: int | None = None):
         self.problem, self.device, self.params, self.n = problem, parse_device(device), params, problem.n
         self.method, _ = params.search(PermSearchParams).resolved(problem)
         self.ls_budget = (params.ga.ls_budget if params.ga.ls_budget is not None

@@ -203,12 +203,13 @@ class Problem(ABC):
 
         return MigrationParams()
 
-    def operators(self, device: Device, params: IslandParams, ls_budget: int | None = None,
-                  quadrant: int | None = None) -> Any:
+    def operators(self, device: Device, params: IslandParams, ls_budget: int | None = None, **options: Any) -> Any:
         """The operators the islands drive on ``device`` (random solutions, crossover, mutation,
         local search, distances, exact cost; see metaheur/islands/operators.py). The costs they
         return are engine costs (``engine_sign * value``), what islands, migration and selection
-        minimise."""
+        minimise. ``options``: what the island algorithm asks of its problem's operators
+        (:attr:`Island.operator_options <metaheur.islands.base.Island.operator_options>`), for a
+        problem's own island algorithms; the framework passes them on unread."""
         raise MetaheurError(f"the {self.kind or type(self).__name__} problem has no island operators")
 
     @classmethod

@@ -204,7 +204,7 @@ class PermutationProblem(Problem):
         chosen.resolved(self)  # a method the problem cannot run is refused here, in one line
         return replace(params, ga=replace(ga, ls_budget=choice.ls_budget)).with_search(chosen), choice
 
-    def operators(self, device, params, ls_budget: int | None = None, quadrant: int | None = None):
+    def operators(self, device, params, ls_budget: int | None = None):
         """The generic operators (metaheur/islands/perm_operators.py), or the numpy-only ones."""
         if self.device_code is None:
             from metaheur.islands.numpy_operators import NumpyOperators
@@ -212,7 +212,7 @@ class PermutationProblem(Problem):
             return NumpyOperators(self, device, params, ls_budget)
         from metaheur.islands.perm_operators import PermOperators
 
-        return PermOperators(self, device, params, ls_budget, quadrant)
+        return PermOperators(self, device, params, ls_budget)
 
     @classmethod
     def island_algorithms(cls) -> dict:

@@ -20,8 +20,7 @@ class QAPOperators(Operators):
 
     crossovers = PermGA
 
-    def __init__(self, qap: QAP, device: Device, params: IslandParams, ls_budget: int | None = None,
-                 quadrant: int | None = None):
+    def __init__(self, qap: QAP, device: Device, params: IslandParams, ls_budget: int | None = None):
         super().__init__(qap, device, params, ls_budget)
         self._tabu: QAPTabuBatch | None = None
 

@@ -165,10 +165,10 @@ class QAP(Problem):
         """Tabu iterations per child: 50 n (docs/decisions/qap-ga-settings.md)."""
         return 50 * self.n
 
-    def operators(self, device, params, ls_budget=None, quadrant=None):
+    def operators(self, device, params, ls_budget=None):
         from metaheur.problems.qap.operators import QAPOperators
 
-        return QAPOperators(self, device, params, ls_budget, quadrant)
+        return QAPOperators(self, device, params, ls_budget)
 
     @classmethod
     def island_algorithms(cls) -> dict:

@@ -9,9 +9,9 @@ kernels/tsp/) and its picture (``picture``). The ATSP (problems/atsp/) is search
 
 from metaheur.problems.tsp import best_known as _best_known  # noqa: F401  (registers TSPLIB's table)
 from metaheur.problems.tsp.generators import clustered_tsp, uniform_tsp
-from metaheur.problems.tsp.params import ILSParams
+from metaheur.problems.tsp.params import EAXParams, ILSParams
 from metaheur.problems.tsp.problem import MATRIX_BUDGET, TSP, TourProblem, canonical_tours
 from metaheur.problems.tsp.tsplib import read_city_list, read_tour, read_tsplib, write_tour
 
-__all__ = ["MATRIX_BUDGET", "TSP", "ILSParams", "TourProblem", "canonical_tours", "clustered_tsp", "read_city_list",
-           "read_tour", "read_tsplib", "uniform_tsp", "write_tour"]
+__all__ = ["MATRIX_BUDGET", "TSP", "EAXParams", "ILSParams", "TourProblem", "canonical_tours", "clustered_tsp",
+           "read_city_list", "read_tour", "read_tsplib", "uniform_tsp", "write_tour"]

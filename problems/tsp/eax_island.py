@@ -21,6 +21,7 @@ members and restarts are cheap enough that a small population that restarts ofte
 from __future__ import annotations
 
 import time
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +29,8 @@ import numpy as np
 from metaheur import live
 from metaheur.errors import MetaheurError
 from metaheur.islands.base import Island, seconds_to
-from metaheur.islands.params import GAParams
+from metaheur.islands.params import GAParams, IslandParams
+from metaheur.problems.tsp.params import EAXParams
 
 if TYPE_CHECKING:
     from metaheur.islands.island import IslandSpec
@@ -51,11 +53,11 @@ def population_size(per_member: float, time_limit: float | None, built: int, sha
     return int(min(MAX_POPULATION, max(built, MIN_POPULATION, share * time_limit / max(per_member, 1e-6))))
 
 
-def init_share(ga: GAParams, curve_starts: bool, on_gpu: bool) -> float:
-    """The share of the time budget that builds an automatic population: ``ga.init_share``, else
+def init_share(eax: EAXParams, curve_starts: bool, on_gpu: bool) -> float:
+    """The share of the time budget that builds an automatic population: ``eax.init_share``, else
     ``CURVE_INIT_SHARE`` for curve starts on the CPU, else ``INIT_SHARE``."""
-    if ga.init_share is not None:
-        return ga.init_share
+    if eax.init_share is not None:
+        return eax.init_share
     return CURVE_INIT_SHARE if curve_starts and not on_gpu else INIT_SHARE
 
 
@@ -65,10 +67,10 @@ def selection(progress: float | None, stale: int) -> str:
     return "greedy" if progress >= GREEDY_AT else "entropy"
 
 
-def ils_kicks(ga: GAParams, n: int) -> int:
-    """Kicks a generation of an island that continues as an ILS: ``ga.ils_kicks``, else
+def ils_kicks(eax: EAXParams, n: int) -> int:
+    """Kicks a generation of an island that continues as an ILS: ``eax.ils_kicks``, else
     ``n // ILS_KICK_CITIES`` (at least 50)."""
-    return ga.ils_kicks or max(50, n // ILS_KICK_CITIES)
+    return eax.ils_kicks or max(50, n // ILS_KICK_CITIES)
 
 
 def may_restart(progress: float | None) -> bool:
@@ -82,8 +84,9 @@ class EAXIsland(Island):
 
     # EAX merges sub-tours over the candidate lists: quadrant candidates (Helsgaun 2000) connect
     # the clusters of clustered instances, which nearest neighbours alone leave apart
-    candidate_quadrant = EAX_QUADRANT
+    operator_options = MappingProxyType({"quadrant": EAX_QUADRANT})
     automatic_population = True
+    restarts = ("ils",)
 
     @classmethod
     def label(cls, spec: IslandSpec) -> str:
@@ -100,9 +103,9 @@ class EAXIsland(Island):
         return {"population": 0, "offspring": 1}
 
     @classmethod
-    def check_params(cls, ga: GAParams, problem: Problem) -> None:
+    def check_params(cls, params: IslandParams, problem: Problem) -> None:
         """Curve starts need city coordinates."""
-        if ga.starts == "curve" and getattr(problem, "coords", None) is None:
+        if params.search(EAXParams).starts == "curve" and getattr(problem, "coords", None) is None:
             raise MetaheurError(f"starts = 'curve' needs city coordinates, which {problem.name} has not: "
                                 "use 'random' or 'auto'")
 
@@ -117,7 +120,7 @@ class EAXIsland(Island):
         if self.spec.params.ga.population:
             return super().first_population(state, deadline, time_left)
         (pop, costs), per = timed(lambda k: self.new_members(state, k, deadline, self.spec.initial), MIN_POPULATION)
-        share = init_share(self.spec.params.ga, self.ops.curve_starts, self.ops.device.is_gpu)
+        share = init_share(self.spec.params.search(EAXParams), self.ops.curve_starts, self.ops.device.is_gpu)
         more = population_size(per, time_left, MIN_POPULATION, share) - MIN_POPULATION
         if more > 0 and (deadline is None or time.perf_counter() < deadline) and not live.stop_requested():
             extra, extra_costs = self.new_members(state, more, deadline)
@@ -166,9 +169,10 @@ class EAXIsland(Island):
         """The ILS of the best member, from it (a local optimum: no first descent); the result
         replaces it when not longer."""
         b = int(np.argmin(state.costs))
+        kicks = ils_kicks(self.spec.params.search(EAXParams), self.ops.n)
         tours, lengths, iters = self.ops.improve(self.ops.device.asarray(state.population[b:b + 1], np.int32),
                                                  self.keys(state, 1), time_limit=seconds_to(deadline),
-                                                 kicks=ils_kicks(self.spec.params.ga, self.ops.n), descended=True)
+                                                 kicks=kicks, descended=True)
         state.ls_iterations += int(np.sum(iters))
         if lengths[0] <= state.costs[b]:
             state.population[b], state.costs[b] = tours[0], lengths[0]

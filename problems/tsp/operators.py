@@ -19,7 +19,7 @@ from metaheur.problems.tsp.descent import TSPDescentBatch
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
 from metaheur.problems.tsp.eax import EAXGenerations
 from metaheur.problems.tsp.ils import TSPILSBatch, greedy_tour
-from metaheur.problems.tsp.params import ILSParams
+from metaheur.problems.tsp.params import EAXParams, ILSParams
 from metaheur.problems.tsp.problem import TSP, canonical_tours
 from metaheur.problems.tsp.starts import curve_tours
 from metaheur.problems.tsp.tour_edges import edge_keys, missing_edges
@@ -57,8 +57,9 @@ class TSPOperators(Operators):
         self.data = tsp_data(tsp, device)  # uploaded once: EXPLICIT instances carry their matrix
         self._descent = TSPDescentBatch(tsp, device, neigh=self.neigh) if device.is_gpu else None
         self._greedy = None
-        self.curve_starts = curve_starts(tsp, device, params.ga.starts)
-        self.eax = EAXGenerations(tsp, self.data, self.neigh, device, params.ga.tries, ils.eax_kernel)
+        eax = params.search(EAXParams)
+        self.curve_starts = curve_starts(tsp, device, eax.starts)
+        self.eax = EAXGenerations(tsp, self.data, self.neigh, device, eax.tries, ils.eax_kernel)
 
     def random_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Diverse start tours, in canonical form (an EAX population needs their diversity):

@@ -1,6 +1,7 @@
-"""The parameters of the TSP's iterated local search (:class:`ILSParams`, section ``ils``), apart
-from the search so that the problem declares them without loading its kernels; their limits are
-read from the kernels (kernels/tsp/tsp_knn.cu, tsp_ils_lk.cuh)."""
+"""The parameters of the TSP's own searches, apart from the searches so that the problem declares
+them without loading its kernels: the iterated local search (:class:`ILSParams`, section ``ils``)
+and the EAX islands' GA (:class:`EAXParams`, section ``eax``); their limits are read from the
+kernels (kernels/tsp/tsp_knn.cu, tsp_ils_lk.cuh)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import ClassVar
 
 from metaheur.engine.source import kernel_constant, kernel_constants
 from metaheur.errors import MetaheurError
+from metaheur.problem.arrays import INT32_MAX
 
 #: Longest neighbour list (MH_KNN_MAX of kernels/tsp/tsp_knn.cu).
 MAX_NEIGHBOURS = kernel_constant("tsp/tsp_knn.cu", "MH_KNN_MAX")
@@ -26,6 +28,8 @@ LK_MOVES = {"2opt": 0, "3opt": 1}
 #: crossover's O(n) work spread over a block of threads a pair (``tsp_eax_block``). The default
 #: stays ``classic`` until a GPU session measures them.
 EAX_KERNELS = ("classic", "fused", "block")
+#: The tours an EAX population starts from (:func:`~metaheur.problems.tsp.operators.curve_starts`).
+STARTS = ("auto", "random", "curve")
 
 
 @dataclass(frozen=True)
@@ -86,3 +90,44 @@ class ILSParams:
             raise MetaheurError(f"temperature must be >= 0, got {self.temperature}")
         if self.eax_kernel not in EAX_KERNELS:
             raise MetaheurError(f"eax_kernel must be one of {', '.join(EAX_KERNELS)}, got {self.eax_kernel!r}")
+
+
+@dataclass(frozen=True)
+class EAXParams:
+    """Parameters of the EAX islands (crossover ``eax``: the GA of Nagata and Kobayashi 2013).
+
+    The island is :class:`~metaheur.problems.tsp.eax_island.EAXIsland`; the GA's own parameters
+    (population, offspring, ``restart_after``, ``restart``) stay in ``[ga]``.
+
+    - ``tries``: EAX children per pair of parents a generation;
+    - ``starts``: the tours the search that builds the population starts from: ``random``
+      permutations, ``curve`` (space-filling-curve tours, instances with coordinates) or ``auto``
+      (curve tours on a GPU and from 10,000 cities,
+      :func:`~metaheur.problems.tsp.operators.curve_starts`);
+    - ``init_share``: the share of the time budget that builds an automatic population (None: 0.1
+      for curve starts on the CPU, else 0.3; docs/decisions/tsp-start.md);
+    - ``ils_kicks``: kicks a generation of a converged island that goes on as an iterated local
+      search of its best (``[ga] restart = "ils"``; None: n / 10, at least 50).
+
+    These keys were ``[ga]`` keys before version 0.13; a configuration file, a ``GAParams`` read
+    from a checkpoint or a ``[ga]`` section that still holds them is read into this section
+    (``moved_from``).
+    """
+
+    section: ClassVar[str] = "eax"  # its name in configuration files, results and checkpoints
+    moved_from: ClassVar[dict[str, tuple[str, ...]]] = {"ga": ("tries", "starts", "init_share", "ils_kicks")}
+
+    tries: int = 30
+    starts: str = "auto"
+    init_share: float | None = None
+    ils_kicks: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.tries <= INT32_MAX:
+            raise MetaheurError(f"tries must be from 1 to {INT32_MAX}, got {self.tries}")
+        if self.starts not in STARTS:
+            raise MetaheurError(f"unknown starts {self.starts!r}: use one of {', '.join(STARTS)}")
+        if self.ils_kicks is not None and self.ils_kicks < 1:
+            raise MetaheurError(f"ils_kicks must be at least 1, got {self.ils_kicks}")
+        if self.init_share is not None and not 0 < self.init_share <= 1:
+            raise MetaheurError(f"init_share must be in (0, 1], got {self.init_share}")

@@ -19,7 +19,7 @@ from metaheur.problem.arrays import exact_integers
 from metaheur.problem.fingerprint import fingerprint
 from metaheur.problem.interface import Problem, check_permutation
 from metaheur.problems.tsp.distances import COORD_TYPES, geo_radians, pair_distances
-from metaheur.problems.tsp.params import ILSParams
+from metaheur.problems.tsp.params import EAXParams, ILSParams
 
 if TYPE_CHECKING:
     from metaheur.engine.catalogue import KernelTable
@@ -77,7 +77,7 @@ class TourProblem(Problem):
     islands search its symmetric transformation)."""
 
     crossovers = ("eax", "ox", "none")
-    search_params: ClassVar[tuple[type, ...]] = (ILSParams,)
+    search_params: ClassVar[tuple[type, ...]] = (ILSParams, EAXParams)
     picture = "tour"
     picture_column = True
     directed = False  # whether a tour is read in its direction (the ATSP's arrows)
@@ -219,6 +219,9 @@ class TSP(TourProblem):
         return solving.default_params(self)
 
     def operators(self, device, params, ls_budget=None, quadrant=None):
+        """The TSP's operators; ``quadrant``: the quadrant neighbours of their candidate lists (None:
+        the ILS parameters'), asked for by the EAX islands (:attr:`EAXIsland.operator_options
+        <metaheur.problems.tsp.eax_island.EAXIsland.operator_options>`)."""
         from metaheur.problems.tsp.operators import TSPOperators
 
         return TSPOperators(self, device, params, ls_budget, quadrant)
