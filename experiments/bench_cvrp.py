@@ -109,7 +109,7 @@ def row(tutorial, folder: Path, n: int, args) -> dict:
            "note": "" if routes is not None else "PyVRP absent (pip install -e '.[bench]')"}
     for suffix, islands in [("", None), *([("_1core", 1)] if args.one_core else [])]:
         perm = metaheur.PermSearchParams(method=args.method) if args.method else None
-        params = metaheur.SolveParams(islands=islands, perm=perm, stop_at_optimum=False)
+        params = metaheur.SolveParams(islands=islands, searches=[perm], stop_at_optimum=False)
         result, wall = solve_in_wall_time(problem, budget, args.seed, params=params)
         ours = tutorial.routes_cost(problem, tutorial.trips(problem, result.permutation))
         assert ours == result.value, (ours, result.value)  # Split's cut costs the value metaheur reports

@@ -328,7 +328,7 @@ def run_metaheur(tsp: TSP, budget: float, *, seed: int, kernel: str = "classic")
     from metaheur.solver import solve
 
     start = time.perf_counter()
-    result = solve(tsp, time_limit=budget, seed=seed, params=SolveParams(ils=ILSParams(eax_kernel=kernel)))
+    result = solve(tsp, time_limit=budget, seed=seed, params=SolveParams(searches=[ILSParams(eax_kernel=kernel)]))
     trace = Trace(start)
     for point in sorted(result.trace, key=lambda p: p.time_s):
         trace.add(point.cost, at=point.time_s)

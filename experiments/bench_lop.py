@@ -231,7 +231,7 @@ def settings_rows(root: Path, bks: dict, names: list[str], seconds: float, seeds
             migration = dataclasses.replace(lop.default_migration(), **change.get("migration", {}))
             for seed in range(seeds):
                 r = metaheur.solve(lop, time_limit=seconds, seed=seed,
-                                   params=metaheur.SolveParams(ga=ga, perm=perm, migration=migration))
+                                   params=metaheur.SolveParams(ga=ga, searches=[perm], migration=migration))
                 gaps.append(gap(r.value, bks[name]["value"]))
                 generations.append(statistics.mean(i.generations for i in r.islands))
                 print(f"  {label} {name} seed {seed}: {gaps[-1]:.4f} %, {generations[-1]:.0f} generations an island",

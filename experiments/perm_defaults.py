@@ -107,7 +107,7 @@ def choice_rows(problem, timings, times: list[float]) -> list[dict]:
     for limit in times:
         c = choose(problem, PermSearchParams(), None, ga.population + ga.offspring, RunBudget(limit, True), timings)
         params = metaheur.SolveParams(strategy="cpu-serial", sync=True, ga=replace(ga, ls_budget=c.ls_budget),
-                                      perm=PermSearchParams(method=c.method, move=c.move, sample=c.sample))
+                                      searches=[PermSearchParams(method=c.method, move=c.move, sample=c.sample)])
         t0 = time.process_time()
         result = metaheur.solve(problem, generations=1, seed=1, params=params)
         cpu = time.process_time() - t0

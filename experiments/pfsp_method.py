@@ -13,7 +13,7 @@ Configurations (every island alike, one per core):
 * ``ig-50n``: ``ig-long`` going on for 50 n iterations a generation (the island's best migrates at
   the end of the epoch);
 * ``ig-nomig``: ``ig-long`` without migration (independent chains, the best of them counted);
-* ``mix``: islands of two kinds (``SolveParams.tabu_islands``, the flow shop's
+* ``mix``: islands of two kinds (``SolveParams.ls_islands``, the flow shop's
   ``local_search_island``): half the cores, rounded up, run ``ig-50n`` chains, the others GA
   islands of ``ga`` (children improved by n / 2 iterations of the iterated greedy);
 * ``mix-ls``: ``mix`` whose GA children are improved by an insertion local search instead
@@ -75,23 +75,23 @@ def _params_for(config: str, problem) -> metaheur.SolveParams:
     if config.startswith("chains"):
         own = problem.default_params()
         chains = int(config[len("chains"):])
-        return metaheur.SolveParams(ga=replace(own.ga, population=chains, offspring=chains), perm=own.perm)
+        return metaheur.SolveParams(ga=replace(own.ga, population=chains, offspring=chains), searches=[own.perm])
     if config in ("default", "ties", "t07", "ties-t07"):
         own = problem.default_params()
         perm = replace(own.perm, ties=config.startswith("ties"), temperature=0.7 if config.endswith("t07") else 0.4)
-        return metaheur.SolveParams(ga=own.ga, perm=perm)
+        return metaheur.SolveParams(ga=own.ga, searches=[perm])
     if config in ("nomig", "500n"):
         own = problem.default_params()
         if config == "nomig":
-            return metaheur.SolveParams(ga=own.ga, perm=own.perm, migration=metaheur.MigrationParams(interval=0))
-        return metaheur.SolveParams(ga=replace(own.ga, ls_budget=500 * problem.n), perm=own.perm)
+            return metaheur.SolveParams(ga=own.ga, searches=[own.perm], migration=metaheur.MigrationParams(interval=0))
+        return metaheur.SolveParams(ga=replace(own.ga, ls_budget=500 * problem.n), searches=[own.perm])
     ga = PermutationProblem.default_params(problem).ga  # the engine's default for every user problem
     if config.startswith("mix"):
         cores = cpu_count()
         perm = INSERTION_LS if config == "mix-ls" else None
         if perm is not None:
             ga = replace(ga, ls_budget=default_perm_budget(perm.method, problem.n))
-        return metaheur.SolveParams(ga=ga, perm=perm, tabu_islands=cores - cores // 2)
+        return metaheur.SolveParams(ga=ga, searches=[perm], ls_islands=cores - cores // 2)
     if config == "ig":
         ga = with_crossover(ga, "none")
     elif config != "ga":

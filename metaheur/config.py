@@ -87,12 +87,11 @@ def read_config(path: str | os.PathLike) -> dict:
         raise InputFormatError(path, "invalid TOML: nested too deep") from None
     except ValueError:  # Python's limit on the digits of an integer read from text
         raise InputFormatError(path, "invalid TOML: an integer too long to read") from None
-    out: dict = {"solve": {}, "searches": {}}
+    out: dict = {"solve": {}}
     known = sections()
     data, moves = move_keys(data, known)
     for move in moves:
         warnings.warn(f"{os.fspath(path)}: {move}: read there (the key moved)", FutureWarning, stacklevel=2)
-    searches = set(search_sections())
     for section, values in data.items():
         if not isinstance(values, dict):
             raise InputFormatError(path, f"{section!r} must be a [section]")
@@ -113,7 +112,7 @@ def read_config(path: str | os.PathLike) -> dict:
                 if expected is not None and not (optional and value is None):
                     _check_type(path, section, key, value, expected)
             try:
-                (out["searches"] if section in searches else out)[section] = cls(**values)
+                out[section] = cls(**values)
             except MetaheurError as exc:
                 raise InputFormatError(path, f"[{section}] {exc}") from None
             except TypeError as exc:

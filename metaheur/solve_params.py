@@ -119,11 +119,14 @@ class SolveParams:
     @classmethod
     def from_config(cls, config: dict) -> SolveParams:
         """The parameters of a configuration read by :func:`metaheur.config.read_config` (its local
-        searches' sections: ``config["searches"]``)."""
+        searches' sections by their names, :func:`~metaheur.islands.params.search_sections`)."""
+        from metaheur.islands.params import search_sections
+
         names = {f.name for f in fields(cls)} - {"searches"}
         values = {k: v for k, v in config["solve"].items() if k in names}
         values.update({k: v for k, v in config.items() if k in names and v is not None})
-        return cls(**values, searches=config.get("searches", {}))
+        declared = search_sections()
+        return cls(**values, searches={k: v for k, v in config.items() if k in declared and v is not None})
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> SolveParams:

@@ -163,7 +163,7 @@ def test_every_island_starts_from_the_warm_starts_and_the_tabu_island_from_the_b
     nug12 = load_instance(instances_dir / "qaplib" / "nug12.dat")
     best = metaheur.read_sln(instances_dir / "qaplib" / "nug12.sln", nug12).permutation
     worse = np.roll(best, 1)
-    params = SolveParams(strategy="cpu-islands", islands=2, tabu_islands=1, stop_at_optimum=False, sync=True,
+    params = SolveParams(strategy="cpu-islands", islands=2, ls_islands=1, stop_at_optimum=False, sync=True,
                          epoch_generations=1, ga=GAParams(population=4, offspring=2, ls_budget=1))
     r = solve(nug12, initial=[worse, best], params=params, generations=1)
     assert [i.algorithm for i in r.islands] == ["GA (ux)", "tabu search"]

@@ -81,9 +81,9 @@ def test_an_interrupted_sync_run_resumed_ends_like_an_uninterrupted_one(tmp_path
     Ctrl-C or a fault: EAX islands schedule their selection by the run's horizon
     (problems/tsp/eax_island.py), which the interruption must not change."""
     problem = {"qap": random_qap(16, seed=9), "tsp": uniform_tsp(80, seed=9), "atsp": asymmetric_tsp(40, seed=9)}[kind]
-    whole = sync_run(problem, strategy=strategy, islands=islands, tabu_islands=tabu, generations=8, ga=ga)
+    whole = sync_run(problem, strategy=strategy, islands=islands, ls_islands=tabu, generations=8, ga=ga)
     path = tmp_path / "run.npz"
-    first = sync_run(problem, strategy=strategy, islands=islands, tabu_islands=tabu, generations=8,
+    first = sync_run(problem, strategy=strategy, islands=islands, ls_islands=tabu, generations=8,
                      stop=Interrupt(after=4), checkpoint=str(path), ga=ga)
     if ga.restart == "full":
         assert load_checkpoint(path).states[0].cycle_best is not None  # a full restart happened before the stop
@@ -104,9 +104,9 @@ def test_an_interrupted_sync_run_resumed_ends_like_an_uninterrupted_one(tmp_path
 def test_a_run_stopped_at_a_shorter_limit_continues_like_a_longer_run(tmp_path):
     """QAP islands have no schedule by the horizon: a run of 4 generations resumed to 8 is the run of 8."""
     problem = random_qap(16, seed=9)
-    whole = sync_run(problem, strategy="cpu-islands", islands=2, tabu_islands=1, generations=8)
+    whole = sync_run(problem, strategy="cpu-islands", islands=2, ls_islands=1, generations=8)
     path = tmp_path / "run.npz"
-    sync_run(problem, strategy="cpu-islands", islands=2, tabu_islands=1, generations=4, checkpoint=str(path))
+    sync_run(problem, strategy="cpu-islands", islands=2, ls_islands=1, generations=4, checkpoint=str(path))
     rest = resume(str(path), problem=problem, generations=8)
     assert rest.permutation == whole.permutation and history(rest) == history(whole)
 
@@ -130,7 +130,7 @@ def test_a_flow_shop_run_resumed_goes_on_with_its_chains_where_they_stood(tmp_pa
 
 def test_the_checkpoint_holds_every_island(tmp_path):
     path = tmp_path / "run.npz"
-    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, tabu_islands=1, generations=2,
+    sync_run(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ls_islands=1, generations=2,
              checkpoint=str(path))
     saved = load_checkpoint(path)
     assert len(saved.states) == 2 and len(saved.island_params(random_qap(12, seed=1))) == 2

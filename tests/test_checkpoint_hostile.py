@@ -71,7 +71,7 @@ def build(kind: str, folder: Path) -> Path:
     ``pfsp``, one island of iterated-greedy chains; ``tsp``, one EAX island."""
     path = folder / f"{kind}.npz"
     if kind == "qap":
-        params = SolveParams(strategy="cpu-islands", islands=2, tabu_islands=1, sync=True, epoch_generations=1,
+        params = SolveParams(strategy="cpu-islands", islands=2, ls_islands=1, sync=True, epoch_generations=1,
                              migration=MigrationParams(policy="elite", interval=1), ga=TINY_GA)
         with pytest.MonkeyPatch.context() as patch:  # both islands in this process (no worker to start)
             patch.setattr(solver_module, "RunSettings", lambda **kw: RunSettings(**kw | {"in_process": True}))

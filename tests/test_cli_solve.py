@@ -374,7 +374,7 @@ def test_target_bks_on_a_library_instance(runner, tmp_path, instances_dir, monke
     assert ev["cost"] == 224416 and ev["gap_percent"] == 0.0
 
 
-def test_walk_islands_is_a_hidden_alias_of_tabu_islands(runner, tmp_path):
+def test_walk_islands_is_a_hidden_alias_of_ls_islands(runner, tmp_path):
     common = ["solve", "gen:qap:12:5", "--sync", "-g", "2", "--seed", "3", "--strategy", "cpu-islands",
               "--islands", "2", "-q"]
     runs = {}

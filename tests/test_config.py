@@ -82,7 +82,7 @@ def test_full_config(write):
     assert set(cfg) == {"solve", "ga", "tabu", "ils", "migration"}
     assert cfg["solve"] == {
         "time_limit": 12.5, "generations": 40, "target": "bks", "no_improvement": 7, "seed": 3,
-        "strategy": "cpu-islands", "devices": ["cpu"], "islands": 2, "tabu_islands": 1, "sync": True,
+        "strategy": "cpu-islands", "devices": ["cpu"], "islands": 2, "ls_islands": 1, "sync": True,
         "epoch_seconds": 0.5, "epoch_generations": 4, "scheduler": "tcp://127.0.0.1:8786", "dask_local": 2,
         "stop_at_optimum": False}
     assert set(cfg["solve"]) == set(SOLVE_KEYS)
@@ -129,14 +129,14 @@ def assert_one_line_error(write, text: str, message: str) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("[solver]\ntime_limit = 3\n",
-     r"unknown section \[solver\] \(expected solve, ga, tabu, ils, perm, migration\) \(did you mean solve\?\)"),
+     r"unknown section \[solver\] \(expected solve, ga, eax, ils, perm, tabu, migration\) \(did you mean solve\?\)"),
     ("[GA]\npopulation = 3\n", r"unknown section \[GA\]"),
     ("[solve]\ntimelimit = 3\n", r"unknown key\(s\) in \[solve\]: timelimit \(did you mean time_limit\?\); "
                                  r"its keys are time_limit, generations, "),
     ("[solve]\nb = 1\na = 2\n", r"unknown key\(s\) in \[solve\]: a, b"),
     ("[ga]\npopulaton = 3\n", r"unknown key\(s\) in \[ga\]: populaton \(did you mean population\?\); its keys are "
-                              r"population, offspring, crossover, mutation, ls_budget, restart_after, tries, "
-                              r"restart, starts, init_share, replacement, ils_kicks$"),
+                              r"population, offspring, crossover, mutation, ls_budget, restart_after, restart, "
+                              r"replacement$"),
     ("[tabu]\ntenures = 'cubic'\n", r"unknown key\(s\) in \[tabu\]: tenures"),
     ("[ils]\nkicks = 3\n", r"unknown key\(s\) in \[ils\]: kicks"),
     ("[migration]\ntopologie = 'ring'\n", r"unknown key\(s\) in \[migration\]: topologie"),
@@ -270,8 +270,8 @@ def test_the_first_error_is_reported_once(write):
     assert str(info.value).count("must be at least 1") == 1
 
 
-def test_the_deprecated_walk_islands_key_reads_as_tabu_islands(write):
-    assert read_config(write("[solve]\nwalk_islands = 1\n"))["solve"] == {"tabu_islands": 1}
+def test_the_deprecated_walk_islands_key_reads_as_ls_islands(write):
+    assert read_config(write("[solve]\nwalk_islands = 1\n"))["solve"] == {"ls_islands": 1}
 
 
 def test_solve_params_from_the_cli_config_file(write):
@@ -279,15 +279,25 @@ def test_solve_params_from_the_cli_config_file(write):
     with pytest.warns(UserWarning, match="time_limit, generations, target, no_improvement, seed are arguments"):
         params = SolveParams.from_file(write(FULL))
     assert params == SolveParams(
-        strategy="cpu-islands", devices=("cpu",), islands=2, tabu_islands=1, sync=True, epoch_seconds=0.5,
+        strategy="cpu-islands", devices=("cpu",), islands=2, ls_islands=1, sync=True, epoch_seconds=0.5,
         epoch_generations=4, scheduler="tcp://127.0.0.1:8786", dask_local=2, stop_at_optimum=False,
         ga=GAParams(population=12, offspring=6, crossover="pmx", mutation=2, ls_budget=300, restart_after=9,
                     restart="full"),
-        tabu=TabuParams(tenure="uniform", aspiration=5000, scale=3),
-        ils=ILSParams(neighbours=8, window=30, kick="double-bridge", temperature=0),
+        searches={"tabu": TabuParams(tenure="uniform", aspiration=5000, scale=3),
+                  "ils": ILSParams(neighbours=8, window=30, kick="double-bridge", temperature=0)},
         migration=MigrationParams(topology="complete", policy="elite", interval=3, archive=5))
-    assert {f.name for f in dataclasses.fields(SolveParams)} - {"ga", "tabu", "ils", "perm", "migration"} \
+    assert {f.name for f in dataclasses.fields(SolveParams)} - {"ga", "searches", "migration"} \
         == set(SOLVE_KEYS) - set(RUN_KEYS)
+
+
+def test_keys_a_section_took_over_are_read_there_with_a_warning(write):
+    """``[ga] tries`` (before the TSP's [eax] section) is read as ``[eax] tries``; a key given in
+    both places keeps the new section's."""
+    with pytest.warns(FutureWarning, match=r"\[ga\] tries -> \[eax\]"):
+        cfg = read_config(write("[ga]\npopulation = 8\ntries = 7\nstarts = 'random'\n[eax]\nstarts = 'curve'\n"))
+    assert cfg["ga"] == GAParams(population=8)
+    assert (cfg["eax"].tries, cfg["eax"].starts) == (7, "curve")
+    assert SolveParams.from_config(cfg).eax == cfg["eax"]
 
 
 def test_solve_params_from_file_validates_as_the_cli_does(write):

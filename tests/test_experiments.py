@@ -76,7 +76,7 @@ def test_ablation_quick(tmp_path):
                                               "ls_per_s", "note"})
     assert {r["group"] for r in rows} == {"hybridisation", "crossover", "topology", "interval", "restart"}
     configs = {r["config"] for r in rows}
-    assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (tabu_islands=0)",
+    assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (ls_islands=0)",
             "cx", "pmx", "complete", "random", "every 10 epochs", "after 30 stale generations (default)",
             "after 100 stale generations", "never", "no migration (default)", "no migration"} <= configs
     eax = [r for r in rows if r["config"].startswith("eax")]
@@ -93,8 +93,8 @@ def test_bench_hybrid_quick(tmp_path):
     table(tmp_path, "bench_hybrid_strategies_quick", {"config", "ls_per_s", "speedup", "time_to_target_s"})
     rows = table(tmp_path, "bench_hybrid_ablation_quick", {"config", "mean_gap_%", "ls_per_s"})
     assert {"GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)"} <= {r["config"] for r in rows} <= {
-        "GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (tabu_islands=0)",
-        "GA+LS, half tabu islands (tabu_islands=1)"}
+        "GA+LS (default)", "LS-only multistart", "GA-only (ls_budget=0)", "GA+LS islands only (ls_islands=0)",
+        "GA+LS, half tabu islands (ls_islands=1)"}
     rows = table(tmp_path, "bench_hybrid_dask_quick", {"config", "status", "ls_per_s", "ratio_to_loky"})
     assert {r["config"] for r in rows} >= {"loky"}
     assert (tmp_path / "bench_hybrid_speedup_quick.png").is_file()

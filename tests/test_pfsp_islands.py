@@ -42,7 +42,7 @@ def makespan(shop, order) -> int:
 
 def test_a_seeded_mixed_solve_repeats_and_reports_its_makespan():
     shop = random_pfsp(24, 6, seed=11)
-    options = {"strategy": "cpu-islands", "islands": 2, "tabu_islands": 1, "generations": 3, "sync": True,
+    options = {"strategy": "cpu-islands", "islands": 2, "ls_islands": 1, "generations": 3, "sync": True,
                "epoch_generations": 1, "seed": 7, "perm": INSERTION_LS,
                "ga": GAParams(population=8, offspring=4, crossover="ox", ls_budget=6)}
     first, again = solve_with(shop, **options), solve_with(shop, **options)

@@ -353,18 +353,18 @@ def test_dask_local_needs_a_worker():
 
 
 @pytest.mark.parametrize("qap", [sparse_qap(12, seed=1), random_qap(12, seed=1)], ids=["structured", "uniform"])
-def test_half_the_cpu_islands_are_tabu_islands_by_default_on_every_qap(qap):
+def test_half_the_cpu_islands_are_ls_islands_by_default_on_every_qap(qap):
     r = quick(qap, strategy="cpu-islands", islands=3, generations=2)
     assert [i.algorithm for i in r.islands] == ["GA (ux)", "GA (ux)", "tabu search"]
     r = quick(qap, strategy="cpu-islands", islands=4, generations=2)
     assert [i.algorithm for i in r.islands] == ["GA (ux)", "tabu search", "GA (ux)", "tabu search"]
-    r = quick(qap, strategy="cpu-islands", islands=2, tabu_islands=0, generations=2)
+    r = quick(qap, strategy="cpu-islands", islands=2, ls_islands=0, generations=2)
     assert [i.algorithm for i in r.islands] == ["GA (ux)", "GA (ux)"]
     r = quick(qap, strategy="cpu-serial", generations=2)
     assert [i.algorithm for i in r.islands] == ["GA (ux)"]
 
 
-def test_no_tabu_islands_on_the_tsp():
+def test_no_ls_islands_on_the_tsp():
     r = quick(uniform_tsp(30, seed=1), strategy="cpu-islands", islands=2, generations=1)
     assert [i.algorithm for i in r.islands] == ["GA (ox)", "GA (ox)"]
 
@@ -383,7 +383,7 @@ def test_no_migration_by_default_on_a_uniform_random_qap():
     """Islands on a uniformly random QAP instance stay apart unless migration is asked for; on a
     structured one migrants flow by default (short local searches keep the islands' bests apart)."""
     short = dataclasses.replace(QAP_GA, ls_budget=2)
-    kwargs = {"strategy": "cpu-islands", "islands": 2, "tabu_islands": 0, "generations": 4, "ga": short}
+    kwargs = {"strategy": "cpu-islands", "islands": 2, "ls_islands": 0, "generations": 4, "ga": short}
     assert quick(random_qap(30, seed=1), **kwargs).migrations == []
     assert quick(random_qap(30, seed=1), migration=MigrationParams(), **kwargs).migrations != []
     assert quick(sparse_qap(30, seed=1), **kwargs).migrations != []
@@ -394,15 +394,15 @@ def test_no_migration_by_default_on_a_uniform_random_qap():
     (random_qap(10, seed=1), -1, "tabu islands must be between 0"),
     (uniform_tsp(20, seed=1), 1, "tabu islands .* are not offered by the TSP problem"),
 ])
-def test_tabu_islands_out_of_range(problem, tabu, message):
+def test_ls_islands_out_of_range(problem, tabu, message):
     with pytest.raises(MetaheurError, match=message):
-        solve_with(problem, strategy="cpu-islands", islands=2, tabu_islands=tabu, generations=1)
+        solve_with(problem, strategy="cpu-islands", islands=2, ls_islands=tabu, generations=1)
 
 
-def test_no_tabu_islands_by_default_without_local_search():
+def test_no_ls_islands_by_default_without_local_search():
     ga_only = dataclasses.replace(QAP_GA, ls_budget=0)
     r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, generations=2)
     assert [i.algorithm for i in r.islands] == ["GA (ux)", "GA (ux)"] and r.search_iterations == 0
-    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, tabu_islands=1, generations=2)
+    r = quick(random_qap(12, seed=1), strategy="cpu-islands", islands=2, ga=ga_only, ls_islands=1, generations=2)
     # 50n iterations improve its first member, then 50n per generation
     assert r.islands[1].algorithm == "tabu search" and r.islands[1].ls_iterations == 3 * 50 * 12

@@ -26,7 +26,7 @@ class Variant:
     ga: GAParams
     migration: MigrationParams | None = None  # solve()'s default for the instance when None
     skip: str = ""
-    tabu_islands: int | None = None  # solve()'s default when None
+    ls_islands: int | None = None  # solve()'s default when None
 
 
 def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) -> list[Variant]:
@@ -34,7 +34,7 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) 
     ring every epoch, or no migration on uniformly random QAP instances: ``Problem.default_migration``).
     LS-only is what the CLI's ``--crossover none`` runs (QAP: one robust tabu search per island for
     the whole run; TSP: one iterated local search chain); GA-only is ``ls_budget = 0``; for the QAP,
-    "GA+LS islands only" has no tabu islands (``tabu_islands = 0``; the default makes half of
+    "GA+LS islands only" has no tabu islands (``ls_islands = 0``; the default makes half of
     the CPU islands tabu islands). The restart group restarts a GA island's population after
     ``RESTART_AFTER`` generations without a new best in it, or never, and tries the other restart
     (``best`` keeps the population's best, ``full`` replaces every member; the default decides by
@@ -51,7 +51,7 @@ def ablation_variants(prob: QAP | TSP, groups: Iterable[str] = ABLATION_GROUPS) 
                     Variant(group, "LS-only multistart", with_crossover(base, "none")),
                     Variant(group, "GA-only (ls_budget=0)", replace(base, ls_budget=0))]
             if kind == "qap":
-                out.append(Variant(group, "GA+LS islands only (tabu_islands=0)", base, tabu_islands=0))
+                out.append(Variant(group, "GA+LS islands only (ls_islands=0)", base, ls_islands=0))
         elif group == "crossover":
             ops = ("ux", "cx", "pmx") if kind == "qap" else ("ox", "eax")
             for op in ops:
@@ -102,11 +102,11 @@ def run_ablation(names: list[str], seeds: int, seconds_for: Callable[[object], f
                 table.append((v, [skipped]))
                 continue
             migration = v.migration or prob.default_migration()
-            key = (v.ga, migration, v.tabu_islands)
+            key = (v.ga, migration, v.ls_islands)
             if key not in done:
                 done[key] = [solve_run(name, config=v.name, strategy="cpu-islands", islands=islands,
                                        seconds=seconds, seed=s, ga=v.ga, migration=migration,
-                                       tabu_islands=v.tabu_islands, epoch_seconds=epoch_seconds, group=v.group)
+                                       ls_islands=v.ls_islands, epoch_seconds=epoch_seconds, group=v.group)
                              for s in range(seeds)]
                 runs.extend(done[key])
             table.append((v, done[key]))

@@ -69,7 +69,7 @@ class Run:
 
 def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: str = "cpu-islands",
               islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
-              tabu_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
+              ls_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
               scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
     """solve() with a time limit, taken in full (no stop at a proven optimum, so that the runs of a
     table are alike; a ``target`` still ends a run); a MetaheurError (no GPU, not enough memory,
@@ -87,7 +87,7 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
 
     t0 = time.perf_counter()
     try:
-        params = SolveParams(strategy=strategy, islands=islands, ga=ga, tabu_islands=tabu_islands,
+        params = SolveParams(strategy=strategy, islands=islands, ga=ga, ls_islands=ls_islands,
                              migration=migration, epoch_seconds=epoch_seconds, dask_local=dask_local,
                              scheduler=scheduler, stop_at_optimum=False)
         run.result = solve(prob, seed=seed, params=params, time_limit=seconds, target=target)

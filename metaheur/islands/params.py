@@ -197,10 +197,9 @@ def search_sections(problem: Problem | None = None) -> dict[str, type]:
     """Every local search's parameter class by its section name: those the registered problems
     declare (:attr:`Problem.search_params <metaheur.problems.Problem.search_params>`; a section
     name declared twice keeps the first class in registry order), with ``problem``'s own when it
-    is not registered, and the engine's own (:data:`ENGINE_SEARCHES`). Ordered as
-    :class:`~metaheur.solve_params.SolveParams` names them (``tabu``, ``ils``, ``perm``), then the
-    others in registry order: the configuration file's sections, the result's and the
-    checkpoint's parameters follow this order."""
+    is not registered, and the engine's own (:data:`ENGINE_SEARCHES`). Ordered by name, then
+    ``problem``'s own: the configuration file's sections, the result's and the checkpoint's
+    parameters follow this order."""
     from metaheur.problem.registry import per_registry
 
     sections = per_registry(_search_sections)
@@ -210,13 +209,10 @@ def search_sections(problem: Problem | None = None) -> dict[str, type]:
 
 
 def _search_sections(classes: tuple[type[Problem], ...]) -> dict[str, type]:
-    from metaheur.solve_params import SolveParams
-
     declared: dict[str, type] = {}
     for cls in (*ENGINE_SEARCHES, *(c for problem in classes for c in problem.search_params)):
         declared.setdefault(cls.section, cls)
-    first = [f.name for f in fields(SolveParams) if f.name in declared]
-    return {name: declared[name] for name in [*first, *(n for n in declared if n not in first)]}
+    return dict(sorted(declared.items()))
 
 
 def moved_keys(sections: dict[str, type]) -> dict[str, dict[str, str]]:

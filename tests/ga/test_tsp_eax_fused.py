@@ -21,7 +21,7 @@ from metaheur.islands.params import GAParams, IslandParams
 from metaheur.problems import clustered_tsp, uniform_tsp
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
 from metaheur.problems.tsp.eax import EAXBatch, EAXGenerations, EdgeFrequency
-from metaheur.problems.tsp.params import EAX_KERNELS, ILSParams
+from metaheur.problems.tsp.params import EAX_KERNELS, EAXParams, ILSParams
 
 ORDERS = ["forward", "reverse", "random:1", "random:77"]
 
@@ -178,9 +178,9 @@ def test_island_epochs_on_a_simulated_gpu_are_the_same_with_either_kernel(sim_gp
 
 
 def eax_spec(kernel: str, device: str = "cpu", seed: int = 7) -> IslandSpec:
-    ga = GAParams(population=12, offspring=1, crossover="eax", tries=5, restart_after=0)
+    ga = GAParams(population=12, offspring=1, crossover="eax", restart_after=0)
     return IslandSpec(0, clustered_tsp(150, seed=3), "eax-test", device,
-                      IslandParams(ga=ga, ils=ILSParams(eax_kernel=kernel)), seed)
+                      IslandParams(ga=ga, ils=ILSParams(eax_kernel=kernel), eax=EAXParams(tries=5)), seed)
 
 
 def test_island_epochs_are_the_same_with_every_kernel():

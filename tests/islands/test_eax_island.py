@@ -15,13 +15,21 @@ from metaheur.islands.params import GAParams, IslandParams, with_crossover
 from metaheur.problems import asymmetric_tsp, clustered_tsp, uniform_tsp
 from metaheur.problems.tsp import eax_island as eax
 from metaheur.problems.tsp.operators import CURVE_START_N, curve_starts
+from metaheur.problems.tsp.params import EAXParams
 
 TSP = clustered_tsp(150, seed=3)
 
 
 def spec(population: int = 12, tries: int = 5, seed: int = 7) -> IslandSpec:
-    ga = GAParams(population=population, offspring=1, crossover="eax", tries=tries, restart_after=0)
-    return IslandSpec(0, TSP, "eax-test", "cpu", IslandParams(ga=ga), seed)
+    ga = GAParams(population=population, offspring=1, crossover="eax", restart_after=0)
+    return IslandSpec(0, TSP, "eax-test", "cpu", IslandParams(ga=ga, eax=EAXParams(tries=tries)), seed)
+
+
+def changed(base: IslandSpec, eax: dict | None = None, **ga) -> IslandSpec:
+    """``base`` with other GA parameters and [eax] keys."""
+    params = base.params
+    return replace(base, params=IslandParams(replace(params.ga, **ga), params.searches).with_search(
+        replace(params.search(EAXParams), **(eax or {}))))
 
 
 def test_default_tsp_island_is_eax_with_an_automatic_population():
@@ -47,31 +55,30 @@ def test_curve_starts_from_the_size_threshold_on_the_cpu():
 
 
 def test_curve_starts_on_the_cpu_build_a_smaller_share_of_the_budget():
-    ga = GAParams(population=0, offspring=1, crossover="eax")
-    assert eax.init_share(ga, True, False) == eax.CURVE_INIT_SHARE < eax.INIT_SHARE
-    assert eax.init_share(ga, True, True) == eax.init_share(ga, False, False) == eax.INIT_SHARE
-    assert eax.init_share(replace(ga, init_share=0.5), True, False) == 0.5
+    own = EAXParams()
+    assert eax.init_share(own, True, False) == eax.CURVE_INIT_SHARE < eax.INIT_SHARE
+    assert eax.init_share(own, True, True) == eax.init_share(own, False, False) == eax.INIT_SHARE
+    assert eax.init_share(replace(own, init_share=0.5), True, False) == 0.5
     assert eax.population_size(0.5, 10.0, 4, eax.CURVE_INIT_SHARE) == 4  # 10% of 10 s: at least what was built
     assert eax.population_size(0.1, 100.0, 4, eax.CURVE_INIT_SHARE) == 100
 
 
 def test_curve_starts_need_coordinates_and_known_values():
-    ga = GAParams(population=0, offspring=1, crossover="eax", starts="curve")
+    params = IslandParams(GAParams(population=0, offspring=1, crossover="eax"), eax=EAXParams(starts="curve"))
     with pytest.raises(MetaheurError, match="coordinates"):
-        ga.check_for(asymmetric_tsp(30, seed=1))
-    assert ga.check_for(TSP) is ga
+        params.check_for(asymmetric_tsp(30, seed=1))
+    assert params.check_for(TSP) is params
     with pytest.raises(MetaheurError, match="starts"):
-        GAParams(starts="greedy")
+        EAXParams(starts="greedy")
     with pytest.raises(MetaheurError, match="init_share"):
-        GAParams(init_share=0.0)
+        EAXParams(init_share=0.0)
 
 
 def test_a_curve_start_population_is_valid_diverse_and_reproducible():
-    curve = replace(spec(), params=IslandParams(ga=replace(spec().params.ga, starts="curve")))
+    curve = changed(spec(), eax={"starts": "curve"})
     a, _ = run_epoch(curve, IslandState(0), generations=0)
     b, _ = run_epoch(curve, IslandState(0), generations=0)
-    random, _ = run_epoch(replace(curve, params=IslandParams(ga=replace(curve.params.ga, starts="random"))),
-                          IslandState(0), generations=0)
+    random, _ = run_epoch(changed(curve, eax={"starts": "random"}), IslandState(0), generations=0)
     assert all(sorted(t) == list(range(TSP.n)) and TSP.tour_length(t) == c
                for t, c in zip(a.population, a.costs, strict=True))
     assert np.array_equal(a.population, b.population) and not np.array_equal(a.population, random.population)
@@ -81,9 +88,9 @@ def test_a_curve_start_population_is_valid_diverse_and_reproducible():
 def test_seeded_sync_runs_with_curve_starts_are_reproducible():
     from metaheur import SolveParams, solve
 
-    ga = replace(uniform_tsp(400, seed=2).default_params().ga, starts="curve", population=8)
+    ga = replace(uniform_tsp(400, seed=2).default_params().ga, population=8)
     params = SolveParams(strategy="cpu-islands", islands=2, sync=True, epoch_generations=2, ga=ga,
-                         stop_at_optimum=False)
+                         searches={"eax": EAXParams(starts="curve")}, stop_at_optimum=False)
     runs = [solve(uniform_tsp(400, seed=2), seed=5, params=params, generations=4) for _ in range(2)]
     assert runs[0].cost == runs[1].cost == uniform_tsp(400, seed=2).tour_length(runs[0].permutation)
     assert np.array_equal(runs[0].permutation, runs[1].permutation)
@@ -97,7 +104,7 @@ def test_selection_turns_greedy_late_in_the_run():
 def test_a_stagnant_island_restarts_only_before_the_last_30_percent_of_the_run():
     assert eax.may_restart(None) and eax.may_restart(0.69) and not eax.may_restart(eax.GREEDY_AT)
     restless = spec(population=6, tries=1)
-    restless = replace(restless, params=IslandParams(ga=replace(restless.params.ga, restart_after=1)))
+    restless = changed(restless, restart_after=1)
     early, _ = run_epoch(restless, IslandState(0), generations=4, generation_limit=100)
     assert early.restarts >= 1  # one generation without a new best is enough early in the run
     late = replace(early, generation=80, stale=5, restarts=0)
@@ -107,7 +114,7 @@ def test_a_stagnant_island_restarts_only_before_the_last_30_percent_of_the_run()
 
 def test_a_converged_island_continues_as_ils_of_its_best_once_and_late_too():
     ils = spec(population=6, tries=1)
-    ils = replace(ils, params=IslandParams(ga=replace(ils.params.ga, restart_after=1, restart="ils", ils_kicks=40)))
+    ils = changed(ils, eax={"ils_kicks": 40}, restart_after=1, restart="ils")
     late, _ = run_epoch(ils, IslandState(0), generations=1, generation_limit=100)
     late = replace(late, generation=90, stale=5)  # in the greedy last 30 %: a rebuild would be refused
     late, stats = run_epoch(ils, late, generations=6, generation_limit=100)
@@ -123,7 +130,7 @@ def test_a_converged_island_continues_as_ils_of_its_best_once_and_late_too():
 
 
 def test_a_gpu_island_rebuilds_instead():
-    ils = replace(spec(), params=IslandParams(ga=replace(spec().params.ga, restart="ils")))
+    ils = changed(spec(), restart="ils")
     gpu = ils.algorithm(ils, SimpleNamespace(device=SimpleNamespace(is_gpu=True)))
     cpu = ils.algorithm(ils, SimpleNamespace(device=SimpleNamespace(is_gpu=False)))
     assert cpu.goes_on_as_ils and cpu.may_restart(0.95)

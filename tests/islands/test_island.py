@@ -571,7 +571,7 @@ def test_a_migrant_starts_a_new_tabu_search():
     assert_exact(QAP20, after)
 
 
-def test_tabu_islands_take_migrants_only_when_stale():
+def test_ls_islands_take_migrants_only_when_stale():
     tabu, ga = tabu_spec(restart_after=3), make_spec(QAP20, index=1)
     assert refusing_migrants([tabu, ga], [IslandState(0, stale=2), IslandState(1, stale=50)]) == {0}
     assert refusing_migrants([tabu, ga], [IslandState(0, stale=3), IslandState(1, stale=0)]) == frozenset()
@@ -590,7 +590,7 @@ def test_tabu_island_parameters():
     assert ls_island(dataclasses.replace(ga, ls_budget=300)).ls_budget == 300
 
 
-def test_default_tabu_islands_are_half_the_cpu_islands():
+def test_default_ls_islands_are_half_the_cpu_islands():
     assert [QAP8.default_local_search_islands(k) for k in (1, 2, 3, 5)] == [0, 1, 1, 2]
     assert [TSP40.default_local_search_islands(k) for k in (1, 2, 5)] == [0, 0, 0]
 

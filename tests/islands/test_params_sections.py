@@ -28,15 +28,16 @@ from metaheur.islands.params import (
 from metaheur.problems import QAP, TSP, random_qap, uniform_tsp
 from metaheur.problems.qap import TabuParams
 from metaheur.problems.qap.tabu_island import TabuIsland
-from metaheur.problems.tsp import ILSParams
+from metaheur.problems.tsp import EAXParams, ILSParams
 from metaheur.problems.tsp.eax_island import EAXIsland
 from metaheur.search.perm_search import PermSearchParams
 
 
 def test_sections_are_the_problems_declarations_and_the_engines():
-    """In the order SolveParams names them (the configuration file's, the result's)."""
-    assert list(search_sections().items()) == [("tabu", TabuParams), ("ils", ILSParams), ("perm", PermSearchParams)]
-    assert QAP.search_params == (TabuParams,) and TSP.search_params == (ILSParams,)
+    """By name (the configuration file's order, the result's)."""
+    assert list(search_sections().items()) == [("eax", EAXParams), ("ils", ILSParams), ("perm", PermSearchParams),
+                                               ("tabu", TabuParams)]
+    assert QAP.search_params == (TabuParams,) and TSP.search_params == (ILSParams, EAXParams)
 
 
 def test_island_params_by_section_name_or_by_class():
@@ -67,7 +68,7 @@ def test_checkpointed_params_keep_every_section_and_refuse_unknown_ones():
     params = IslandParams(GAParams(population=7), tabu=TabuParams(scale=4))
     sections = search_sections()
     saved = json.loads(json.dumps(params_to_dict(params, sections)))
-    assert list(saved) == ["ga", "tabu", "ils", "perm"]
+    assert list(saved) == ["ga", "eax", "ils", "perm", "tabu"]
     assert params_from_dict(saved, sections) == params
     assert params_from_dict({"ga": saved["ga"]}, sections) == IslandParams(GAParams(population=7))  # defaults
     with pytest.raises(ValueError, match="unknown parameter section"):
@@ -75,16 +76,46 @@ def test_checkpointed_params_keep_every_section_and_refuse_unknown_ones():
     assert params_from_dict({**saved, "walk": {}}, sections, strict=False) == params
 
 
+def test_a_checkpoint_of_an_earlier_version_has_its_moved_keys_read_into_their_new_section():
+    """Before the [eax] section the EAX islands' keys were the GA's: an old checkpoint's
+    parameters hold them in ``ga``, and they are read into ``eax``."""
+    sections = search_sections()
+    saved = params_to_dict(IslandParams(GAParams(crossover="eax", population=0, offspring=1)), sections)
+    old = {"ga": {**saved["ga"], "tries": 7, "starts": "random", "init_share": 0.5, "ils_kicks": None},
+           "tabu": saved["tabu"], "ils": saved["ils"], "perm": saved["perm"]}
+    params = params_from_dict(old, sections)
+    assert params.search(EAXParams) == EAXParams(tries=7, starts="random", init_share=0.5)
+    assert params.ga == GAParams(crossover="eax", population=0, offspring=1)
+
 def test_a_result_lists_every_section():
     result = metaheur.solve(random_qap(10, 3), generations=1, params=metaheur.SolveParams(
-        strategy="cpu-serial", sync=True, tabu=TabuParams(scale=3)))
-    assert [k for k in result.parameters if k in search_sections()] == ["tabu", "ils", "perm"]
+        strategy="cpu-serial", sync=True, searches={"tabu": TabuParams(scale=3)}))
+    assert [k for k in result.parameters if k in search_sections()] == ["eax", "ils", "perm", "tabu"]
     assert result.parameters["tabu"]["scale"] == 3 and result.parameters["ils"] == dataclasses.asdict(ILSParams())
 
 
 def test_solve_takes_a_section_of_its_class_only():
-    with pytest.raises(MetaheurError, match="tabu takes TabuParams, got ILSParams"):
-        metaheur.solve(random_qap(8), generations=1, params=metaheur.SolveParams(tabu=ILSParams()))
+    with pytest.raises(MetaheurError, match="tabu takes the parameters of section tabu, got ILSParams"):
+        metaheur.SolveParams(searches={"tabu": ILSParams()})
+    with pytest.raises(MetaheurError, match="GAParams is not the parameters of a local search"):
+        metaheur.SolveParams(searches=[GAParams()])
+    with pytest.raises(MetaheurError, match="searches takes a mapping"):
+        metaheur.SolveParams(searches=42)
+
+
+def test_solve_params_take_sections_by_mapping_sequence_or_the_earlier_keywords():
+    tabu, ils = TabuParams(scale=3), ILSParams(neighbours=12)
+    by_mapping = metaheur.SolveParams(searches={"tabu": tabu, "ils": ils})
+    assert by_mapping == metaheur.SolveParams(searches=[ils, tabu])
+    assert by_mapping.search(TabuParams) is tabu and by_mapping.tabu is tabu and by_mapping.eax is None
+    with pytest.warns(DeprecationWarning, match="searches="):
+        earlier = metaheur.SolveParams(tabu=tabu, ils=ils)
+    assert earlier == by_mapping
+    with pytest.warns(DeprecationWarning, match="ls_islands"):
+        assert metaheur.SolveParams(tabu_islands=1).ls_islands == 1
+    assert dataclasses.replace(by_mapping, islands=2).searches == by_mapping.searches
+    with pytest.raises(AttributeError, match="no attribute or search section 'walk'"):
+        _ = by_mapping.walk
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +138,7 @@ class ShakenQAP(QAP):
 def test_an_unregistered_problems_own_section_reaches_its_islands_result_and_checkpoint(tmp_path):
     base = random_qap(10, 3)
     qap = ShakenQAP(base.name, base.flow, base.distance)
-    assert list(search_sections(qap)) == ["tabu", "ils", "perm", "shake"]
+    assert list(search_sections(qap)) == ["eax", "ils", "perm", "tabu", "shake"]
     path = tmp_path / "run.npz"
     result = metaheur.solve(qap, generations=1, checkpoint=path, params=metaheur.SolveParams(
         strategy="cpu-serial", sync=True))

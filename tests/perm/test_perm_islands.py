@@ -89,7 +89,7 @@ def test_a_user_problem_declares_a_mix_of_ga_islands_and_chains():
     assert mixed.islands[1].population == 1 and mixed.islands[0].population == 6
     assert mixed.value == base.value(mixed.permutation)
     assert [row.algorithm for row in solve_with(base, **options).islands] == [ga] * 4  # no mix declared
-    asked = solve_with(base, tabu_islands=1, **options)  # a mix asked for on a problem that declares none
+    asked = solve_with(base, ls_islands=1, **options)  # a mix asked for on a problem that declares none
     assert [row.algorithm for row in asked.islands] == [ga, ga, ga, chain]
     chains = solve_with(declared, **options | {"ga": with_crossover(options["ga"], "none")})
     assert [row.algorithm for row in chains.islands] == [chain] * 4  # local-search islands already: no GA added
