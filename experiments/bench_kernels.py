@@ -7,7 +7,7 @@ at least ``--min-time`` long, after a warm-up launch). Rows:
 * ``cpu-1``: the CPU build with one OpenMP thread (``threads=1`` in the kernel call);
 * ``cpu-N``: the CPU build with every core (``threads=os.cpu_count()``; blocks are spread over
   the threads, so a batch of one solution still uses one core);
-* ``numpy``: the vectorised numpy version of the same computation (tests/reference), one
+* ``numpy``: the vectorised numpy version of the same computation (tests/problems/<name>/<name>_reference.py), one
   solution at a time; a row that would take more than ``--numpy-budget`` seconds a launch is
   skipped and listed as such;
 * ``cuda:K``: every GPU of metaheur.devices.gpu_devices(), timed with device synchronisation,
@@ -84,12 +84,14 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the numpy oracles (tests/reference)
+# the numpy oracles (tests/problems/qap/qap_reference.py, tests/problems/tsp/tsp_reference.py)
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests" / "problems" / "qap"))
+sys.path.insert(2, str(Path(__file__).resolve().parents[1] / "tests" / "problems" / "tsp"))
 import numpy as np
+import qap_reference as RQ
+import tsp_reference as RT
 from gpu_model import BYTES_PER_MOVE
 from lib.report import commit, out_folder
-from reference import qap as RQ
-from reference import tsp as RT
 
 from metaheur.devices import cpu_device, gpu_devices, to_host
 from metaheur.engine import load_module, set_cpu_threads
@@ -418,7 +420,7 @@ def bench_knn(cfg: Config) -> None:
                     threads=threads or "", block="128" if dev.is_gpu else "1", moves=n, seconds=seconds,
                     note="cities per second, host grid and re-rank included")
         skip_row(cfg, kernel="neighbours", instance=tsp.name, n=n, batch=1, backend="numpy",
-                 why="no vectorised numpy KNN in tests/reference (brute force is O(n^2))")
+                 why="no vectorised numpy KNN in tests/problems/tsp/tsp_reference.py (brute force is O(n^2))")
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -508,8 +510,8 @@ def write_results(cfg: Config, out: Path, label: str, argv: list[str]) -> tuple[
     md = ["# Move-kernel throughput", "", *[f"- {line}" for line in header], "",
           "Moves evaluated per second (see the docstring of experiments/bench_kernels.py for what a move is and the "
           "byte model of the GPU rows). `cpu-1`: the CPU build on one core; `cpu-N`: on N cores (blocks spread "
-          "over OpenMP threads, so a batch of one uses one core); `numpy`: tests/reference, vectorised, one "
-          "solution at a time.", ""]
+          "over OpenMP threads, so a batch of one uses one core); `numpy`: tests/problems/*/*_reference.py, "
+          "vectorised, one solution at a time.", ""]
     if summary:
         md += ["## Key numbers", "", *[f"- {line}" for line in summary], ""]
     md += ["## All rows", "", "| " + " | ".join(titles.get(c, c) for c in md_cols) + " |",

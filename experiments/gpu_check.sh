@@ -43,7 +43,7 @@ if [ "$TINY" -eq 1 ]; then
     QAP_SOLVE=gen:qap:12; TSP_SOLVE=gen:tsp:60; LOP_SOLVE=gen:lop:30; PFSP_SOLVE=gen:pfsp:20:5; TESTS=(tests/engine/test_gpu.py -k "rng_and_block or arrays_are_checked")
 else
     QAP_N=100; TSP_N=10000; BATCH=1024; COUNTS=1,64,1024; ITERATIONS=2000; SECONDS_SOLVE=15
-    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; LOP_SOLVE=gen:lop:300; PFSP_SOLVE=gen:pfsp:100:20; TESTS=(tests/engine tests/gpu)
+    QAP_SOLVE=gen:qap:100; TSP_SOLVE=gen:tsp:2000; LOP_SOLVE=gen:lop:300; PFSP_SOLVE=gen:pfsp:100:20; TESTS=(tests/engine tests/gpu tests/problems/lop/test_lop_device.py)
 fi
 gpu_log "$OUT/gpu_check.log"
 

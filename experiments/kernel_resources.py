@@ -24,7 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # the numpy oracles test_gpu imports
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))  # kernel_helpers, which test_gpu imports
+# the numpy oracles test_gpu imports (tests/problems/qap/qap_reference.py, tests/problems/tsp/tsp_reference.py)
+sys.path.insert(2, str(Path(__file__).resolve().parents[1] / "tests" / "problems" / "qap"))
+sys.path.insert(3, str(Path(__file__).resolve().parents[1] / "tests" / "problems" / "tsp"))
 
 from lib.report import header, out_folder, write_table
 

@@ -1,4 +1,4 @@
-"""Fixtures of the kernel-engine tests (helpers shared by the modules are in kernel_helpers.py)."""
+"""Fixtures of the kernel-engine tests (helpers shared by the modules are in tests/kernel_helpers.py)."""
 
 from __future__ import annotations
 

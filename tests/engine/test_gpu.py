@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+import qap_reference as RQ
+import tsp_reference as RT
 from kernel_helpers import REDUCE, RNG_KERNEL, make_tsp, random_perms
-from reference import qap as RQ
-from reference import tsp as RT
 
 from metaheur.devices import Device, gpu_devices, parse_device, to_host
 from metaheur.engine import load_module

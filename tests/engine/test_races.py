@@ -36,10 +36,10 @@ RACE_CHECKED = {
     "qap/qap_tabu.cu": {"qap_tabu_run", "qap_tabu_stream"},
     "tsp/tsp_moves.cu": {"tsp_2opt_full", "tsp_oropt_full", "tsp_2opt_cand", "tsp_oropt_cand", "tsp_positions",
                          "tsp_apply_best", "tsp_best_at", "tsp_apply_disjoint", "tsp_lengths", "tsp_keep_better",
-                         # the cached variants: in every order in tests/engine/test_tsp_cached_kernels.py
+                         # the cached variants: in every order in tests/problems/tsp/test_tsp_cached_kernels.py
                          "tsp_cache_tour", "tsp_2opt_cached", "tsp_oropt_cached", "tsp_best_of_parts",
                          "tsp_dlb_best_at", "tsp_dlb_apply"},
-    # the EAX kernels: tsp_eax_block meets at barriers, race-checked in tests/ga/test_tsp_eax_block.py
+    # the EAX kernels: tsp_eax_block meets at barriers, race-checked in tests/problems/tsp/test_tsp_eax_block.py
     # (every shape and order against tsp_eax); the others are one thread a block or a city
     "tsp/tsp_eax.cu": {"tsp_eax", "tsp_eax_freq", "tsp_eax_freq_accept", "tsp_eax_block"},
     # a user problem's generic kernels: race-checked in tests/perm (test_perm_search.py, test_check_problem.py)

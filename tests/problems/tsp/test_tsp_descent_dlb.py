@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reference import tsp as R
+import tsp_reference as R
 from test_tsp_descent import apply_move, best_delta, move_span, random_tours
 
 from metaheur.engine import load_module

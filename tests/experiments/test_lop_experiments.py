@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
 
 from bench_lop import RUN_COLUMNS, earlier, run_in_parts, versus_plan, versus_summary  # noqa: E402

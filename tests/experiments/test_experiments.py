@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 pytestmark = pytest.mark.slow
 
 RUN_COLUMNS = {"instance", "n", "config", "seed", "status", "time_s", "cost", "gap_%", "ls_per_s",

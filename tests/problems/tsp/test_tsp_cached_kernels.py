@@ -1,15 +1,15 @@
 """The ``cached`` full-neighbourhood kernels of kernels/tsp/tsp_moves.cu (issue 62: ``tsp_cache_tour``,
 ``tsp_2opt_cached``, ``tsp_oropt_cached``, ``tsp_best_of_parts``) bit for bit against the ``classic``
 ones (``tsp_2opt_full``, ``tsp_oropt_full``: every delta, the same best move and delta) and against
-the numpy reference (tests/reference/tsp.py), for every weight type, with one and several blocks a
+the numpy reference (tests/problems/tsp/tsp_reference.py), for every weight type, with one and several blocks a
 tour; in the fiber simulation in several thread orders; and the descent with either variant."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import tsp_reference as R
 from kernel_helpers import SIM_BLOCKS, TSP_WEIGHTS, make_tsp, random_perms
-from reference import tsp as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reference import tsp as R
+import tsp_reference as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError

@@ -1,13 +1,13 @@
 """TSP move kernels (kernels/tsp/tsp_moves.cu) for every weight type against the numpy reference
-(tests/reference/tsp.py), the reference against literally applied moves, and the neighbour
+(tests/problems/tsp/tsp_reference.py), the reference against literally applied moves, and the neighbour
 lists (kernels/tsp/tsp_knn.cu through metaheur.problems.tsp.device_data.neighbours) against brute force."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import tsp_reference as R
 from kernel_helpers import SIM_BLOCKS, TSP_WEIGHTS, explicit_tsp, make_tsp, random_perms
-from reference import tsp as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError

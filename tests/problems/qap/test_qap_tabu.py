@@ -44,7 +44,7 @@ from metaheur.problems.qap.tabu import (
 
 # the yardstick lives next to the repository (shared/yardsticks/rots.c), as experiments/lib/yardstick.py expects
 YARDSTICK = Path(os.environ.get("METAHEUR_YARDSTICK",
-                                Path(__file__).resolve().parents[3] / "shared" / "yardsticks" / "rots.c"))
+                                Path(__file__).resolve().parents[4] / "shared" / "yardsticks" / "rots.c"))
 CHECKPOINTS = (1, 2, 5, 10, 30, 100, 300, 1000, 2000, 4000)
 
 # --------------------------------------------------------------------------------------- helpers

@@ -1,5 +1,5 @@
 """QAP swap-neighbourhood kernels (kernels/qap/qap_moves.cu) against the numpy reference
-(tests/reference/qap.py), and the reference against the exact cost difference."""
+(tests/problems/qap/qap_reference.py), and the reference against the exact cost difference."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import itertools
 
 import numpy as np
 import pytest
+import qap_reference as R
 from kernel_helpers import SIM_BLOCKS, random_perms
-from reference import qap as R
 
 from metaheur.engine import load_module
 from metaheur.errors import MetaheurError

@@ -13,7 +13,7 @@ import pytest
 from metaheur.engine import sm90
 from metaheur.engine.catalogue import kernel_tables
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 pytestmark = pytest.mark.gpusim
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-YARDSTICKS = Path(__file__).resolve().parents[2] / "shared" / "yardsticks"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+YARDSTICKS = Path(__file__).resolve().parents[3] / "shared" / "yardsticks"
 pytestmark = pytest.mark.slow
 
 
@@ -54,7 +54,7 @@ def test_pfsp_method_quick(tmp_path):
 
 
 def test_pfsp_method_tie_and_temperature_configs_change_only_those_settings():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
     from pfsp_method import params_for
 
     from metaheur.problems.pfsp import taillard
