@@ -1,6 +1,6 @@
 """Plain descriptions of instances and evaluations, shared by ``metaheur info`` and ``evaluate``.
-What a problem shows of itself comes from the problem (:meth:`Problem.properties` and
-:meth:`Problem.describe_lines`); values and gaps are in the problem's sense."""
+What a problem shows of itself comes from its domain (:meth:`ProblemDomain.properties` and
+:meth:`ProblemDomain.describe_lines`); values and gaps are in the problem's sense."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import inspect
 import re
 
 from metaheur.problem.best_known import beaten_optimum, gap_percent
+from metaheur.problem.domain import ProblemDomain
 from metaheur.problem.interface import Problem
 
 
-def instance_summary(inst: Problem) -> dict:
+def instance_summary(inst: ProblemDomain) -> dict:
     """What ``metaheur info INSTANCE`` shows, as a JSON-ready dict."""
     entry = inst.best_known()
     out = {
@@ -29,7 +30,7 @@ def instance_summary(inst: Problem) -> dict:
     return out
 
 
-def evaluation(inst: Problem, perm, stated_cost: int | None = None, note: str | None = None) -> dict:
+def evaluation(inst: ProblemDomain, perm, stated_cost: int | None = None, note: str | None = None) -> dict:
     """Exact value of ``perm`` with the best-known value and the gap, as a JSON-ready dict."""
     value = inst.value(perm)
     entry = inst.best_known()
@@ -54,9 +55,9 @@ def evaluation(inst: Problem, perm, stated_cost: int | None = None, note: str | 
     return out
 
 
-def format_summary(info: dict, problem: type[Problem] | Problem | None = None) -> str:
+def format_summary(info: dict, problem: type[ProblemDomain] | ProblemDomain | None = None) -> str:
     """Human-readable lines for :func:`instance_summary` (the property lines by ``problem``'s
-    :meth:`~Problem.describe_lines`, by default the registered problem of the summary's kind)."""
+    :meth:`~ProblemDomain.describe_lines`, by default the registered problem of the summary's kind)."""
     from metaheur.problem.registry import problem_class
 
     cls = problem if problem is not None else problem_class(info["problem"].lower())

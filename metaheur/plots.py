@@ -1,6 +1,6 @@
 """Plots of a result (matplotlib, Agg backend: they work headless). One function per plot, each
 drawing on a given ``ax`` (or a new figure), and a combined figure for ``--plot`` and
-``metaheur plot RESULT.json`` whose right column is the problem's picture (:meth:`Problem.draw`;
+``metaheur plot RESULT.json`` whose right column is the problem's picture (:meth:`~ProblemDomain.draw`;
 the built-in problems draw theirs in problems/<name>/)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter
 
 from metaheur.outputs import figure_format
-from metaheur.problem.interface import Problem
+from metaheur.problem.domain import ProblemDomain
 from metaheur.result import DeviceRow, Result
 
 FIGURE_SIZE = (12.0, 8.0)
@@ -153,9 +153,9 @@ def _loads_from_history(result: Result) -> list[DeviceRow]:
     return list(out.values())
 
 
-def result_figure(result: Result, problem: Problem | None = None, *, log_time: bool = False):
+def result_figure(result: Result, problem: ProblemDomain | None = None, *, log_time: bool = False):
     """The combined figure: convergence and devices on the left; on the right the problem's
-    picture (:meth:`Problem.draw`): in the whole column (``picture_column``: the TSP's tour) or
+    picture (:meth:`~ProblemDomain.draw`): in the whole column (``picture_column``: the TSP's tour) or
     above a caption (the QAP's assignment), or the caption alone without a picture."""
     fig = plt.figure(figsize=FIGURE_SIZE, dpi=DPI)
     grid = fig.add_gridspec(2, 2, height_ratios=(5, 2))
@@ -183,7 +183,7 @@ def _caption(result: Result) -> str:
             f"{result.time_s:.1f} s, {result.search_iterations:,} ls iterations")
 
 
-def save_result_figure(result: Result, path: str | os.PathLike, problem: Problem | None = None,
+def save_result_figure(result: Result, path: str | os.PathLike, problem: ProblemDomain | None = None,
                        fmt: str | None = None, *, log_time: bool = False) -> None:
     """Write the combined figure (1200 x 800 pixels) in format ``fmt``, by default the one the
     path's extension names (PNG, SVG, PDF, JPEG: :func:`metaheur.outputs.figure_format`)."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from metaheur.errors import MetaheurError
 from metaheur.problem import load_solution
-from metaheur.problem.interface import Problem
+from metaheur.problem.domain import ProblemDomain
 
 
 def _many(initial) -> bool:
@@ -23,10 +23,10 @@ def _many(initial) -> bool:
             and all(isinstance(x, (str, os.PathLike, list, tuple, np.ndarray)) for x in initial))
 
 
-def initial_solutions(problem: Problem, initial) -> np.ndarray | None:
+def initial_solutions(problem: ProblemDomain, initial) -> np.ndarray | None:
     """``initial`` (a permutation, a list of them, a path to a ``.sln``, ``.tour`` or result
     ``.json`` file, or a list of paths) as a k x n int64 array, best first in the problem's sense,
-    in canonical form (:meth:`Problem.canonical`: TSP tours rotated and turned), or ``None``; a
+    in canonical form (:meth:`~ProblemDomain.canonical`: TSP tours rotated and turned), or ``None``; a
     wrong size, a non-permutation or an unreadable file is a :class:`MetaheurError`."""
     if initial is None:
         return None

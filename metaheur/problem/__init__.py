@@ -13,20 +13,24 @@ The framework imports this package and never a problem's: the built-in problems
 """
 
 from metaheur.problem.best_known import BestKnown, best_known
+from metaheur.problem.domain import LoadedSolution, ProblemDomain, ProblemFormats
 from metaheur.problem.generators import parse_generated
 from metaheur.problem.instances import load_instance, load_solution, resolve_instance
-from metaheur.problem.interface import LoadedSolution, Problem, ProblemFormats, SearchForm
+from metaheur.problem.interface import Problem
 from metaheur.problem.permutation import PermutationProblem
 from metaheur.problem.permutation_check import check_problem
 from metaheur.problem.registry import problem_class, registered
+from metaheur.problem.solving import SearchForm, SolvingPlan
 
 __all__ = [
     "BestKnown",
     "LoadedSolution",
     "PermutationProblem",
     "Problem",
+    "ProblemDomain",
     "ProblemFormats",
     "SearchForm",
+    "SolvingPlan",
     "best_known",
     "check_problem",
     "load_instance",
