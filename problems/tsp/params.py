@@ -109,7 +109,7 @@ class EAXParams:
     - ``ils_kicks``: kicks a generation of a converged island that goes on as an iterated local
       search of its best (``[ga] restart = "ils"``; None: n / 10, at least 50).
 
-    These keys were ``[ga]`` keys before version 0.13; a configuration file, a ``GAParams`` read
+    These keys were ``[ga]`` keys in earlier versions; a configuration file, a ``GAParams`` read
     from a checkpoint or a ``[ga]`` section that still holds them is read into this section
     (``moved_from``).
     """
