@@ -227,7 +227,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
           checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0, *,
           time_limit: float | None = None, generations: int | None = None, target: int | str | None = None,
           no_improvement: int | None = None) -> Result:
-    """Solve a problem instance (a :class:`~metaheur.problems.Problem`: QAP, TSP, ATSP or a
+    """Solve a problem instance (a :class:`~metaheur.problem.Problem`: QAP, TSP, ATSP or a
     user's) with memetic islands on the available processors.
 
     ``problem``: an instance, a path, a library name or a ``gen:`` name. ``stop``: a stop rule

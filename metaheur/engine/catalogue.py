@@ -1,6 +1,6 @@
 """Which kernel files the package compiles, with which defines, and with which block shapes it
 launches their kernels on a GPU: the engine's own table (:data:`ENGINE`) and each registered
-problem's (:meth:`Problem.kernel_table <metaheur.problems.Problem.kernel_table>`), merged by
+problem's (:meth:`Problem.kernel_table <metaheur.problem.Problem.kernel_table>`), merged by
 :func:`kernel_tables`. The compile checks (tests/engine/test_compile_check.py) build every variant
 and hold every shape against the kernel's registers, shared memory and launch bounds on an H200;
 experiments/kernel_resources.py writes the resource table from it (docs/gpu-model.md).

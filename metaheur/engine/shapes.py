@@ -1,5 +1,5 @@
 """Block shapes of the engine's own GPU launches (a problem's own are in its kernel table,
-:meth:`Problem.kernel_table <metaheur.problems.Problem.kernel_table>`), and :func:`threads`.
+:meth:`Problem.kernel_table <metaheur.problem.Problem.kernel_table>`), and :func:`threads`.
 
 On the CPU build every launch uses one thread a block (the fast mode ignores the block shape).
 """

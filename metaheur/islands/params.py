@@ -27,7 +27,7 @@ RESTARTS = ("best", "full")
 REPLACEMENTS = ("steady", "bnp")
 #: The engine's own local-search parameters (the generic search of a user's problem), a section
 #: every run has beside those the problems declare (:attr:`Problem.search_params
-#: <metaheur.problems.Problem.search_params>`).
+#: <metaheur.problem.Problem.search_params>`).
 ENGINE_SEARCHES = (PermSearchParams,)
 
 
@@ -37,7 +37,7 @@ class GAParams:
 
     ``population``: individuals kept; ``offspring``: children per generation (each improved by
     local search); ``crossover``: one the problem offers (:attr:`Problem.crossovers
-    <metaheur.problems.Problem.crossovers>`; the engine's ``ux``/``cx``/``pmx`` of assignments and
+    <metaheur.problem.Problem.crossovers>`; the engine's ``ux``/``cx``/``pmx`` of assignments and
     ``ox`` of orders, or those a problem adds), or ``none`` for a local-search-only island (each
     member's search goes on); ``mutation``: random mutations applied to each child (swaps, or
     segment reversals with ``ox``);
@@ -106,7 +106,7 @@ def restarts() -> tuple[str, ...]:
 
 def crossover_islands() -> dict[str, type[Island]]:
     """Every crossover the registered problems offer, with the island algorithm it runs there
-    (:meth:`Problem.island_algorithms <metaheur.problems.Problem.island_algorithms>`, else the
+    (:meth:`Problem.island_algorithms <metaheur.problem.Problem.island_algorithms>`, else the
     memetic GA): the first problem in registry order that offers a crossover names its algorithm."""
     from metaheur.problem.registry import per_registry
 
@@ -129,7 +129,7 @@ def _crossover_islands(classes: tuple[type[Problem], ...]) -> dict[str, type[Isl
 
 def crossover_island(crossover: str, problem: Problem | None = None) -> type[Island]:
     """The island algorithm that ``crossover`` runs on ``problem`` (:meth:`Problem.island_algorithms
-    <metaheur.problems.Problem.island_algorithms>`, else the memetic GA), or, without a problem, on
+    <metaheur.problem.Problem.island_algorithms>`, else the memetic GA), or, without a problem, on
     the registered problems (:func:`crossover_islands`)."""
     from metaheur.islands.memetic import MemeticIsland
 
@@ -195,7 +195,7 @@ class IslandParams:
 
 def search_sections(problem: Problem | None = None) -> dict[str, type]:
     """Every local search's parameter class by its section name: those the registered problems
-    declare (:attr:`Problem.search_params <metaheur.problems.Problem.search_params>`; a section
+    declare (:attr:`Problem.search_params <metaheur.problem.Problem.search_params>`; a section
     name declared twice keeps the first class in registry order), with ``problem``'s own when it
     is not registered, and the engine's own (:data:`ENGINE_SEARCHES`). Ordered by name, then
     ``problem``'s own: the configuration file's sections, the result's and the checkpoint's
@@ -260,7 +260,7 @@ def with_crossover(ga: GAParams, crossover: str, problem: Problem | None = None)
 
 def ls_island(ga: GAParams, problem: Problem | None = None) -> GAParams:
     """The GA parameters of a local-search island beside GA islands of ``ga``
-    (:meth:`Problem.local_search_island <metaheur.problems.Problem.local_search_island>`): one
+    (:meth:`Problem.local_search_island <metaheur.problem.Problem.local_search_island>`): one
     continued search in place of the GA (crossover ``none``), a generation of it being the GA's
     local-search budget per child (for the QAP 50 n tabu iterations by default). A QAP tabu island
     (:class:`~metaheur.problems.qap.tabu_island.TabuIsland`) sends its best to the GA islands and
@@ -275,7 +275,7 @@ def ls_island_params(params: IslandParams, problem: Problem | None = None) -> Is
 
 def ls_budget(ga: GAParams, problem: Problem) -> int:
     """Local-search effort per child: ``ga.ls_budget``, else the problem's default
-    (:meth:`Problem.default_ls_budget <metaheur.problems.Problem.default_ls_budget>`). An island
+    (:meth:`Problem.default_ls_budget <metaheur.problem.Problem.default_ls_budget>`). An island
     algorithm may choose its own (:meth:`Island.ls_budget <metaheur.islands.base.Island.ls_budget>`)."""
     return ga.ls_budget if ga.ls_budget is not None else problem.default_ls_budget()
 

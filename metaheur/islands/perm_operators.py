@@ -1,4 +1,4 @@
-"""Operators of a user's permutation problem (problems/permutation.py) for the memetic and
+"""Operators of a user's permutation problem (metaheur/problem/permutation.py) for the memetic and
 local-search islands: random solutions (an NEH start where the problem gives a construction key
 and partial_insert_row), the permutation crossovers (kernels/engine/perm_ga.cu: pmx, cx, ux, the last
 position-based for assignments; kernels/engine/order_ga.cu: ox for orders), swap mutation, the generic
