@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -29,6 +30,32 @@ def ok(result):
 
 
 # --------------------------------------------------------------------------------------------- info
+
+
+@pytest.mark.parametrize("kind", ["qap", "tsp", "atsp", "pfsp", "lop"])
+def test_info_of_a_registered_problem_lists_its_files_crossovers_and_sections(runner, kind):
+    """``metaheur info PROBLEM``: what a --config file may set for it, every key with its default,
+    taken from the problem's declarations (its search_params, else the engine's [perm])."""
+    cls = metaheur.problem_class(kind)
+    data = json.loads(ok(runner.invoke(cli, ["info", kind, "--json"])))
+    own = cls.search_params or (metaheur.PermSearchParams,)
+    assert data["kind"] == kind and list(data["sections"]) == [c.section for c in own]
+    assert list(data["crossovers"]) == list(cls.crossovers)
+    for section in own:
+        keys = data["sections"][section.section]["keys"]
+        assert keys == json.loads(json.dumps(dataclasses.asdict(section())))
+    text = ok(runner.invoke(cli, ["info", kind.upper()]))
+    assert text.startswith(f"problem     {kind}: {cls.title}")
+    assert all(f"[{c.section}]" in text for c in own)
+
+
+def test_info_of_the_tsp_shows_its_eax_section_and_a_file_named_like_a_problem_is_an_instance(runner, tmp_path,
+                                                                                             monkeypatch):
+    text = ok(runner.invoke(cli, ["info", "tsp"]))
+    assert "[eax]" in text and "  tries = 30" in text and "eax (EAXIsland)" in text
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qap").write_text("3\n\n0 1 2\n1 0 3\n2 3 0\n\n0 5 6\n5 0 7\n6 7 0\n")
+    assert ok(runner.invoke(cli, ["info", "qap"])).startswith("instance    qap\nproblem     QAP\nn           3")
 
 
 def test_info_generated_qap_text(runner):
