@@ -61,14 +61,18 @@ def explicit_tokens(m: np.ndarray, fmt: str) -> list[int]:
 
 
 def solve_with(problem, **options):
-    """:func:`metaheur.solve` with the fields of :class:`SolveParams` given as keywords beside
-    solve()'s own arguments (the tests' shorthand)."""
+    """:func:`metaheur.solve` with the fields of :class:`SolveParams` and the local searches'
+    sections (``perm=...``, into ``searches``) given as keywords beside solve()'s own arguments
+    (the tests' shorthand)."""
     from dataclasses import fields
 
     from metaheur import SolveParams, solve
+    from metaheur.islands.params import search_sections
 
     names = {f.name for f in fields(SolveParams)}
-    params = SolveParams(**{k: options.pop(k) for k in list(options) if k in names})
+    sections = set(search_sections(problem))
+    searches = {k: options.pop(k) for k in list(options) if k in sections}
+    params = SolveParams(**{k: options.pop(k) for k in list(options) if k in names}, searches=searches)
     return solve(problem, params=params, **options)
 
 
