@@ -203,7 +203,7 @@ def bench_qap(cfg: Config) -> None:
         pairs = n * (n - 1) // 2
         for label, dev, threads in _backends(cfg):
             data = qap_data(q, dev)
-            module = load_module("qap/qap_moves.cu", dev, data.defines)
+            module = load_module(RQ.QAP_MOVES, dev, data.defines)  # experiments/kernels/qap/qap_moves.cu
             block = (32, 4) if dev.is_gpu else (1,)
             sync = dev.synchronize if dev.is_gpu else _no_sync
             for batch in cfg.qap_batches + (cfg.qap_gpu_batches if dev.is_gpu else []):

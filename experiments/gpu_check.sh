@@ -59,8 +59,10 @@ from metaheur.engine.catalogue import kernel_tables
 COMPILE_VARIANTS = kernel_tables().variants
 EUC_2D = {"MH_TSP_WEIGHT": 1}  # the generated TSP instances' distance
 tiny = sys.argv[1] == "1"  # the tiny run's tests compare no TSP distance but EUC_2D
-needed = [(s, d) for s in ("qap/qap_moves.cu", "qap/qap_tabu.cu", "engine/perm_ga.cu", "engine/order_ga.cu",
-                           "tsp/tsp_knn.cu") for d in COMPILE_VARIANTS[s]]
+needed = [(s, d) for s in ("qap/qap_tabu.cu", "engine/perm_ga.cu", "engine/order_ga.cu", "tsp/tsp_knn.cu")
+          for d in COMPILE_VARIANTS[s]]
+# the QAP's separate move kernels (no kernel of the package: loaded by path, from the repository's root)
+needed += [("experiments/kernels/qap/qap_moves.cu", d) for d in ({}, {"MH_QAP_SYMMETRIC": 1})]
 needed += [("tsp/tsp_moves.cu", d) for d in ([EUC_2D] if tiny else COMPILE_VARIANTS["tsp/tsp_moves.cu"])]
 needed += [(s, EUC_2D) for s in ("tsp/tsp_ils.cu", "tsp/tsp_construct.cu", "tsp/tsp_eax.cu")]
 

@@ -381,7 +381,7 @@ COLUMNS = ["kernel", "unit", "size", "bytes", "memory", "int_ops", "fp64_ops", "
            "target_of_bound", "basis"]
 
 #: Bytes a move reads or writes, by kernel (experiments/bench_kernels.py's GB/s column).
-#: (The first model of a kernel: int64 deltas for qap_delta_update, as qap_moves.cu has.)
+#: (The first model of a kernel: int64 deltas for qap_delta_update, as experiments/kernels/qap/qap_moves.cu has.)
 BYTES_PER_MOVE = {"qap_delta_full": 8}  # the long long delta written; its O(n) row reads come from cache
 for _m in [*qap_models(), *tsp_models()]:
     if _m.unit in ("move", "delta entry"):

@@ -130,7 +130,7 @@ def build(name, device):
 def bench_modules(device):
     from metaheur.engine import load_module
     t0 = time.perf_counter()
-    load_module("qap/qap_moves.cu", device)
+    load_module("experiments/kernels/qap/qap_moves.cu", device)  # by path: no kernel of the package
     load_module("tsp/tsp_moves.cu", device, {"MH_TSP_WEIGHT": 1})  # the generated instances' EUC_2D
     return "kernel benches", device, time.perf_counter() - t0
 

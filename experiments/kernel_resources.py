@@ -11,14 +11,19 @@ does not launch: the largest block of the GPU tests, marked "tests"), and at tha
 resident blocks per SM, the occupancy (resident warps / 64), the share of those warps' lanes the
 block uses (1 of 32 for one working thread), and what limits the resident blocks.
 
-    python experiments/kernel_resources.py [--quick] [--out experiments/results]
+    python experiments/kernel_resources.py [--quick] [--out FOLDER]
 
-``--quick``: the first variant of each file only, into a temporary folder unless ``--out``.
+The CSV table is package data, metaheur/engine/kernel_resources.csv (simulated devices answer
+occupancy queries from it, installed or not: metaheur.engine.sm90.RESOURCE_TABLE); the Markdown
+table goes to experiments/results/kernel_resources.md, where the docs show it. ``--out``: both
+into FOLDER; ``--quick``: the first variant of each file only, into a temporary folder unless
+``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -37,14 +42,16 @@ from metaheur.engine.module import _normalise_defines
 from metaheur.engine.shapes import threads
 from metaheur.engine.source import load_source
 
+#: The package's resource table in this checkout (metaheur.engine.sm90.RESOURCE_TABLE when installed).
+PACKAGE_TABLE = Path(__file__).resolve().parents[1] / "metaheur" / "engine" / "kernel_resources.csv"
 COLUMNS = ["kernel", "file", "variant", "registers", "spill_bytes", "stack_bytes", "shared_bytes", "launch_bounds",
            "largest_block", "blocks_per_sm", "occupancy", "lanes_used", "limited_by"]
 
 
 def _test_blocks() -> dict[str, list]:
-    from test_gpu import GPU_QAP_BLOCKS, GPU_TSP_BLOCKS
+    from test_gpu import GPU_TSP_BLOCKS
 
-    return {"qap/qap_moves.cu": GPU_QAP_BLOCKS, "tsp/tsp_moves.cu": GPU_TSP_BLOCKS}
+    return {"tsp/tsp_moves.cu": GPU_TSP_BLOCKS}
 
 
 def _limiter(res: sm90.KernelResources, nt: int) -> str:
@@ -98,7 +105,9 @@ def rows(quick: bool) -> list[dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the first variant of each kernel file only")
-    ap.add_argument("--out", type=Path, default=None, help="folder of the tables (default experiments/results)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder of both tables (default: the CSV into metaheur/engine/, the Markdown into "
+                         "experiments/results/)")
     args = ap.parse_args(argv)
     kind, detail, version = sm90.gpu_compiler()
     if not kind:
@@ -108,8 +117,12 @@ def main(argv=None) -> int:
     head = header(f"compiler: {kind} ({version}), -arch={sm90.ARCH} {sm90.PTXAS_VERBOSE}; H200 per SM: "
                   f"{lim.registers_per_sm} registers, {lim.threads_per_sm} threads, {lim.blocks_per_sm} blocks, "
                   f"{lim.shared_per_sm // 1024} KB shared; occupancy = resident warps / 64")
-    write_table(rows(args.quick), COLUMNS, "kernel_resources", head,
-                out_folder(args.out, args.quick), title="Kernel resources on sm_90 (H200)")
+    folder = out_folder(args.out, args.quick)
+    csv_path, _ = write_table(rows(args.quick), COLUMNS, "kernel_resources", head, folder,
+                              title="Kernel resources on sm_90 (H200)")
+    if not args.out and not args.quick:  # the table the package reads
+        os.replace(csv_path, PACKAGE_TABLE)
+        print(f"kernel_resources: wrote {PACKAGE_TABLE}", file=sys.stderr)
     return 0
 
 

@@ -53,6 +53,7 @@
 #define MH_TS_REBASE (1 << 30)
 #define MH_TS_ENTRY_LIMIT (1 << 29)   /* |matrix entries| below this (checked on the host) */
 #define MH_TS_DELTA32_LIMIT (1 << 28) /* the host's delta bound below which MH_QAP_DELTA32 is used */
+#define MH_TS_DELTA_LIMIT (1LL << 60) /* the host's cost bound: half of the int64 MH_TS_BIG, a move category's rank offset */
 
 #ifdef MH_QAP_DELTA32
 typedef int mh_dt;

@@ -1,7 +1,8 @@
 """Loading kernel modules and calling kernels the same way on every device.
 
-``load_module("qap/qap_moves.cu", device)`` returns a :class:`KernelModule`; ``module.kernel(name)``
-a :class:`Kernel` called as CuPy's ``RawKernel``: ``kernel(grid, block, args)``. Before any launch
+``load_module("qap/qap_tabu.cu", device)`` (a kernel file by its path under ``kernels/``, another
+by its own path) returns a :class:`KernelModule`; ``module.kernel(name)`` a :class:`Kernel` called
+as CuPy's ``RawKernel``: ``kernel(grid, block, args)``. Before any launch
 the arguments are checked against the kernel's C signature: arrays must be of the device's array
 type, C-contiguous, of exactly the pointee's dtype (and writable where the pointer is not
 const); scalars must be representable in the parameter's type and are converted to it (CuPy

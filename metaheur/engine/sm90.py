@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from metaheur.engine import cpu_build
@@ -64,8 +65,9 @@ class KernelResources:
     shared: int
 
 
-#: The resource table of experiments/kernel_resources.py (a checkout's; absent from an installed package).
-RESOURCE_TABLE = Path(__file__).resolve().parents[2] / "experiments" / "results" / "kernel_resources.csv"
+#: The resource table (package data: experiments/kernel_resources.py writes it), what simulated
+#: devices answer occupancy queries from, in a checkout and in an installed package alike.
+RESOURCE_TABLE = Path(str(resources.files("metaheur.engine").joinpath("kernel_resources.csv")))
 
 
 @functools.lru_cache(maxsize=4)

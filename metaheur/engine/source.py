@@ -4,9 +4,11 @@ signatures.
 A kernel file is named by its path under ``kernels/`` (``qap/qap_tabu.cu``): the engine's own in
 ``kernels/engine/``, a problem's in ``kernels/<problem>/``. Headers included with ``#include
 "name.cuh"`` are looked up next to the including file, then in ``kernels/engine/`` (the shared
-headers), and inlined (once each) with ``#line`` directives, so that (1) the source string handed
-to NVRTC or the host compiler is self-contained and CuPy's cache key, which sees only that
-string, covers every header, and (2) compiler messages still name the original file and line.
+headers), then by their name under ``kernels/`` (``"qap/qap_delta.cuh"``: how a kernel file
+outside ``kernels/``, e.g. an experiment's, includes a problem's header), and inlined (once each)
+with ``#line`` directives, so that (1) the source string handed to NVRTC or the host compiler is
+self-contained and CuPy's cache key, which sees only that string, covers every header, and (2)
+compiler messages still name the original file and line.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ def _inline(path: Path, seen: set[str], virtual: dict[str, str]) -> list[str]:
             out.append(virtual[m.group(1)])
             out.append(f'#line {number + 1} "{label}"')
             continue
-        found = m and next((d / m.group(1) for d in (path.parent, engine_dir()) if (d / m.group(1)).is_file()), None)
+        found = m and next((d / m.group(1) for d in (path.parent, engine_dir(), kernel_dir())
+                            if (d / m.group(1)).is_file()), None)
         if found:
             if str(found.resolve()) not in seen:
                 seen.add(str(found.resolve()))
@@ -160,7 +163,8 @@ def _source_path(name: str) -> Path:
 def load_source(name: str, virtual: dict[str, str] | None = None,
                 placeholders: dict[str, str] | None = None, label: str | None = None) -> KernelSource:
     """The kernel file ``kernels/<name>`` (or a path to another ``.cu`` file, e.g. a test's) with
-    its headers inlined; headers are looked up next to the file, then in ``kernels/engine/``.
+    its headers inlined; headers are looked up next to the file, then in ``kernels/engine/``, then
+    by their name under ``kernels/``.
 
     ``virtual``: generated headers, ``{include name: text}``, inlined in place of an
     ``#include`` of that name (metaheur/engine/user_source.py); ``placeholders``: ``{marker:

@@ -17,6 +17,7 @@ from metaheur.engine.catalogue import PERM_ROWS, PERM_WARP
 from metaheur.engine.shapes import PERM, WARP, threads
 from metaheur.engine.source import kernel_constants
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
+from metaheur.engine.variants import check_variant, register_variants
 from metaheur.errors import MetaheurError
 from metaheur.problem.arrays import INT32_MAX
 from metaheur.search.batch import BatchResult, LaunchPacer
@@ -32,12 +33,16 @@ GPU_BLOCK = threads(PERM)  # threads per search on a GPU (block-stride rows)
 #: snippet may use warp shuffles, the flow shop's heads and tails; NEH in one launch; a chain
 #: island as many chains a multiprocessor as fit): kernel -> (defines, threads a search on a GPU).
 KERNELS = {"classic": (None, GPU_BLOCK), "warp": (PERM_WARP, threads(WARP))}
+register_variants("perm kernel", KERNELS, "the generic engine's kernel layout ([perm] kernel): classic (a block a "
+                  "search) or warp (a warp a search, MH_PS_WARP)")
 #: How the classic layout's scans split a search's rows, the same moves either way, side by side
 #: until a GPU measures both: ``row`` (one row at a time, the block's threads over its moves) and
 #: ``warps`` (MH_PS_ROWS: the scans by pair deltas or cost give each warp rows of its own, a
 #: first-improvement descent W rows a step; the problem's row functions keep one row at a time):
 #: scan -> defines.
 SCANS = {"row": None, "warps": PERM_ROWS}
+register_variants("perm scan", SCANS, "how the classic layout's scans split a search's rows ([perm] scan): row "
+                  "(one row at a time) or warps (rows a warp, MH_PS_ROWS)")
 
 
 @dataclass(frozen=True)
@@ -78,10 +83,8 @@ class PermSearchParams:
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise MetaheurError(f"local search method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.kernel not in KERNELS:
-            raise MetaheurError(f"perm kernel must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
-        if self.scan not in SCANS:
-            raise MetaheurError(f"perm scan must be one of {', '.join(SCANS)}, got {self.scan!r}")
+        check_variant("perm kernel", self.kernel)
+        check_variant("perm scan", self.scan)
         if self.scan != "row" and self.kernel != "classic":
             raise MetaheurError(f"perm scan {self.scan!r} splits the classic layout's block; the {self.kernel} "
                                 f"layout's block is one warp")

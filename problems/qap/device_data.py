@@ -11,9 +11,9 @@ from metaheur.engine.source import kernel_constant
 from metaheur.errors import MetaheurError
 from metaheur.problems.qap.problem import QAP
 
-#: Kernels rank moves with category offsets (MH_QAP_CATEGORY, kernels/qap/qap_moves.cu): deltas must
-#: stay below half of one.
-DELTA_LIMIT = kernel_constant("qap/qap_moves.cu", "MH_QAP_CATEGORY") // 2
+#: Kernels rank moves with category offsets (MH_TS_BIG of kernels/qap/qap_tabu.cu's int64 build, as
+#: experiments/kernels/qap/qap_moves.cu's MH_QAP_CATEGORY): deltas must stay below half of one.
+DELTA_LIMIT = kernel_constant("qap/qap_tabu.cu", "MH_TS_DELTA_LIMIT")
 #: Below this bound (:func:`delta_bound`) the tabu search keeps int32 deltas (kernels/qap/qap_tabu.cu).
 DELTA32_LIMIT = kernel_constant("qap/qap_tabu.cu", "MH_TS_DELTA32_LIMIT")
 #: Up to this size the stream tabu kernel keeps the flow matrix and its transpose in shared memory.

@@ -13,11 +13,8 @@ _SYMMETRY = ({}, {"MH_QAP_SYMMETRIC": 1})
 
 TABLE = KernelTable(
     variants={
-        "qap/qap_moves.cu": _SYMMETRY,
         "qap/qap_tabu.cu": tuple(d | e | t for t in ({}, {"MH_QAP_TABLES_SHARED": 1})
                                  for e in ({}, {"MH_QAP_DELTA32": 1}) for d in _SYMMETRY),
     },
     launches=launched("qap/qap_tabu.cu", (TABU_SMALL, TABU), "qap_tabu_run", "qap_tabu_stream"),
-    not_launched=frozenset(("qap/qap_moves.cu", kernel) for kernel in (
-        "qap_delta_full", "qap_delta_update", "qap_best_move", "qap_delta_update_stream", "qap_best_move_stream")),
 )

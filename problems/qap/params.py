@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from metaheur.engine.variants import check_variant, register_variants
 from metaheur.errors import MetaheurError
 
 TENURE_RULES = {"cubic": 0, "uniform": 1}
@@ -13,6 +14,8 @@ TENURE_RULES = {"cubic": 0, "uniform": 1}
 #: (rows scanned then updated, the CPU's layout) and ``stream`` (pairs owned by threads, the
 #: update fused with the next scan: a GPU's layout), side by side until a GPU measures both.
 KERNELS = {"classic": "qap_tabu_run", "stream": "qap_tabu_stream"}
+register_variants("tabu kernel", KERNELS, "the QAP tabu search's kernel ([tabu] kernel): classic (rows scanned then "
+                  "updated) or stream (pairs owned by threads, the update fused with the next scan)")
 SCALE_LIMIT = 1 << 20  # tenures floor(u^3 scale n) stay int32 (the batch checks scale x n < 2^30 for its n)
 
 
@@ -42,5 +45,4 @@ class TabuParams:
             raise MetaheurError(f"aspiration horizon must be at least 1 iteration, got {self.aspiration}")
         if not 1 <= self.scale < SCALE_LIMIT:
             raise MetaheurError(f"cubic tenure scale must be from 1 to {SCALE_LIMIT - 1}, got {self.scale}")
-        if self.kernel not in KERNELS:
-            raise MetaheurError(f"tabu kernel must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
+        check_variant("tabu kernel", self.kernel)

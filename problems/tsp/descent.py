@@ -41,7 +41,9 @@ import numpy as np
 from metaheur import live
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
+from metaheur.engine.variants import check_variant
 from metaheur.errors import MetaheurError
+from metaheur.problems.tsp import params as _params
 from metaheur.problems.tsp.device_data import neighbours, tsp_data
 from metaheur.problems.tsp.full_moves import TourCache, parts_for
 from metaheur.problems.tsp.kernels import DESCENT
@@ -49,8 +51,9 @@ from metaheur.problems.tsp.problem import TSP
 from metaheur.search.batch import BatchResult
 
 FULL_NEIGHBOURHOOD_N = 200  # up to this n a pass evaluates every 2-opt and Or-opt move
-KERNELS = ("classic", "cached")  # the full neighbourhoods' kernel variants (module docstring)
-SEVERAL_KERNELS = ("classic", "dlb")  # the several-move pass's kernel variants (module docstring)
+#: The full neighbourhoods' and the several-move pass's kernel variants (module docstring), the
+#: variant families "descent kernel" and "several_kernel" (problems/tsp/params.py).
+KERNELS, SEVERAL_KERNELS = _params.DESCENT_KERNELS, _params.SEVERAL_KERNELS
 PASSES_PER_CHECK = 8  # passes queued between two looks at the deltas
 GPU_BLOCK = shapes.threads(DESCENT)
 
@@ -103,10 +106,8 @@ class TSPDescentBatch:
                  several_kernel: str = "classic"):
         if tsp.n < 5:
             raise MetaheurError(f"{tsp.name}: a 2-opt / Or-opt descent needs at least 5 cities")
-        if kernel not in KERNELS:
-            raise MetaheurError(f"descent kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
-        if several_kernel not in SEVERAL_KERNELS:
-            raise MetaheurError(f"several_kernel must be one of {', '.join(SEVERAL_KERNELS)}, got {several_kernel!r}")
+        check_variant("descent kernel", kernel)
+        check_variant("several_kernel", several_kernel)
         self.tsp = tsp
         self.device = dev = parse_device(device)
         self.full = tsp.n <= FULL_NEIGHBOURHOOD_N if full is None else full

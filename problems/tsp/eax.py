@@ -37,10 +37,10 @@ import numpy as np
 from metaheur.devices import Device, parse_device, to_host
 from metaheur.engine import load_module, shapes
 from metaheur.engine.source import kernel_constant, kernel_constants
+from metaheur.engine.variants import check_variant
 from metaheur.errors import MetaheurError
 from metaheur.problems.tsp.device_data import TSPData
 from metaheur.problems.tsp.kernels import EAX_BLOCK, EAX_FREQ
-from metaheur.problems.tsp.params import EAX_KERNELS
 from metaheur.problems.tsp.problem import TSP, canonical_tours
 
 STRATEGIES = {"rand": 0, "single": 1}
@@ -383,8 +383,7 @@ class EAXGenerations:
     work spread over a block a pair)."""
 
     def __init__(self, tsp: TSP, data: TSPData, neigh, device: Device, tries: int, kernel: str = "classic"):
-        if kernel not in EAX_KERNELS:
-            raise MetaheurError(f"eax_kernel must be one of {', '.join(EAX_KERNELS)}, got {kernel!r}")
+        check_variant("eax_kernel", kernel)
         self.tsp, self.data, self.neigh, self.device, self.tries = tsp, data, neigh, device, tries
         self.fused, self.block = kernel in ("fused", "block"), kernel == "block"
         self.batch: EAXBatch | None = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from metaheur.engine.source import kernel_constant, kernel_constants
+from metaheur.engine.variants import check_variant, register_variants
 from metaheur.errors import MetaheurError
 from metaheur.problem.arrays import INT32_MAX
 
@@ -27,7 +28,18 @@ LK_MOVES = {"2opt": 0, "3opt": 1}
 #: back but the launch's statistics and the accepted children; ``block``, ``fused`` with the
 #: crossover's O(n) work spread over a block of threads a pair (``tsp_eax_block``). The default
 #: stays ``classic`` until a GPU session measures them.
-EAX_KERNELS = ("classic", "fused", "block")
+EAX_KERNELS = register_variants("eax_kernel", ("classic", "fused", "block"),
+                                "how an EAX island's generations use the device ([ils] eax_kernel): classic, "
+                                "fused (one frequency-update launch) or block (fused, a block of threads a pair)")
+#: The TSP descent's kernels (problems/tsp/descent.py, TSPDescentBatch): the full neighbourhoods'
+#: (``kernel``, the same moves either way) and the several-move pass's (``several_kernel``; ``dlb``
+#: takes other moves, to a local optimum of the same neighbourhood).
+DESCENT_KERNELS = register_variants("descent kernel", ("classic", "cached"),
+                                    "the TSP descent's full-neighbourhood kernels: classic or cached (the tour's "
+                                    "edge lengths cached per position, its coordinates in tour order)")
+SEVERAL_KERNELS = register_variants("several_kernel", ("classic", "dlb"),
+                                    "the TSP descent's several-move pass: classic or dlb (don't-look bits, moves "
+                                    "selected by claims)")
 #: The tours an EAX population starts from (:func:`~metaheur.problems.tsp.operators.curve_starts`).
 STARTS = ("auto", "random", "curve")
 
@@ -88,8 +100,7 @@ class ILSParams:
             raise MetaheurError(f"kick must be one of {', '.join(KICK_TYPES)}, got {self.kick!r}")
         if not self.temperature >= 0:
             raise MetaheurError(f"temperature must be >= 0, got {self.temperature}")
-        if self.eax_kernel not in EAX_KERNELS:
-            raise MetaheurError(f"eax_kernel must be one of {', '.join(EAX_KERNELS)}, got {self.eax_kernel!r}")
+        check_variant("eax_kernel", self.eax_kernel)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ The GPU compile needs no GPU: NVRTC through CuPy when ``cupy.cuda.nvrtc`` import
 (on the PATH or in /usr/local/cuda/bin) with the same options, else the test is skipped with the
 reason (metaheur/engine/sm90.py). Every ``kernels/*/*.cu`` file must be listed in the kernel
 tables (:func:`metaheur.engine.catalogue.kernel_tables`: the engine's and every registered
-problem's), with the shapes of every kernel's launches.
+problem's), with the shapes of every kernel's launches. The kernel files of the experiments that
+the tests and benchmarks load by path (:data:`EXPERIMENT_VARIANTS`) are compiled and checked too.
 
 Large kernels take tens of seconds each to compile for sm_90, so (1) all compiles of a session
 start at once on a thread pool (one job a core) and each test waits for its own, and (2) a GPU
@@ -30,6 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 
 import pytest
+from qap_reference import QAP_MOVES
 from test_gpu import GPU_QAP_BLOCKS, GPU_TSP_BLOCKS
 
 from metaheur.engine import cpu_build, sm90
@@ -43,12 +45,15 @@ from metaheur.problems.tsp.descent import GPU_BLOCK
 ARCH = sm90.ARCH
 gpu_compiler = sm90.gpu_compiler
 #: Block shapes tests/engine/test_gpu.py launches on a GPU, by kernel file.
-GPU_TEST_BLOCKS = {"qap/qap_moves.cu": GPU_QAP_BLOCKS, "tsp/tsp_moves.cu": GPU_TSP_BLOCKS}
+GPU_TEST_BLOCKS = {QAP_MOVES: GPU_QAP_BLOCKS, "tsp/tsp_moves.cu": GPU_TSP_BLOCKS}
+#: Kernel files outside the package (by path) that the tests and benchmarks load, with their variants.
+EXPERIMENT_VARIANTS = {QAP_MOVES: ({}, {"MH_QAP_SYMMETRIC": 1})}
 TABLE = kernel_tables()
 COMPILE_VARIANTS, GPU_LAUNCHES, NOT_LAUNCHED = TABLE.variants, TABLE.launches, TABLE.not_launched
-VARIANTS = [(source, defines) for source, variants in sorted(COMPILE_VARIANTS.items()) for defines in variants]
+ALL_VARIANTS = sorted({**COMPILE_VARIANTS, **EXPERIMENT_VARIANTS}.items())
+VARIANTS = [(source, defines) for source, variants in ALL_VARIANTS for defines in variants]
 CPU_JOBS = [(source, defines, False) for source, defines in VARIANTS] + [
-    (source, variants[0], True) for source, variants in sorted(COMPILE_VARIANTS.items())]
+    (source, variants[0], True) for source, variants in ALL_VARIANTS]
 
 
 def _gpu_mode() -> str:
@@ -67,7 +72,7 @@ def _gpu_selection() -> frozenset:
         return frozenset(_variant_id(v) for v in VARIANTS)
     if mode == "off":
         return frozenset()
-    chosen = {_variant_id((source, variants[0])) for source, variants in COMPILE_VARIANTS.items()}
+    chosen = {_variant_id((source, variants[0])) for source, variants in ALL_VARIANTS}
     if mode == "cover":
         smallest: dict[tuple, tuple[int, str]] = {}
         for variant in VARIANTS:
@@ -84,6 +89,8 @@ def _gpu_wanted(variant) -> bool:
 
 def _variant_id(variant) -> str:
     source, defines = variant[:2]
+    if os.path.isabs(source):  # an experiment's kernel file: its path in the checkout
+        source = source.rsplit(os.sep + "experiments" + os.sep, 1)[-1]
     label = source + "".join(f"-{d}" for d in _normalise_defines(defines))
     return label + ("-sim" if len(variant) > 2 and variant[2] else "")
 
@@ -200,7 +207,7 @@ def test_launch_shapes_fit_an_h200(variant, compile_jobs):
     source = load_source(variant[0])
     assert set(found) == set(source.signatures), log
     problems = [p for name, res in found.items()
-                for p in sm90.launch_problems(name, res, source.max_threads[name], _launch_shapes(source.name, name))]
+                for p in sm90.launch_problems(name, res, source.max_threads[name], _launch_shapes(variant[0], name))]
     assert not problems, "\n".join(problems)
 
 

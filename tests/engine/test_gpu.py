@@ -78,8 +78,8 @@ def compare_qap(target: Target, n: int, batch: int, symmetric: bool, seed: int =
     host = qap_data(q, "cpu")
     dev = qap_data(q, target.device)
     assert host.defines == dev.defines
-    cpu = load_module("qap/qap_moves.cu", "cpu", host.defines)
-    other = target.module("qap/qap_moves.cu", dev.defines)
+    cpu = load_module(RQ.QAP_MOVES, "cpu", host.defines)
+    other = target.module(RQ.QAP_MOVES, dev.defines)
     rng = np.random.default_rng(seed)
     perms = random_perms(rng, batch, n)
     moves = np.array([rng.choice(n, 2, replace=False) for _ in range(batch)], np.int32)

@@ -8,6 +8,7 @@ import dataclasses
 import re
 
 import pytest
+from qap_reference import QAP_MOVES
 
 from metaheur.engine.source import kernel_constant, kernel_constants, kernel_dir, launch_bounds
 from metaheur.problems.qap import device_data as ops_qap
@@ -74,7 +75,8 @@ def test_limits_are_the_kernels():
     assert kernel_constant("tsp/tsp_knn.cu", "MH_KNN_MAX") == tsp_params.MAX_NEIGHBOURS
     assert qap_tabu.ENTRY_LIMIT == kernel_constant("qap/qap_tabu.cu", "MH_TS_ENTRY_LIMIT") == 2**29
     assert kernel_constant("qap/qap_tabu.cu", "MH_TS_DELTA32_LIMIT") == ops_qap.DELTA32_LIMIT
-    assert kernel_constant("qap/qap_moves.cu", "MH_QAP_CATEGORY") == 2 * ops_qap.DELTA_LIMIT
+    assert kernel_constant("qap/qap_tabu.cu", "MH_TS_DELTA_LIMIT") == ops_qap.DELTA_LIMIT == 2**60
+    assert kernel_constant(QAP_MOVES, "MH_QAP_CATEGORY") == 2 * ops_qap.DELTA_LIMIT
 
 
 def _affine(expr: str, n: int, consts: dict[str, int]) -> int:

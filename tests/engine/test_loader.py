@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+from qap_reference import QAP_MOVES
 
 from metaheur.devices import Device
 from metaheur.engine import compile_seconds_total, cpu_build, load_module
@@ -187,7 +188,7 @@ def test_no_such_kernel(write_kernel):
 def test_sim_is_cpu_only():
     gpu = Device("cuda:0", "cuda", 0, "a GPU that is never used", 1, None)
     with pytest.raises(MetaheurError, match="simulation is a CPU build"):
-        load_module("qap/qap_moves.cu", gpu, sim=True)
+        load_module(QAP_MOVES, gpu, sim=True)
 
 
 def test_unknown_source():
@@ -234,7 +235,7 @@ def no_compiler(monkeypatch, isolated_cache):
 def test_no_c_compiler_is_a_clear_error(no_compiler):
     assert cpu_build.find_compiler() is None
     with pytest.raises(MetaheurError, match=r"no C compiler found .*the CPU build of the kernels needs one"):
-        load_module("qap/qap_moves.cu", "cpu")
+        load_module(QAP_MOVES, "cpu")
 
 
 def test_disk_cache_is_reused(isolated_cache):
@@ -260,7 +261,7 @@ def test_load_module_is_cached_per_process(isolated_cache):
 
 def test_compile_seconds_total_increases(isolated_cache):
     before = compile_seconds_total()
-    module = load_module("qap/qap_moves.cu", "cpu", {"MH_TEST_SECONDS": 1})
+    module = load_module(QAP_MOVES, "cpu", {"MH_TEST_SECONDS": 1})
     assert module.compile_seconds > 0
     assert compile_seconds_total() == pytest.approx(before + module.compile_seconds)
 

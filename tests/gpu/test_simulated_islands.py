@@ -8,7 +8,6 @@ import csv
 import os
 import signal
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from testutil import solve_with
 from metaheur import solver
 from metaheur.callbacks import Callbacks
 from metaheur.devices import cpu_device, parse_device
-from metaheur.engine import module, simcuda
+from metaheur.engine import module, simcuda, sm90
 from metaheur.errors import MetaheurError
 from metaheur.islands import operators
 from metaheur.islands.balance import LoadBalancer, gpu_wave
@@ -42,7 +41,6 @@ QAP12 = random_qap(12, seed=2)
 TSP40 = clustered_tsp(40, seed=3)
 QAP_GA = GAParams(population=6, offspring=4, crossover="ux", ls_budget=60)
 TSP_OX = GAParams(population=6, offspring=4, crossover="ox", ls_budget=2)
-RESOURCE_TABLE = Path(__file__).resolve().parents[2] / "experiments" / "results" / "kernel_resources.csv"
 HISTORY = ("epoch", "island", "generations", "ls_iterations", "best_cost", "global_best", "migrants_in")
 
 
@@ -170,8 +168,8 @@ def test_precompile_builds_every_variant_a_gpu_island_loads(simulated, problem):
 
 def _table_blocks_per_sm(source: str, kernels: tuple[str, ...], variant: str) -> int:
     """The fewest resident blocks per SM of ``kernels`` at their largest launch, as the resource
-    table (experiments/kernel_resources.py) lists them."""
-    with open(RESOURCE_TABLE, newline="") as f:
+    table (metaheur/engine/kernel_resources.csv) lists them."""
+    with open(sm90.RESOURCE_TABLE, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["file"] == source and r["variant"] == variant]
     return min(int(r["blocks_per_sm"]) for r in rows if r["kernel"] in kernels)
 

@@ -175,4 +175,4 @@ def test_kernel_tables_are_the_engines_and_each_problems():
     assert set(QAP.kernel_table().variants) | set(TSP.kernel_table().variants) | set(ENGINE.variants) == set(
         table.variants)
     assert ("qap/qap_tabu.cu", "qap_tabu_run") in table.launches
-    assert table.not_launched == QAP.kernel_table().not_launched
+    assert table.not_launched == frozenset()  # the package launches every kernel of its files

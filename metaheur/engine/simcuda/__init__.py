@@ -17,10 +17,11 @@ The layer is strict where CuPy is, or it would prove nothing (docs/gpu.md):
   without peer access); a kernel takes only arrays of its own device, never numpy arrays;
 - ``RawModule.get_function`` gives a :class:`RawKernel` shaped as CuPy 14's (no ``ptr``; its
   ``kernel``, the :class:`Function` of the current device, has one; ``max_threads_per_block``
-  asks the driver, whose occupancy query answers from the resource table of
-  experiments/kernel_resources.py); a :class:`Function` belongs to the device that was current
-  when it was loaded, and launching it under another device's context, on a stream of another
-  device, or with more threads than its limit fails as the driver does;
+  asks the driver, whose occupancy query answers from the resource table,
+  metaheur/engine/kernel_resources.csv, which experiments/kernel_resources.py writes); a
+  :class:`Function` belongs to the device that was current when it was loaded, and launching it
+  under another device's context, on a stream of another device, or with more threads
+  than its limit fails as the driver does;
 - allocations count against a per-device memory pool whose limit
   (``get_default_memory_pool().set_limit``) raises :class:`OutOfMemoryError`; freed blocks stay
   cached with the stream that freed them, as in CuPy's pool, until an allocation needs them;

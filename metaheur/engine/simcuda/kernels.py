@@ -104,7 +104,7 @@ class RawKernel:
 
 class Function:
     """A kernel loaded on one simulated device (``cupy.cuda.Function``). ``variant``: its kernel
-    file and defines, as the resource table (experiments/results/kernel_resources.csv) names them."""
+    file and defines, as the resource table (metaheur/engine/kernel_resources.csv) names them."""
 
     def __init__(self, name: str, params: tuple, launcher, device: int, max_threads_per_block: int,
                  variant: tuple[str, str] = ("", "-")):

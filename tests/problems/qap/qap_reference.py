@@ -1,8 +1,14 @@
-"""Numpy references of kernels/qap/qap_moves.cu (swap deltas of Taillard 1991)."""
+"""Numpy references of experiments/kernels/qap/qap_moves.cu (swap deltas of Taillard 1991)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+
+#: The QAP's separate move kernels: no kernel of the package, loaded by path by the kernel tests
+#: and benchmarks (``load_module(QAP_MOVES, device, defines)``).
+QAP_MOVES = str(Path(__file__).resolve().parents[3] / "experiments" / "kernels" / "qap" / "qap_moves.cu")
 
 
 def delta_matrix(a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:

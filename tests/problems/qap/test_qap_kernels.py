@@ -1,4 +1,4 @@
-"""QAP swap-neighbourhood kernels (kernels/qap/qap_moves.cu) against the numpy reference
+"""QAP swap-neighbourhood kernels (experiments/kernels/qap/qap_moves.cu) against the numpy reference
 (tests/problems/qap/qap_reference.py), and the reference against the exact cost difference."""
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def instance(kind: str, n: int, seed: int) -> QAP:
 
 def modules(q: QAP):
     data = qap_data(q)
-    return (data, load_module("qap/qap_moves.cu", "cpu", data.defines),
-            load_module("qap/qap_moves.cu", "cpu", data.defines, sim=True))
+    return (data, load_module(R.QAP_MOVES, "cpu", data.defines),
+            load_module(R.QAP_MOVES, "cpu", data.defines, sim=True))
 
 
 def full(module, data, perms, block=1, threads=None):
@@ -122,7 +122,7 @@ def test_general_kernel_is_exact_on_symmetric_instances(n):
     """The asymmetric formula (no define) is also right for symmetric data."""
     q = symmetric_qap(n, seed=3)
     data = qap_data(q)
-    general = load_module("qap/qap_moves.cu", "cpu")
+    general = load_module(R.QAP_MOVES, "cpu")
     perms = random_perms(np.random.default_rng(4), 3, n)
     delta = full(general, data, perms)
     for sol, p in enumerate(perms):
@@ -153,7 +153,7 @@ def test_large_entries_of_both_signs():
             data = qap_data(q)
         except MetaheurError:
             continue  # refusing such an instance is an acceptable fix too
-        module = load_module("qap/qap_moves.cu", "cpu", data.defines)
+        module = load_module(R.QAP_MOVES, "cpu", data.defines)
         perms = random_perms(rng, 3, n)
         delta = full(module, data, perms)
         for sol, p in enumerate(perms):

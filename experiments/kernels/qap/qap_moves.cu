@@ -1,11 +1,16 @@
 /* qap_moves.cu - batched QAP swap-neighbourhood kernels. One block = one solution.
  *
+ * Not part of the package (nothing in it launches them; solve() runs the fused kernels of
+ * kernels/qap/qap_tabu.cu): the separate steps for the kernel tests and benchmarks, loaded by path
+ * (load_module(path, device, defines)).
+ *
  * Layout: a, b are n x n int32 (flow, distance); perm is nsol x n; delta is nsol x n x n long
  * long and holds the delta of swapping units (i, j) at [i * n + j] for i < j (entries i >= j are
  * not written). See qap_delta.cuh for the formulas (Taillard 1991).
  */
 #include "mh_common.cuh"
-#include "qap_delta.cuh"
+/* the QAP's header, by its name under kernels/ (metaheur/engine/source.py) */
+#include "qap/qap_delta.cuh"
 
 #define MH_QAP_CATEGORY (1LL << 61) /* rank offset of a move category (aspired < allowed < tabu) */
 
