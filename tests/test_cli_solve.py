@@ -374,19 +374,20 @@ def test_target_bks_on_a_library_instance(runner, tmp_path, instances_dir, monke
     assert ev["cost"] == 224416 and ev["gap_percent"] == 0.0
 
 
-def test_walk_islands_is_a_hidden_alias_of_ls_islands(runner, tmp_path):
+def test_tabu_and_walk_islands_are_hidden_earlier_names_of_ls_islands(runner, tmp_path):
     common = ["solve", "gen:qap:12:5", "--sync", "-g", "2", "--seed", "3", "--strategy", "cpu-islands",
               "--islands", "2", "-q"]
     runs = {}
-    for flag in ("--tabu-islands", "--walk-islands"):
+    for flag in ("--ls-islands", "--tabu-islands", "--walk-islands"):
         out = runner.invoke(cli, [*common, flag, "1", "--json", f"{flag[2:]}.json"])
         assert out.exit_code == 0, out.output
         runs[flag] = json.loads(Path(f"{flag[2:]}.json").read_text())
-    assert [i["algorithm"] for i in runs["--tabu-islands"]["islands"]] == ["GA (ux)", "tabu search"]
-    assert runs["--walk-islands"]["cost"] == runs["--tabu-islands"]["cost"]
-    assert runs["--walk-islands"]["islands"] == runs["--tabu-islands"]["islands"]
+    assert [i["algorithm"] for i in runs["--ls-islands"]["islands"]] == ["GA (ux)", "tabu search"]
+    for earlier in ("--tabu-islands", "--walk-islands"):
+        assert runs[earlier]["cost"] == runs["--ls-islands"]["cost"]
+        assert runs[earlier]["islands"] == runs["--ls-islands"]["islands"]
     help_text = runner.invoke(cli, ["solve", "--help"]).output
-    assert "--tabu-islands" in help_text and "--walk-islands" not in help_text
+    assert "--ls-islands" in help_text and "--tabu-islands" not in help_text and "--walk-islands" not in help_text
 
 
 @pytest.mark.parametrize("args", [["-g", "1_000"], ["-g", "\u0661\u0662"], ["--seed", "+1_0"], ["--population", "٣٠"]])

@@ -70,7 +70,7 @@ def solve_with(problem, **options):
     from metaheur.islands.params import search_sections
 
     names = {f.name for f in fields(SolveParams)}
-    sections = set(search_sections(problem))
+    sections = set(search_sections(None if isinstance(problem, str) else problem))
     searches = {k: options.pop(k) for k in list(options) if k in sections}
     params = SolveParams(**{k: options.pop(k) for k in list(options) if k in names}, searches=searches)
     return solve(problem, params=params, **options)

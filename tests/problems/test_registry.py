@@ -184,8 +184,8 @@ def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tm
 
 
 def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch):
-    """A registered problem's ``search_params`` are a section of the islands' parameters, by name,
-    before the engine's own."""
+    """A registered problem's ``search_params`` are a section of the islands' parameters (the
+    sections ordered by name)."""
     from dataclasses import dataclass
     from typing import ClassVar
 
@@ -197,7 +197,7 @@ def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch
         steps: int = 10
 
     monkeypatch.setattr(problem_class("lin"), "search_params", (WalkParams,), raising=False)
-    assert list(search_sections()) == ["tabu", "ils", "perm", "walk"]
+    assert list(search_sections()) == ["eax", "ils", "perm", "tabu", "walk"]
     assert IslandParams(walk=WalkParams(steps=3)).walk.steps == 3 and IslandParams().walk == WalkParams()
 
 
