@@ -12,14 +12,12 @@ first asked for (PEP 562), so that ``import metaheur`` loads no problem package.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from metaheur._version import __version__
 from metaheur.callbacks import Callbacks
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams
+from metaheur.lazy_names import lazy_names
 from metaheur.problem import (
     PermutationProblem,
     Problem,
@@ -109,13 +107,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

@@ -10,8 +10,7 @@ the spellings of earlier versions (``from metaheur.problems import Problem``).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from metaheur.lazy_names import lazy_names
 
 #: name -> the module that defines it.
 _LAZY = {
@@ -31,13 +30,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)
