@@ -192,7 +192,7 @@ def test_a_gpu_flow_shop_island_of_warp_chains_fills_the_multiprocessor(simulate
     gpu_devices.cache_clear()
     shop = random_pfsp(12, 4, seed=2)
     per_sm = sm90.blocks_per_sm(sm90.table_resources()[("engine/perm_search.cu", "perm_ig", "MH_PS_WARP=1")], 32)
-    params = SolveParams(strategy="gpu", devices=("cuda:0",), perm=PermSearchParams(method="ig", kernel="warp"))
+    params = SolveParams(strategy="gpu", devices=("cuda:0",), searches=[PermSearchParams(method="ig", kernel="warp")])
     result = solve(shop, seed=1, params=params, generations=1)
     assert [(r.device, r.population, r.offspring) for r in result.islands] == [("cuda:0", per_sm, per_sm)]
     assert result.cost == shop.value(result.permutation)
