@@ -38,7 +38,7 @@ from metaheur.problems import uniform_tsp
 from metaheur.problems.tsp.eax import EAXGenerations
 from metaheur.problems.tsp.eax_island import EAX_QUADRANT, eax_generation
 from metaheur.problems.tsp.operators import TSPOperators
-from metaheur.problems.tsp.params import EAX_KERNELS
+from metaheur.problems.tsp.params import EAX_KERNELS, EAXParams
 
 COLUMNS = ["kernel", "device", "n", "pop", "tries", "generations", "ms_per_generation", "children_built",
            "replaced", "best", "same_as_classic"]
@@ -73,7 +73,7 @@ def generations(tsp, device, params: IslandParams, kernel: str, tours: np.ndarra
                 count: int, seed: int) -> tuple[Population, float, int]:
     """``count`` generations with ``kernel`` from the population: (final state, seconds, children built)."""
     ops = TSPOperators(tsp, device, params, ls_budget=0, quadrant=EAX_QUADRANT)
-    gens = EAXGenerations(tsp, ops.data, ops.neigh, device, params.ga.tries, kernel)
+    gens = EAXGenerations(tsp, ops.data, ops.neigh, device, params.search(EAXParams).tries, kernel)
     state = Population(tours.copy(), costs.copy())
     gens.begin(state.population)
     rng = np.random.default_rng(seed)
@@ -90,7 +90,8 @@ def generations(tsp, device, params: IslandParams, kernel: str, tours: np.ndarra
 def rows(args: argparse.Namespace) -> list[dict]:
     device = parse_device(args.device)
     tsp = uniform_tsp(args.n, args.seed)
-    params = IslandParams(ga=GAParams(population=args.pop, offspring=1, crossover="eax", tries=args.tries))
+    params = IslandParams(ga=GAParams(population=args.pop, offspring=1, crossover="eax"),
+                          eax=EAXParams(tries=args.tries))
     tours, costs = first_population(tsp, device, params, args.pop, args.seed)
     out, first = [], None
     for kernel in EAX_KERNELS:

@@ -41,8 +41,8 @@ from lib.runs import solve_run
 from metaheur.devices import parse_device
 from metaheur.engine import set_cpu_threads
 from metaheur.engine.rng import stream_key
-from metaheur.islands.params import IslandParams
 from metaheur.problems.tsp.eax_island import EAX_QUADRANT
+from metaheur.problems.tsp.params import EAXParams
 
 CONFIGS = {  # name: (GAParams.starts, GAParams.init_share, GAParams.restart; None: the default)
     "random-0.3": ("random", 0.3, None), "curve-0.3": ("curve", 0.3, None), "curve-0.1": ("curve", 0.1, None),
@@ -81,9 +81,10 @@ def run_row(name: str, config: str, seconds: float, seed: int, lock: str | None)
     tsp = problem(name)
     starts, share, restart = CONFIGS[config]
     ga = tsp.default_params().ga
-    ga = replace(ga, starts=starts, init_share=share, restart=restart or ga.restart)
+    ga = replace(ga, restart=restart or ga.restart)
+    eax = EAXParams(starts=starts, init_share=share)
     with held(lock):
-        run = solve_run(name, config=config, seconds=seconds, seed=seed, ga=ga)
+        run = solve_run(name, config=config, seconds=seconds, seed=seed, ga=ga, searches=(eax,))
     row = {"instance": name, "n": tsp.n, "config": config, "seconds": seconds, "status": run.status}
     if run.ok:
         r = run.result
@@ -104,8 +105,8 @@ def member_rows(name: str, count: int, seed: int, lock: str | None) -> list[dict
     with held(lock):
         set_cpu_threads(1)
         for starts in ("random", "curve"):
-            params = IslandParams(ga=replace(base.ga, starts=starts), ils=base.ils)
-            ops = tsp.operators(dev, params, 0, EAX_QUADRANT)
+            params = base.with_search(EAXParams(starts=starts))
+            ops = tsp.operators(dev, params, 0, quadrant=EAX_QUADRANT)
             ops.improve(ops.random_tours(1, np.random.default_rng(seed)),  # kernels loaded before the clock
                         stream_key(np.uint64(seed), np.arange(1, dtype=np.uint64)))
             tours = ops.random_tours(count, np.random.default_rng(seed))

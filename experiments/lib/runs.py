@@ -70,10 +70,12 @@ class Run:
 def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: str = "cpu-islands",
               islands: int | None = None, ga: GAParams | None = None, migration: MigrationParams | None = None,
               ls_islands: int | None = None, epoch_seconds: float = 1.0, dask_local: int | None = None,
-              scheduler: str | None = None, target=None, group: str = "", quiet: bool = False) -> Run:
+              scheduler: str | None = None, target=None, group: str = "", quiet: bool = False,
+              searches: tuple = ()) -> Run:
     """solve() with a time limit, taken in full (no stop at a proven optimum, so that the runs of a
     table are alike; a ``target`` still ends a run); a MetaheurError (no GPU, not enough memory,
-    no Dask) becomes the run's status instead of an exception."""
+    no Dask) becomes the run's status instead of an exception. ``searches``: the local searches'
+    parameters (``SolveParams.searches``)."""
     prob = problem(name)
     run = Run(name, prob.n if prob else None, prob.kind.upper() if prob else "", config, strategy, islands, seed,
               seconds, group=group)
@@ -87,7 +89,7 @@ def solve_run(name: str, *, config: str, seconds: float, seed: int, strategy: st
 
     t0 = time.perf_counter()
     try:
-        params = SolveParams(strategy=strategy, islands=islands, ga=ga, ls_islands=ls_islands,
+        params = SolveParams(strategy=strategy, islands=islands, ga=ga, ls_islands=ls_islands, searches=searches,
                              migration=migration, epoch_seconds=epoch_seconds, dask_local=dask_local,
                              scheduler=scheduler, stop_at_optimum=False)
         run.result = solve(prob, seed=seed, params=params, time_limit=seconds, target=target)

@@ -9,6 +9,7 @@ from test_simulated_islands import QAP12, TSP40, sync_solve
 from metaheur.engine import module
 from metaheur.engine.catalogue import kernel_tables
 from metaheur.islands.params import GAParams
+from metaheur.problems.tsp.params import EAXParams
 
 pytestmark = pytest.mark.gpusim
 
@@ -30,7 +31,8 @@ def test_gpu_launches_use_the_launch_table(simulated, monkeypatch):
     monkeypatch.setattr(module.Kernel, "__call__", record)
     sync_solve(QAP12, strategy="gpu", generations=2)
     sync_solve(TSP40, strategy="gpu", generations=2)
-    sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax", tries=4))
+    sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax"),
+               eax=EAXParams(tries=4))
     assert {name for _, name, _ in seen} >= {"qap_tabu_run", "tsp_eax"}
     launches = kernel_tables().launches
     outside = [(src, name, block) for src, name, block in seen

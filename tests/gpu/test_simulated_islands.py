@@ -31,6 +31,7 @@ from metaheur.problems.tsp import eax_island as eax
 from metaheur.problems.tsp.descent import TSPDescentBatch
 from metaheur.problems.tsp.device_data import tsp_data
 from metaheur.problems.tsp.operators import TSPOperators
+from metaheur.problems.tsp.params import EAXParams
 from metaheur.solve_params import SolveParams
 from metaheur.solver import resume, solve
 from metaheur.stopping import stop_rules
@@ -86,7 +87,8 @@ def test_gpu_strategy_solves_a_tsp_reproducibly(simulated):
 
 
 def test_gpu_strategy_runs_eax_islands(simulated):
-    result = sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax", tries=4))
+    result = sync_solve(TSP40, strategy="gpu", generations=1, ga=GAParams(population=8, crossover="eax"),
+                        eax=EAXParams(tries=4))
     assert result.cost == TSP40.tour_length(np.array(result.permutation))
     assert all(i.algorithm == "GA (eax)" and i.generations == 1 for i in result.islands)
 
@@ -217,8 +219,9 @@ def _gpu_fast_epoch(spec, state, **budget):
 def test_the_balancer_leaves_a_gpu_eax_island_within_the_eax_population_cap(simulated):
     """Review 2, finding B: only islands sized by the GPU wave are resized; an EAX island (one
     child per member) would otherwise become a population of many waves."""
-    ga = GAParams(population=8, crossover="eax", tries=2)
-    model = IslandModel(TSP40, [simulated.devices[0], cpu_device()], [IslandParams(ga=ga)] * 2, seed=1, sync=True,
+    ga = GAParams(population=8, crossover="eax")
+    params = IslandParams(ga=ga, eax=EAXParams(tries=2))
+    model = IslandModel(TSP40, [simulated.devices[0], cpu_device()], [params] * 2, seed=1, sync=True,
                         epoch_generations=1, backend="threading", epoch=_gpu_fast_epoch)
     record = model.run(stop_rules(generations=2))
     gpu = record.specs[0].params.ga
