@@ -183,7 +183,7 @@ def test_an_entry_point_registers_extension_folder_and_generator(entry_point, tm
         load_instance("gen:nope:5")
 
 
-def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch):
+def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch, tmp_path):
     """A registered problem's ``search_params`` are a section of the islands' parameters (the
     sections ordered by name)."""
     from dataclasses import dataclass
@@ -199,6 +199,14 @@ def test_a_plug_ins_own_search_parameters_are_a_section(entry_point, monkeypatch
     monkeypatch.setattr(problem_class("lin"), "search_params", (WalkParams,), raising=False)
     assert list(search_sections()) == ["eax", "ils", "perm", "tabu", "walk"]
     assert IslandParams(walk=WalkParams(steps=3)).walk.steps == 3 and IslandParams().walk == WalkParams()
+    # its section in a --config file and in SolveParams, with nothing of metaheur/ changed
+    from metaheur.config import read_config
+    from metaheur.solve_params import SolveParams
+
+    path = tmp_path / "run.toml"
+    path.write_text("[walk]\nsteps = 3\n")
+    params = SolveParams.from_config(read_config(path))
+    assert params.searches == (WalkParams(steps=3),) and params.walk == WalkParams(steps=3)
 
 
 def test_a_broken_plug_in_fails_only_what_uses_it(monkeypatch):
