@@ -221,7 +221,8 @@ def _table(results) -> str:
 @click.option("--stop-at-optimum/--no-stop-at-optimum", default=None,
               help="Stop on reaching a proven optimum of the built-in best-known table (default: stop).")
 @click.option("--initial", "initial_paths", multiple=True, type=click.Path(dir_okay=False),
-              help="Warm start: a solution file (.sln, .tour, result .json) seeding every island (repeatable).")
+              help="Warm start: a solution file (the problem's own, or a result .json) seeding every "
+              "island (repeatable).")
 @click.option("--seed", "-s", type=INTEGER, default=None, help="Random seed (default 0).")
 @click.option("--problem", "problem_name", help=_PROBLEM_HELP)
 @click.option("--strategy", type=click.Choice(["auto", "cpu-serial", "cpu-islands", "gpu", "hybrid"]), default=None,
@@ -247,7 +248,8 @@ def _table(results) -> str:
 @click.option("--moves", type=click.Choice(MOVES),
               help="Its neighbourhood: swap, insert or reverse, among the problem's moves (default: its first).")
 @click.option("--migration-interval", type=INTEGER,
-              help="Epochs between migrations, 0 for none (default 1; none on uniformly random QAP instances).")
+              help="Epochs between migrations, 0 for none (default: as the problem chooses for the instance, "
+                   "most often 1).")
 @click.option("--topology", type=click.Choice(["ring", "complete", "random"]), help="Migration topology.")
 @click.option("--migration-policy", type=click.Choice(["best-worst", "elite"]), help="What migrants replace.")
 @click.option("--sync", is_flag=True, default=None, help="Synchronous epochs of --epoch-generations generations "
