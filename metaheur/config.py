@@ -90,8 +90,9 @@ def read_config(path: str | os.PathLike) -> dict:
     out: dict = {"solve": {}}
     known = sections()
     data, moves = move_keys(data, known)
-    for move in moves:
-        warnings.warn(f"{os.fspath(path)}: {move}: read there (the key moved)", FutureWarning, stacklevel=2)
+    if moves:
+        warnings.warn(f"{os.fspath(path)}: {', '.join(moves)}: read there (moved in this version)", FutureWarning,
+                      stacklevel=2)
     for section, values in data.items():
         if not isinstance(values, dict):
             raise InputFormatError(path, f"{section!r} must be a [section]")

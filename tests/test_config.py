@@ -293,7 +293,7 @@ def test_solve_params_from_the_cli_config_file(write):
 def test_keys_a_section_took_over_are_read_there_with_a_warning(write):
     """``[ga] tries`` (before the TSP's [eax] section) is read as ``[eax] tries``; a key given in
     both places keeps the new section's."""
-    with pytest.warns(FutureWarning, match=r"\[ga\] tries -> \[eax\]"):
+    with pytest.warns(FutureWarning, match=r"\[ga\] tries -> \[eax\], \[ga\] starts -> \[eax\]: read there"):
         cfg = read_config(write("[ga]\npopulation = 8\ntries = 7\nstarts = 'random'\n[eax]\nstarts = 'curve'\n"))
     assert cfg["ga"] == GAParams(population=8)
     assert (cfg["eax"].tries, cfg["eax"].starts) == (7, "curve")
