@@ -12,7 +12,7 @@ from typing import Any
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
-from metaheur.islands.params import GAParams
+from metaheur.islands.params import GAParams, by_section
 
 RUN_KEYS = ("time_limit", "generations", "target", "no_improvement", "seed")  # [solve] keys that are solve()'s own
 #: Earlier names of fields, still taken (with a warning).
@@ -144,27 +144,17 @@ class SolveParams:
         return cls.from_config(config)
 
 
+
 def _by_section(searches: Mapping[str, Any] | Iterable[Any], named: Mapping[str, Any]) -> tuple:
-    """The local searches' parameters given, as a tuple sorted by section (one object a section,
-    None values left out): ``searches`` as a mapping from section name or a sequence, and
-    ``named`` (sections given by keyword). A value whose class has no ``section``, or is not
-    the class of the section it is given for, is a one-line error."""
+    """The local searches' parameters given, sorted by section, one object a section, None values
+    left out: ``searches`` as a mapping from section name or a sequence, and ``named`` (sections
+    given by keyword), checked by :func:`~metaheur.islands.params.by_section`."""
     if isinstance(searches, Mapping):
-        pairs = list(searches.items())
+        values, named = [], {**searches, **named}
     elif isinstance(searches, (str, bytes)) or not isinstance(searches, Iterable):
         raise MetaheurError("searches takes a mapping {section: parameters} or a sequence of local searches' "
                             f"parameters, got {type(searches).__name__}")
     else:
-        pairs = [(getattr(type(value), "section", None), value) for value in searches]
-    out: dict[str, Any] = {}
-    for name, value in [*pairs, *named.items()]:
-        if value is None:
-            continue
-        section = getattr(type(value), "section", None)
-        if not isinstance(section, str):
-            raise MetaheurError(f"{type(value).__name__} is not the parameters of a local search (no section)")
-        if name is not None and section != name:
-            raise MetaheurError(f"{name} takes the parameters of section {name}, got {type(value).__name__} "
-                                f"(section {section})")
-        out[section] = value
-    return tuple(value for _, value in sorted(out.items()))
+        values = list(searches)
+    given = by_section([v for v in values if v is not None], {k: v for k, v in named.items() if v is not None})
+    return tuple(value for _, value in sorted(given.items()))

@@ -4,7 +4,7 @@ that each crossover runs, with the sizes it needs (:func:`with_crossover`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -154,17 +154,7 @@ class IslandParams:
         if not isinstance(searches, (tuple, list)) and not hasattr(searches, "__next__"):
             raise MetaheurError("IslandParams(ga, searches): searches is a sequence of local searches' parameters; "
                                 "give one by its section, e.g. IslandParams(ga, tabu=TabuParams())")
-        given = {}
-        for value in [*searches, *sections.values()]:
-            section = getattr(type(value), "section", None)
-            if not isinstance(section, str):
-                raise MetaheurError(f"{type(value).__name__} is not the parameters of a local search (no section)")
-            given[section] = value
-        for name, value in sections.items():
-            if type(value).section != name:
-                expected = search_sections().get(name)
-                wanted = expected.__name__ if expected else f"the parameters of section {name}"
-                raise MetaheurError(f"{name} takes {wanted}, got {type(value).__name__}")
+        given = by_section(searches, sections)
         # kept sorted by section and without defaults, so that equal parameters compare equal
         kept = tuple(value for _, value in sorted(given.items()) if value != type(value)())
         object.__setattr__(self, "ga", ga if ga is not None else GAParams())
@@ -191,6 +181,24 @@ class IslandParams:
         if cls is None:
             raise AttributeError(f"{type(self).__name__} has no attribute or search section {name!r}")
         return self.search(cls)
+
+
+def by_section(values: Iterable[Any], named: Mapping[str, Any]) -> dict[str, Any]:
+    """Local searches' parameters, ``values`` and ``named`` (section name -> parameters), by their
+    section (the last given of a section wins); a value without a ``section``, or given under the
+    name of another section, is a one-line error."""
+    given = {}
+    for value in [*values, *named.values()]:
+        section = getattr(type(value), "section", None)
+        if not isinstance(section, str):
+            raise MetaheurError(f"{type(value).__name__} is not the parameters of a local search (no section)")
+        given[section] = value
+    for name, value in named.items():
+        if type(value).section != name:
+            expected = search_sections().get(name)
+            wanted = expected.__name__ if expected else f"the parameters of section {name}"
+            raise MetaheurError(f"{name} takes {wanted}, got {type(value).__name__}")
+    return given
 
 
 def search_sections(problem: Problem | None = None) -> dict[str, type]:

@@ -95,7 +95,7 @@ def test_a_result_lists_every_section():
 
 
 def test_solve_takes_a_section_of_its_class_only():
-    with pytest.raises(MetaheurError, match="tabu takes the parameters of section tabu, got ILSParams"):
+    with pytest.raises(MetaheurError, match="tabu takes TabuParams, got ILSParams"):
         metaheur.SolveParams(searches={"tabu": ILSParams()})
     with pytest.raises(MetaheurError, match="GAParams is not the parameters of a local search"):
         metaheur.SolveParams(searches=[GAParams()])
