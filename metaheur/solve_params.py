@@ -67,9 +67,8 @@ class SolveParams:
                  sync: bool = False, epoch_seconds: float = 1.0, epoch_generations: int = 5,
                  scheduler: str | None = None, dask_local: int | None = None, stop_at_optimum: bool = True,
                  **earlier: Any) -> None:
-        values = dict(locals())
-        for name in ("self", "earlier", "__class__"):
-            values.pop(name, None)
+        arguments = locals()
+        values = {f.name: arguments[f.name] for f in fields(type(self))}  # the fields, as given
         for old, new in RENAMED.items():
             if old in earlier:
                 warnings.warn(f"SolveParams({old}=...) is now {new}=...", DeprecationWarning, stacklevel=2)
