@@ -105,18 +105,14 @@ def problem_summary(cls: type[Problem]) -> dict:
     engine's ``[perm]`` for a problem without its own) with every key's default: what a
     ``--config`` file may set for it (docs/cli.md)."""
     from metaheur.islands.params import ENGINE_SEARCHES, crossover_island
+    from metaheur.problem.registry import describe_problem
 
     fmt = cls.formats
-    sections = cls.search_params or ENGINE_SEARCHES
-    return {
-        "kind": cls.kind, "title": cls.title, "sense": cls.sense,
-        "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
-        "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else [],
+    return describe_problem(cls) | {
         "solution_suffix": fmt.solution_suffix if fmt and fmt.write_solution else None,
         "crossovers": {c: crossover_island(c, cls).__name__ for c in cls.crossovers},
-        "sections": {s.section: {"class": s.__name__, "doc": _first_sentence(s),
-                                 "keys": {f.name: _default(f) for f in dataclasses.fields(s)}}
-                     for s in sections},
+        "sections": {s.section: {"class": s.__name__, "doc": _first_sentence(s), "keys": dataclasses.asdict(s())}
+                     for s in cls.search_params or ENGINE_SEARCHES},
     }
 
 
@@ -134,15 +130,6 @@ def format_problem(info: dict) -> str:
         lines.append(f"[{name}]" + " " * max(1, 11 - len(name)) + f"{section['class']}: {section['doc']}")
         lines += [f"  {key} = {value}" for key, value in section["keys"].items()]
     return "\n".join(lines)
-
-
-def _default(field: dataclasses.Field):
-    """A field's default as a config file writes it (None: not set, chosen for the instance)."""
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return None
 
 
 def _first_sentence(cls: type) -> str:

@@ -178,14 +178,15 @@ def generated(spec: str, cls: type[Problem] | None = None) -> Problem | None:
     return makers[prefix](spec)
 
 
+def describe_problem(cls: type[Problem]) -> dict:
+    """A problem class's name, sense and files as a JSON-ready dict (``metaheur info``)."""
+    fmt = cls.formats
+    return {"kind": cls.kind, "title": cls.title, "sense": cls.sense,
+            "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
+            "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else []}
+
+
 def describe_problems() -> list[dict]:
     """Every registered problem as a JSON-ready dict (``metaheur info``; ``class``: its entry point)."""
     specs = {ep.name: ep.value for ep in _entry_points()}
-    out = []
-    for kind, cls in registered().items():
-        fmt = cls.formats
-        out.append({"kind": kind, "title": cls.title, "sense": cls.sense,
-                    "extensions": list(fmt.extensions) if fmt else [], "folder": fmt.folder if fmt else None,
-                    "generators": [f"gen:{p}:N" for p in fmt.generators] if fmt else [],
-                    "class": specs[kind]})
-    return out
+    return [describe_problem(cls) | {"kind": kind, "class": specs[kind]} for kind, cls in registered().items()]
