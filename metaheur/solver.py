@@ -195,8 +195,13 @@ def local_cluster(workers: int):
                             dashboard_address=None, host="127.0.0.1")
 
 
+HANDSHAKE_SECONDS = 5.0  # how long a scheduler's address gets to answer Dask's handshake
+
+
 def _probe(address: str) -> None:
-    """Fail at once, not after the client's time-out, when nothing listens at the scheduler's address."""
+    """Fail at once, not after the client's time-out, when nothing listens at the scheduler's
+    address, and within :data:`HANDSHAKE_SECONDS` when what listens there (``tcp://``) does not
+    speak Dask."""
     import socket
     from urllib.parse import urlparse
 
@@ -211,6 +216,28 @@ def _probe(address: str) -> None:
         socket.create_connection((host, port), timeout=5).close()
     except OSError as exc:
         raise MetaheurError(f"cannot reach the Dask scheduler at {address}: {exc.strerror or exc}") from None
+    if url.scheme == "tcp":
+        _handshake(f"tcp://{host}:{port}", address)
+
+
+def _handshake(url: str, address: str) -> None:
+    """Refuse, within :data:`HANDSHAKE_SECONDS`, a listener that does not speak Dask: the
+    client's own time-out bounds its connection, not the handshake that follows (a server that
+    accepts and says nothing holds the client for good; one that sends junk fails it oddly)."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def shake() -> None:
+        comm = await connect(url, timeout=HANDSHAKE_SECONDS)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(shake(), HANDSHAKE_SECONDS))
+    except Exception as exc:  # a time-out, a closed connection, junk that does not decode
+        why = (f"no Dask handshake within {HANDSHAKE_SECONDS:g} s" if isinstance(exc, TimeoutError)
+               else f"what listens there does not speak Dask ({type(exc).__name__})")
+        raise MetaheurError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
 
 def _versions() -> dict:
