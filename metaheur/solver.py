@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from metaheur import signals
+from metaheur import isolation, signals
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
@@ -170,7 +170,8 @@ def _dask(scheduler: str | None, local_workers: int | None):
         else:
             if local_workers < 1:
                 raise MetaheurError(f"--dask-local needs at least 1 worker, got {local_workers}")
-            cluster = local_cluster(local_workers)
+            with isolation.isolated_helpers():
+                cluster = local_cluster(local_workers)
             client = Client(cluster)
         with client:
             yield client

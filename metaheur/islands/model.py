@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
-from metaheur import live, signals
+from metaheur import isolation, live, signals
 from metaheur.callbacks import Callbacks
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
@@ -432,7 +432,8 @@ class IslandModel:
         self.time_limit = None if limit is None else limit.seconds
         reason = None
         try:
-            with signals.handling(self._on_signal), contextlib.ExitStack() as self._open:
+            with signals.handling(self._on_signal), isolation.isolated_helpers(), \
+                    contextlib.ExitStack() as self._open:
                 self._start(record)
                 if self.abandoned is not None:  # stopped while the islands were being built
                     reason = "interrupted"

@@ -1,0 +1,46 @@
+"""A run's helper processes (loky's worker processes and its resource tracker, a local Dask
+cluster's workers) never import from the working folder: a file there named like a standard or
+installed module (``json.py``, ``zipfile.py``, ``signal.py``, ``numpy.py``) is not what they import.
+
+Two things put the working folder first on a Python process's ``sys.path``: the interpreter
+itself for ``python -m`` and ``python -c`` (how loky and multiprocessing start their processes),
+which ``PYTHONSAFEPATH`` turns off (Python 3.11 on), and the ``sys.path`` that the run's process
+hands them, which keeps the working folder (a user's ``module:Class`` imports from it) but after
+every other entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+SAFE_PATH = "PYTHONSAFEPATH"
+
+
+def working_folder_last() -> None:
+    """Move the working folder's entries of ``sys.path`` (``''``, ``'.'``, its path) after the
+    others, keeping them: what the standard library or an installed package names comes from
+    there, a user's own module still from the working folder."""
+    here = os.getcwd()
+    local = [p for p in sys.path if os.path.abspath(p or os.curdir) == here]
+    if local:
+        sys.path[:] = [p for p in sys.path if p not in local] + local
+
+
+@contextlib.contextmanager
+def isolated_helpers() -> Iterator[None]:
+    """Run the block (which starts the run's helper processes, also later ones that replace a
+    lost worker) with the working folder last on ``sys.path`` and ``PYTHONSAFEPATH`` set; the
+    environment as it was after."""
+    working_folder_last()
+    before = os.environ.get(SAFE_PATH)
+    os.environ[SAFE_PATH] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SAFE_PATH, None)
+        else:
+            os.environ[SAFE_PATH] = before
