@@ -16,6 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from metaheur.engine import compile_run
+
 STOP_SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
                      if s is not None)
 PARENT_POLL_SECONDS = 0.25  # how often a worker looks whether the run's process is still there
@@ -121,6 +123,7 @@ def watch_parent(parent_pid: int) -> None:
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(PARENT_POLL_SECONDS)
+        compile_run.end_all()  # a kernel build under way goes with this process
         os._exit(1)
 
     threading.Thread(target=watch, name="metaheur-parent-watch", daemon=True).start()

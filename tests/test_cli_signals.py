@@ -122,6 +122,63 @@ def test_ctrl_c_while_the_kernels_are_built_is_an_interruption(tmp_path):
     assert err.strip().splitlines()[-1].startswith("metaheur:")
 
 
+def _mentioning(text: str) -> set[int]:
+    """Every live process whose command line mentions ``text``."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        found.add(int(entry))
+            except OSError:
+                continue
+    return _alive(found)
+
+
+SIGNAL_KINDS = {  # how the run is stopped: the signals sent, 0.1 s apart, and the exit status
+    "SIGINT": ([signal.SIGINT], 130), "SIGTERM": ([signal.SIGTERM], 143), "SIGHUP": ([signal.SIGHUP], 129),
+    "SIGINT twice": ([signal.SIGINT, signal.SIGINT], 130),
+    "SIGTERM then SIGINT": ([signal.SIGTERM, signal.SIGINT], 143),
+}
+
+
+def _stop(proc: subprocess.Popen, kind: str) -> str:
+    """Send the signals of ``kind``; the stderr of the ended command, checked for its status."""
+    sent, status = SIGNAL_KINDS[kind]
+    for k, signum in enumerate(sent):
+        if k:
+            time.sleep(0.1)
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("strategy", ["cpu-serial", "cpu-islands"])
+@pytest.mark.parametrize("kind", sorted(SIGNAL_KINDS))
+def test_signals_while_the_kernels_are_built_leave_no_compiler_and_no_temporary_file(tmp_path, kind, strategy):
+    """A cold kernel cache: signals while a compiler runs end the command with one line; no
+    compiler process (cc1plus ...) runs on and no temporary file or folder of the build is left."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    islands = ["--islands", "2"] if strategy == "cpu-islands" else []
+    proc = _start(tmp_path, "gen:qap:30", "-t", "30", "--strategy", strategy, *islands, "-q",
+                  env={"METAHEUR_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(scratch)})
+    deadline = time.monotonic() + 60.0
+    while not _mentioning(str(scratch)) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _mentioning(str(scratch)), "no kernel build was seen"
+    err = _stop(proc, kind)
+    assert err.strip().splitlines()[-1].startswith("metaheur:")
+    deadline = time.monotonic() + 10.0  # a compiler is killed and waited for before the command ends
+    while _mentioning(str(scratch)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _mentioning(str(scratch))
+    assert list(scratch.iterdir()) == []
+
+
 def test_ctrl_c_while_the_command_starts_is_one_line(monkeypatch, capsys):
     """The console script imports the command line (numpy, the solver) inside its handling of
     Ctrl-C: a Ctrl-C then is one line and status 130, not a traceback."""

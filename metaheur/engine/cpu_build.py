@@ -6,11 +6,14 @@ floating-point contraction (``-ffp-contract=off``), so that distances computed f
 agree bit for bit with numpy and with the GPU build (compiled with ``--fmad=false``). The
 library is cached under ``$METAHEUR_CACHE_DIR`` (default ``~/.cache/metaheur``) keyed by the
 SHA-256 of the source, the flags, the compiler's version and the host CPU, and written by
-atomic rename so concurrent processes can share it.
+atomic rename of a file of its own so concurrent builds can share it (:func:`_publish`). The
+compiler runs in a private temporary folder, in a process group of its own that an interruption
+kills (:mod:`metaheur.engine.compile_run`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from metaheur import scratch
+from metaheur.engine import compile_run
 from metaheur.engine.source import KernelSource, Param, shim_text
 from metaheur.errors import MetaheurError
 
@@ -165,19 +170,38 @@ def build(source: KernelSource, defines: tuple[str, ...], sim: bool) -> CpuLibra
     cached = target.is_file()
     if not cached:
         folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="metaheur-build-") as tmp:
-            src = Path(tmp) / "kernel.cpp"
+        tmp = Path(scratch.folder("build"))
+        try:
+            src = tmp / "kernel.cpp"
             src.write_text(text)
-            out = Path(tmp) / "kernel.so"
-            proc = subprocess.run([compiler.path, *flags, "-o", str(out), str(src)],
-                                  capture_output=True, text=True)
+            out = tmp / "kernel.so"
+            proc = compile_run.run([compiler.path, *flags, "-pipe", "-o", str(out), str(src)], str(tmp))
             if proc.returncode != 0:
                 raise _compile_error(source, proc.stderr + proc.stdout)
-            partial = folder / f".{target.name}.{os.getpid()}.tmp"
-            shutil.copyfile(out, partial)
-            os.replace(partial, target)
+            _publish(out, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     library = ctypes.CDLL(str(target))
     return CpuLibrary(library, target, time.perf_counter() - start, cached)
+
+
+def _publish(built: Path, target: Path) -> None:
+    """Put the library ``built`` in the cache as ``target`` whole or not at all: copied to a
+    file of its own in the cache's folder (unique to this call: processes and threads may build
+    the same kernel at once), flushed, then renamed over ``target``, which a loader only ever
+    opens by that name, so it never sees a half-written library."""
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as dst, open(built, "rb") as src:
+            shutil.copyfileobj(src, dst)
+            dst.flush()
+            os.fsync(dst.fileno())
+        os.chmod(partial, 0o644)
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
 
 
 def bind(library: ctypes.CDLL, name: str, params: tuple[Param, ...]):

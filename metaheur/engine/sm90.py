@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from metaheur.engine import cpu_build
+from metaheur.engine import compile_run, cpu_build
 from metaheur.engine.gpu_build import nvrtc_options
 from metaheur.engine.shapes import threads
 from metaheur.engine.source import load_source
@@ -128,7 +128,7 @@ def _nvcc(nvcc: str, text: str, name: str, options: list[str]) -> tuple[bool, st
         src = Path(tmp) / (Path(name).stem + ".cu")
         src.write_text(text)
         cmd = [nvcc, "-cubin", "-x", "cu", *options, "-o", str(Path(tmp) / "out.cubin"), str(src)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        proc = compile_run.run(cmd, tmp, timeout=900)
         if proc.returncode != 0 or not (Path(tmp) / "out.cubin").is_file():
             return False, f"{' '.join(cmd)}\n{proc.stderr}{proc.stdout}"
         return True, proc.stderr + proc.stdout
