@@ -587,14 +587,16 @@ def main(argv: list[str] | None = None) -> None:
     run with its best solution written; outside a run they end the command with one line. The
     exit status after a stop signal is 128 + its number (130, 143, 129)."""
     status = 0
+    for s in signals.STOP_SIGNALS:  # what the handling below leaves behind, however the command ends
+        signal.signal(s, signal.SIG_IGN)  # (a status, sys.exit): a late signal does not interrupt the exit
     try:
         with signals.handling(signals.interrupt):
             status = _run_cli(argv)
     except KeyboardInterrupt:
         click.echo("metaheur: interrupted", err=True)
         status = signals.exit_status()
-    for s in signals.STOP_SIGNALS:  # the work is done: a late signal does not interrupt the exit
-        signal.signal(s, signal.SIG_IGN)
+    except SystemExit as exc:  # a command that ends with its own status (a stopped run: 128 + the signal)
+        status = exc.code
     sys.exit(status)
 
 

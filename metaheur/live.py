@@ -23,13 +23,14 @@ import json
 import mmap
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
+from metaheur import scratch
 
 REPORT_SECONDS = 1.0  # wall time between two reports of an island
 STOP_POLL_SECONDS = 0.05  # wall time between two looks at the stop byte
@@ -46,10 +47,12 @@ class Report:
 
 
 class Board:
-    """The run's folder of stop request and reports (created here, removed by :meth:`close`)."""
+    """The run's folder of stop request and reports (created here, removed by :meth:`close`;
+    a killed run's by the next run, :func:`metaheur.scratch.sweep`); its worker processes'
+    scratch (joblib's memory-mapped arrays) is in it too."""
 
     def __init__(self):
-        self.folder = tempfile.mkdtemp(prefix="metaheur-run-")
+        self.folder = scratch.folder("run")
         with open(os.path.join(self.folder, "stop"), "wb") as f:
             f.write(bytes(_PAGE))
 

@@ -5,7 +5,9 @@ run that fails part-way (it ends with its best so far)."""
 from __future__ import annotations
 
 import functools
+import json
 import os
+import threading
 
 import fault_helpers
 import numpy as np
@@ -126,28 +128,62 @@ def test_a_run_that_fails_before_any_result_raises():
         _model(1, always_fails, in_process=True).run(stop_rules(generations=2))
 
 
-def test_worker_processes_that_cannot_start_are_one_line(monkeypatch, tmp_path):
+def _manager_thread_dies(*args):
+    """An executor whose own thread cannot start (a memory limit): its tasks never come back."""
+    def manager():
+        raise RuntimeError("can't start new thread")
+
+    threading.Thread(target=manager, name="ExecutorManagerThread").start()
+    threading.Event().wait()
+
+
+# how worker processes fail to start: when the executor opens, or on its first tasks
+NO_WORKERS = {
+    "no shared memory": ("enter", PermissionError(13, "Permission denied", "/dev/shm")),
+    "process limit": ("enter", BlockingIOError(11, "Resource temporarily unavailable")),
+    "workers die at start": ("call", RuntimeError("A worker process managed by the executor was unexpectedly "
+                                                  "terminated.\n\nThe exit codes of the workers are {EXIT(1)}")),
+    "out of memory": ("call", MemoryError()),
+    "executor thread dies": ("call", _manager_thread_dies),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NO_WORKERS))
+def test_worker_processes_that_cannot_start_are_one_line_and_the_islands_run_here(monkeypatch, tmp_path, kind):
     """Where worker processes cannot start (no shared memory for loky's semaphores, a process
-    limit), the run says so in one line, with the strategy that needs none."""
+    or memory limit), the run says so in one line and runs its CPU islands in its own process."""
     from click.testing import CliRunner
 
     from metaheur import cli
     from metaheur.islands import model as model_module
+
+    when, fault = NO_WORKERS[kind]
 
     class NoWorkers:
         def __init__(self, *args, **kwargs):
             pass
 
         def __enter__(self):
-            raise PermissionError(13, "Permission denied", "/dev/shm")
+            if when == "enter":
+                raise fault
+            return self
 
         def __exit__(self, *exc):
             return False
 
+        def __call__(self, tasks):
+            if callable(fault):
+                fault()
+            raise fault
+
     monkeypatch.setattr(model_module, "Parallel", NoWorkers)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli.cli, ["solve", "gen:qap:12", "-g", "2", "--strategy", "cpu-islands",
-                                          "--islands", "2"])
-    assert result.exit_code == 2, result.output
-    err = result.stderr.strip()
-    assert "\n" not in err and "worker processes could not start" in err and "cpu-serial" in err
+    with pytest.warns(RuntimeWarning) as caught:  # the command's warnings, as pytest records them
+        result = CliRunner().invoke(cli.cli, ["solve", "gen:qap:12", "-g", "2", "--strategy", "cpu-islands",
+                                              "--islands", "2", "-q", "--json", "r.json"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    lines = [str(w.message) for w in caught]
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    assert "worker processes could not start" in lines[0] and "run in this process" in lines[0]
+    assert json.loads((tmp_path / "r.json").read_text())["generations"] == 2

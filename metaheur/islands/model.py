@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
-from metaheur import isolation, live, signals
+from metaheur import isolation, live, scratch, signals
 from metaheur.callbacks import Callbacks
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
@@ -96,10 +96,38 @@ def _unpickled_epoch(epoch, spec: IslandSpec, state: bytes, budget: dict):
     return epoch(spec, pickle.loads(state), **budget, in_worker=True)
 
 
+class ExecutorLost(MetaheurError):
+    """The worker processes' executor can run nothing more (a thread of its own died)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, its message's first line only."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 def _no_workers(exc: Exception) -> MetaheurError:
     """The one-line error of worker processes that could not start."""
-    return MetaheurError(f"the worker processes could not start ({type(exc).__name__}: {exc}); "
+    return MetaheurError(f"the worker processes could not start ({_first_line(exc)}); "
                          "--strategy cpu-serial runs without them")
+
+
+def _thread(target, name: str) -> threading.Thread:
+    """A started daemon thread of the run; one that cannot start (a memory limit: ``ulimit -v``
+    leaves no room for its stack) is a one-line error."""
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError as exc:
+        raise MetaheurError(f"cannot start a thread of the run ({exc}): too little memory "
+                            "(a limit such as ulimit -v?)") from None
+    return thread
+
+
+def _resource_failure(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (of a thread that ended with it) is the system's refusal of a resource
+    (a thread, memory), as under a memory limit."""
+    return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc))
 
 
 @dataclass
@@ -211,6 +239,7 @@ class IslandModel:
         self.live: LiveProgress | None = None  # the islands' latest reports, refreshed before on_progress
         self.progress_seconds = PROGRESS_SECONDS
         self._open = contextlib.ExitStack()
+        self._helper_failures: list[BaseException] = []  # resource failures of the executor's own threads
 
     # -------------------------------------------------------------------------------- epochs
     def island_stream(self, spec: IslandSpec):
@@ -295,12 +324,14 @@ class IslandModel:
                 left.release()
 
         for key, call in calls.items():
-            threading.Thread(target=run, args=(call,), name=f"metaheur-island-{key}", daemon=True).start()
+            _thread(lambda call=call: run(call), f"metaheur-island-{key}")
         back = 0
         while back < len(calls):
             if left.acquire(timeout=WAIT_POLL_SECONDS):
                 back += 1
                 continue
+            if self._helper_failures:  # the executor's own thread died: its tasks never come back
+                raise ExecutorLost(f"the worker processes' executor failed ({_first_line(self._helper_failures[0])})")
             reason = self._overdue()
             if reason is not None:
                 self.abandoned = reason
@@ -378,6 +409,9 @@ class IslandModel:
         backend, options = self.backend or "loky", {}
         if backend == "dask":
             options["scatter"] = [s for s in self.specs if s.index not in self.main]
+        else:  # joblib's memory-mapped arrays go in the run's folder, removed with it (metaheur.scratch);
+            # the islands set their kernels' threads themselves: numpy's BLAS gets one (less memory per worker)
+            options |= {"temp_folder": self.board.folder, "inner_max_num_threads": 1}
         # loky hands each island's epoch back as it ends (a run that gives up on a late island keeps the others')
         order = "generator_unordered" if backend == "loky" else "list"
         # registers external backends such as dask; loky's resource tracker starts here, with the stop
@@ -422,6 +456,7 @@ class IslandModel:
         """
         if resume is not None:
             self.specs = [replace(s, params=r.params) for s, r in zip(self.specs, resume.specs, strict=True)]
+        scratch.sweep()  # what runs killed outright left behind
         self.board = live.Board()
         self.specs = [replace(spec, target=stop.target, owner_pid=os.getpid(), live_folder=self.board.folder)
                       for spec in self.specs]
@@ -432,7 +467,7 @@ class IslandModel:
         self.time_limit = None if limit is None else limit.seconds
         reason = None
         try:
-            with signals.handling(self._on_signal), isolation.isolated_helpers(), \
+            with signals.handling(self._on_signal), isolation.isolated_helpers(), self._watching_helper_threads(), \
                     contextlib.ExitStack() as self._open:
                 self._start(record)
                 if self.abandoned is not None:  # stopped while the islands were being built
@@ -484,13 +519,15 @@ class IslandModel:
         (the time this takes is ``record.setup_seconds``), then start the clock. A terminal's
         Ctrl-C reaches the worker processes too: one that arrives while they start ends them, so
         new ones are started and build the islands in the first epoch, which the stop request
-        keeps short. Worker processes that cannot start are a one-line error."""
+        keeps short. Worker processes that cannot start (a memory limit, a broken environment)
+        are a one-line warning and the CPU islands run in this process instead (on Dask, a
+        one-line error)."""
         try:
             self.parallel = self._open_parallel()
         except MetaheurError:
             raise
         except Exception as exc:
-            raise _no_workers(exc) from exc
+            self._in_process_instead(exc)
         t_setup = time.perf_counter()
         self.start_time = t_setup - record.seconds  # for on_progress while the workers start
         workers = [s for s in self.specs if s.index not in self.main]
@@ -498,17 +535,51 @@ class IslandModel:
             if self.parallel is not None:
                 try:
                     self._wait({0: lambda: self._warm_up(self.parallel, workers)})
+                except ExecutorLost as exc:
+                    self._in_process_instead(exc)
                 except MetaheurError:
                     raise
                 except Exception as exc:
                     if not self.interrupted:
-                        raise _no_workers(exc) from exc
-                    self.parallel = self._open_parallel()
+                        self._in_process_instead(exc)
+                    else:
+                        self.parallel = self._open_parallel()
             self._wait({0: self._warm_up_main})
         record.setup_seconds = time.perf_counter() - t_setup
         self.start_time = time.perf_counter() - record.seconds
         self.record = record
         self.callbacks.on_start(self)
+
+    def _in_process_instead(self, exc: Exception) -> None:
+        """The worker processes could not start (``exc``): the worker islands move to this
+        process, with a one-line warning; on Dask a one-line error (the cluster is the user's)."""
+        if self.backend == "dask":
+            raise _no_workers(exc) from exc
+        self._end_workers()
+        self.parallel = None
+        self._helper_failures.clear()
+        self.main.update(range(len(self.specs)))  # the balancer's set too: no worker islands left
+        warnings.warn(f"metaheur: the worker processes could not start ({_first_line(exc)}); the CPU islands run "
+                      "in this process instead", RuntimeWarning, stacklevel=3)
+
+    @contextlib.contextmanager
+    def _watching_helper_threads(self):
+        """Run the block with a thread of the executor's own (loky's manager thread) that dies of
+        a resource refused (:func:`_resource_failure`) recorded for :meth:`_wait`, not printed:
+        its tasks would never come back."""
+        previous = threading.excepthook
+
+        def hook(args) -> None:
+            if _resource_failure(args.exc_value) and not args.thread.name.startswith("metaheur-"):
+                self._helper_failures.append(args.exc_value)
+            else:
+                previous(args)
+
+        threading.excepthook = hook
+        try:
+            yield
+        finally:
+            threading.excepthook = previous
 
     def _without_beaten_optimum(self, stop: StopRules, record: RunRecord) -> StopRules:
         """``stop``, or, once the run's best beats the proven optimum of the best-known table (whose
@@ -577,8 +648,7 @@ class IslandModel:
                 self.live = self._live_progress()
                 self.callbacks.on_progress(self, time.perf_counter() - self.start_time)
 
-        thread = threading.Thread(target=beat, name="metaheur-progress", daemon=True)
-        thread.start()
+        thread = _thread(beat, "metaheur-progress")
         try:
             yield
         finally:
