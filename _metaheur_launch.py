@@ -1,15 +1,28 @@
 """The ``metaheur`` console script's entry point: imports the command line (numpy, the solver,
-the problems: a few tenths of a second) inside the handling of Ctrl-C, so that a Ctrl-C while
-the command starts is one line and status 130, never a Python traceback (docs/long-runs.md).
-A top-level module of its own, since importing anything of the package runs all of it."""
+the problems: a few tenths of a second) with every stop signal (Ctrl-C, SIGTERM, SIGHUP) already
+handled, so that one while the command starts is one line and status 128 + its number, never a
+Python traceback nor a silent death (docs/long-runs.md). A top-level module of its own, since
+importing anything of the package runs all of it."""
 
+import signal
 import sys
+
+STOP_SIGNALS = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
 
 
 def main() -> None:
+    received: list[int] = []
+
+    def stop(signum: int, frame) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, stop)
     try:
         from metaheur.cli import main as cli_main
+
+        cli_main()  # installs its own handling first thing
     except KeyboardInterrupt:
         sys.stderr.write("metaheur: interrupted\n")
-        sys.exit(130)
-    cli_main()
+        sys.exit(128 + (received[0] if received else signal.SIGINT))

@@ -6,7 +6,7 @@ Two things put the working folder first on a Python process's ``sys.path``: the 
 itself for ``python -m`` and ``python -c`` (how loky and multiprocessing start their processes),
 which ``PYTHONSAFEPATH`` turns off (Python 3.11 on), and the ``sys.path`` that the run's process
 hands them, which keeps the working folder (a user's ``module:Class`` imports from it) but after
-every other entry.
+every other entry. Their resource trackers print nothing (:func:`quiet_resource_trackers`).
 """
 
 from __future__ import annotations
@@ -29,15 +29,38 @@ def working_folder_last() -> None:
         sys.path[:] = [p for p in sys.path if p not in local] + local
 
 
+def quiet_resource_trackers() -> None:
+    """Start the resource trackers of this process (loky's and multiprocessing's, once per
+    process; they remove the semaphores and memory-mapped files a killed process leaves) with
+    their stderr on the null device: what they print (warnings of the leaks they clean up, the
+    KeyError of a resource a killed worker never registered) is no message of the run's."""
+    from multiprocessing import resource_tracker as mp_tracker
+
+    from joblib.externals.loky.backend import resource_tracker as loky_tracker
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        for tracker in (loky_tracker, mp_tracker):
+            tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 @contextlib.contextmanager
 def isolated_helpers() -> Iterator[None]:
     """Run the block (which starts the run's helper processes, also later ones that replace a
-    lost worker) with the working folder last on ``sys.path`` and ``PYTHONSAFEPATH`` set; the
-    environment as it was after."""
+    lost worker) with the working folder last on ``sys.path`` and ``PYTHONSAFEPATH`` set, the
+    resource trackers quiet; the environment as it was after."""
     working_folder_last()
     before = os.environ.get(SAFE_PATH)
     os.environ[SAFE_PATH] = "1"
     try:
+        quiet_resource_trackers()
         yield
     finally:
         if before is None:

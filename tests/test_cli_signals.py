@@ -16,8 +16,12 @@ import pytest
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
-def _start(tmp_path, *args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "metaheur.cli", "solve", *args], cwd=tmp_path,
+#: the console script's entry point (its stop signals handled from the first import on)
+CONSOLE_SCRIPT = [sys.executable, "-c", "import _metaheur_launch; _metaheur_launch.main()"]
+
+
+def _start(tmp_path, *args: str, env: dict | None = None, command: list[str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([*(command or [sys.executable, "-m", "metaheur.cli"]), "solve", *args], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=os.environ | (env or {}))
 
@@ -233,3 +237,58 @@ def test_a_signal_to_the_process_group_is_not_a_worker_fault(tmp_path, signum):
     assert "worker failed" not in err and "Traceback" not in err
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["stop_reason"] == "interrupted" and result["generations"] > 0
+
+
+def _left_behind(pids: set[int], scratch) -> tuple[set[int], list[str]]:
+    """The processes of ``pids`` still alive and what is left in the run's ``scratch`` folder,
+    after a few seconds' grace for processes that end themselves."""
+    deadline = time.monotonic() + 10.0
+    while (_alive(pids) or list(scratch.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _alive(pids), sorted(p.name for p in scratch.iterdir())
+
+
+@pytest.mark.parametrize("moment", ["startup", "search"])
+@pytest.mark.parametrize("kind", sorted(SIGNAL_KINDS))
+def test_signals_at_any_moment_leave_no_process_and_no_temporary_file(tmp_path, kind, moment):
+    """One or several stop signals while the command starts or while its islands search: the
+    documented status, no traceback, the outputs when a solution exists, and no process or
+    temporary file of the run left (TMPDIR is the run's own here)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = _start(tmp_path, "gen:qap:40", "-t", "60", "--strategy", "cpu-islands", "--islands", "2", "-q",
+                  "--json", "r.json", env={"TMPDIR": str(scratch)}, command=CONSOLE_SCRIPT)
+    if moment == "startup":
+        time.sleep(0.3)
+        pids = _descendants(proc.pid)
+    else:
+        pids = _wait_for_workers(proc, 2)
+        time.sleep(3.0)
+        pids |= _descendants(proc.pid)
+    _stop(proc, kind)
+    if moment == "search":
+        assert json.loads((tmp_path / "r.json").read_text())["stop_reason"] == "interrupted"
+    alive, files = _left_behind(pids, scratch)
+    assert not alive and files == []
+
+
+def test_a_killed_run_leaves_nothing_once_the_next_run_has_started(tmp_path):
+    """SIGKILL of the run's process: its workers end themselves; what it cannot remove (its run
+    folder, joblib's memory-mapped instance in it) the next run on the machine removes."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {"TMPDIR": str(scratch)}
+    proc = _start(tmp_path, "gen:lop:400", "-t", "60", "--strategy", "cpu-islands", "--islands", "2", "-q", env=env)
+    workers = _wait_for_workers(proc, 2)
+    time.sleep(3.0)
+    workers |= _descendants(proc.pid)
+    proc.kill()
+    _, err = proc.communicate(timeout=30)
+    assert err == ""
+    assert [p.name.startswith(f"metaheur-run-{proc.pid}-") for p in scratch.iterdir()] == [True]
+    following = _start(tmp_path, "gen:qap:12", "-g", "1", "--strategy", "cpu-islands", "--islands", "2", "-q",
+                       env=env)
+    _, err = following.communicate(timeout=120)
+    assert following.returncode == 0, err
+    alive, files = _left_behind(workers, scratch)
+    assert not alive and files == []
