@@ -170,7 +170,9 @@ def _dask(scheduler: str | None, local_workers: int | None):
         else:
             if local_workers < 1:
                 raise MetaheurError(f"--dask-local needs at least 1 worker, got {local_workers}")
-            with isolation.isolated_helpers():
+            # a stop signal while the cluster starts takes effect once it is up (then it is closed):
+            # a half-built cluster fails Dask's own closing at exit
+            with isolation.isolated_helpers(), signals.held():
                 cluster = local_cluster(local_workers)
             client = Client(cluster)
         with client:
@@ -191,7 +193,10 @@ def local_cluster(workers: int):
     from distributed import LocalCluster
 
     with dask.config.set({"distributed.worker.profile.enabled": False,  # both read by the nannies at start
-                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}), \
+            warnings.catch_warnings():
+        # its HTTP server takes another port when another cluster has the usual one: nothing to tell
+        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=None, host="127.0.0.1")
 

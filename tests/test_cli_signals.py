@@ -4,6 +4,7 @@ process ends."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -239,13 +240,16 @@ def test_a_signal_to_the_process_group_is_not_a_worker_fault(tmp_path, signum):
     assert result["stop_reason"] == "interrupted" and result["generations"] > 0
 
 
-def _left_behind(pids: set[int], scratch) -> tuple[set[int], list[str]]:
+def _left_behind(pids: set[int], scratch=None) -> tuple[set[int], list[str]]:
     """The processes of ``pids`` still alive and what is left in the run's ``scratch`` folder,
     after a few seconds' grace for processes that end themselves."""
+    def left() -> list[str]:
+        return [] if scratch is None else sorted(p.name for p in scratch.iterdir())
+
     deadline = time.monotonic() + 10.0
-    while (_alive(pids) or list(scratch.iterdir())) and time.monotonic() < deadline:
+    while (_alive(pids) or left()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return _alive(pids), sorted(p.name for p in scratch.iterdir())
+    return _alive(pids), left()
 
 
 @pytest.mark.parametrize("moment", ["startup", "search"])
@@ -292,3 +296,20 @@ def test_a_killed_run_leaves_nothing_once_the_next_run_has_started(tmp_path):
     assert following.returncode == 0, err
     alive, files = _left_behind(workers, scratch)
     assert not alive and files == []
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="dask.distributed is not installed")
+@pytest.mark.parametrize("delay", [0.5, 1.0, 1.5, 2.5])
+def test_ctrl_c_while_a_local_dask_cluster_starts_is_one_line(tmp_path, delay):
+    """Ctrl-C while ``--dask-local`` starts its cluster (or soon after): one line, status 130,
+    no traceback of Dask's closing at exit, and no process of the cluster left."""
+    proc = _start(tmp_path, "gen:qap:20", "-t", "60", "--dask-local", "2", "-q", command=CONSOLE_SCRIPT)
+    time.sleep(delay)
+    pids = _descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    pids |= _descendants(proc.pid)
+    alive, _ = _left_behind(pids)
+    assert not alive
