@@ -6,6 +6,7 @@ status 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -332,7 +333,9 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     params = replace(SolveParams.from_config(config), **{k: v for k, v in flags.items() if v is not None})
     if not instances:
         raise MetaheurError("give at least one INSTANCE (or --resume CHECKPOINT)")
-    problems = _load_all(_expand_instances(instances), problem_name)
+    specs = _expand_instances(instances)
+    with _unless_quiet(quiet, f"loading {specs[0]}" if len(specs) == 1 else f"loading {len(specs)} instances"):
+        problems = _load_all(specs, problem_name)
     many = len(problems) > 1
     if initial_paths and many:
         raise MetaheurError("--initial seeds one instance: give one INSTANCE")
@@ -461,6 +464,13 @@ def _echo_for(plans: list[dict[str, str]]):
 
     err = any(path == STDOUT for plan in plans for path in plan.values())
     return lambda text: click.echo(text, err=err)
+
+
+def _unless_quiet(quiet: bool, line: str):
+    """:func:`metaheur.progress.when_slow` of ``line``, or nothing with ``-q``."""
+    from metaheur.progress import when_slow
+
+    return contextlib.nullcontext() if quiet else when_slow(line)
 
 
 def _reporter(entry, time_limit: float | None, label: str | None):

@@ -6,13 +6,38 @@ periodic lines when the output is not a terminal; nothing when quiet."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
+from collections.abc import Iterator
 
 from metaheur.callbacks import Callbacks
 from metaheur.islands import model as model_module
 from metaheur.islands.island import ls_only, run_counters
 from metaheur.problem.best_known import gap_percent
+
+SLOW_SECONDS = 1.0  # a step before the run's clock that takes longer is told (when_slow)
+
+
+@contextlib.contextmanager
+def when_slow(line: str, stream=None, after: float = SLOW_SECONDS) -> Iterator[None]:
+    """Write ``line`` once (to ``stream``, default stderr) should the block take longer than
+    ``after`` seconds: a step before the run's clock (reading or generating a large instance)
+    is not a silent wait."""
+    def say() -> None:
+        out = stream or sys.stderr
+        out.write(line + "\n")
+        out.flush()
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    with contextlib.suppress(RuntimeError):  # no thread to spare (a memory limit): no notice
+        timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 class ProgressReporter(Callbacks):
