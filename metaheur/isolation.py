@@ -33,7 +33,9 @@ def quiet_resource_trackers() -> None:
     """Start the resource trackers of this process (loky's and multiprocessing's, once per
     process; they remove the semaphores and memory-mapped files a killed process leaves) with
     their stderr on the null device: what they print (warnings of the leaks they clean up, the
-    KeyError of a resource a killed worker never registered) is no message of the run's."""
+    KeyError of a resource a killed worker never registered) is no message of the run's. Called
+    with the stop signals held (:func:`metaheur.signals.held`), so that they inherit them
+    blocked, as the worker processes do."""
     from multiprocessing import resource_tracker as mp_tracker
 
     from joblib.externals.loky.backend import resource_tracker as loky_tracker
@@ -54,13 +56,12 @@ def quiet_resource_trackers() -> None:
 @contextlib.contextmanager
 def isolated_helpers() -> Iterator[None]:
     """Run the block (which starts the run's helper processes, also later ones that replace a
-    lost worker) with the working folder last on ``sys.path`` and ``PYTHONSAFEPATH`` set, the
-    resource trackers quiet; the environment as it was after."""
+    lost worker) with the working folder last on ``sys.path`` and ``PYTHONSAFEPATH`` set; the
+    environment as it was after."""
     working_folder_last()
     before = os.environ.get(SAFE_PATH)
     os.environ[SAFE_PATH] = "1"
     try:
-        quiet_resource_trackers()
         yield
     finally:
         if before is None:

@@ -414,9 +414,10 @@ class IslandModel:
             options |= {"temp_folder": self.board.folder, "inner_max_num_threads": 1}
         # loky hands each island's epoch back as it ends (a run that gives up on a late island keeps the others')
         order = "generator_unordered" if backend == "loky" else "list"
-        # registers external backends such as dask; loky's resource tracker starts here, with the stop
-        # signals held back so that it inherits them blocked (metaheur.signals.block_in_this_thread)
+        # registers external backends such as dask; the resource trackers start here, with the stop
+        # signals held back so that they inherit them blocked (metaheur.signals.block_in_this_thread)
         with parallel_config(backend=backend, **options), signals.held():
+            isolation.quiet_resource_trackers()
             return self._open.enter_context(Parallel(n_jobs=self.n_jobs, return_as=order))
 
     def _warm_up(self, parallel, workers: list[IslandSpec]) -> None:
