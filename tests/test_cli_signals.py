@@ -129,16 +129,8 @@ def test_ctrl_c_while_the_kernels_are_built_is_an_interruption(tmp_path):
 
 def _mentioning(text: str) -> set[int]:
     """Every live process whose command line mentions ``text``."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if text.encode() in f.read():
-                        found.add(int(entry))
-            except OSError:
-                continue
-    return _alive(found)
+    return _alive({int(entry) for entry in os.listdir("/proc")
+                   if entry.isdigit() and text.encode() in _cmdline(int(entry))})
 
 
 SIGNAL_KINDS = {  # how the run is stopped: the signals sent, 0.1 s apart, and the exit status
@@ -313,3 +305,29 @@ def test_ctrl_c_while_a_local_dask_cluster_starts_is_one_line(tmp_path, delay):
     pids |= _descendants(proc.pid)
     alive, _ = _left_behind(pids)
     assert not alive
+
+
+@pytest.mark.parametrize("instance", ["gen:qap:40", "gen:lop:400"])  # the LOP's matrix is memory-mapped
+def test_sigkill_of_every_worker_is_one_line_and_the_run_goes_on(tmp_path, instance):
+    """Every worker process killed mid-run: one warning line (the epoch is rerun), nothing from
+    the resource trackers, and the run ends at its time limit with its outputs."""
+    proc = _start(tmp_path, instance, "-t", "8", "--strategy", "cpu-islands", "--islands", "2", "-q",
+                  "--json", "r.json", command=CONSOLE_SCRIPT)
+    _wait_for_workers(proc, 2)
+    time.sleep(3.0)
+    workers = {pid for pid in _descendants(proc.pid) if b"popen_loky_posix" in _cmdline(pid)}
+    assert len(workers) == 2
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert err.count("\n") == 1 and "a worker failed" in err, err
+    assert json.loads((tmp_path / "r.json").read_text())["stop_reason"] == "time_limit"
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
