@@ -6,6 +6,7 @@ status 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -14,7 +15,7 @@ import warnings
 
 import click
 
-from metaheur import __version__, signals
+from metaheur import __version__, signals, stdio
 from metaheur.engine.user_source import MOVES
 from metaheur.errors import MetaheurError
 from metaheur.search.perm_search import METHODS
@@ -35,6 +36,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except MetaheurError as exc:
             raise UserError(str(exc)) from None
+        except MemoryError:  # a memory limit (ulimit -v, a batch system's) that the command met
+            raise UserError("out of memory: the command needs more memory than this process may take "
+                            "(a limit such as ulimit -v?)") from None
         except OSError as exc:  # an output path that cannot be written, a full disk, ...
             target = f"{exc.filename}: " if exc.filename else ""
             raise UserError(f"{target}{exc.strerror or exc}") from None
@@ -192,6 +196,26 @@ def _load_all(specs: list[str], problem_name: str | None = None) -> list:
     return problems
 
 
+def _read_files(problems: list) -> list[tuple[str, str]]:
+    """The files a run reads its ``problems`` from, as ``(what, path)`` for
+    :func:`~metaheur.outputs.plan_outputs`: each instance's file (of ``FILE#NAME``, the file) and
+    the module file of a problem class that is not metaheur's own."""
+    import inspect
+
+    from metaheur.problem.textio import split_pick
+
+    files = []
+    for problem in problems:
+        source = split_pick(problem.source or "")[0]
+        if source and os.path.isfile(source):
+            files.append(("INSTANCE", os.fspath(source)))
+        cls = type(problem)
+        if not cls.__module__.startswith("metaheur."):
+            with contextlib.suppress(TypeError, OSError):
+                files.append(("--problem", inspect.getfile(cls)))
+    return files
+
+
 def _table(results) -> str:
     head = f"{'instance':<14} {'n':>6} {'best known':>12} {'found':>12} {'gap %':>8} {'time s':>8}"
     rows = [head, "-" * len(head)]
@@ -336,7 +360,9 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     many = len(problems) > 1
     if initial_paths and many:
         raise MetaheurError("--initial seeds one instance: give one INSTANCE")
-    plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems])
+    inputs = [*_read_files(problems), *(("--config", path) for path in [config_path] if path),
+              *(("--initial", path) for path in initial_paths)]
+    plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems], inputs)
     results, failed = [], []
     echo = _echo_for(plans)
     for problem, plan in zip(problems, plans, strict=True):
@@ -493,7 +519,8 @@ def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, r
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
     problem = resumed_instance(load_checkpoint(resume_path), instances[0] if instances else None, problem_name)
-    plan = plan_outputs(templates, [problem.name])[0]
+    plan = plan_outputs(templates, [problem.name], [("--resume", resume_path), *_read_files([problem])],
+                        continues={"--checkpoint": "--resume"})[0]
     check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
     reporter = None if quiet else _reporter(problem.best_known(), stop["time_limit"], None)
     target = stop["target"]
@@ -586,6 +613,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Ctrl-C, SIGTERM and SIGHUP (:mod:`metaheur.signals`) stop a
     run with its best solution written; outside a run they end the command with one line. The
     exit status after a stop signal is 128 + its number (130, 143, 129)."""
+    stdio.prepare()
     status = 0
     try:
         with signals.handling(signals.interrupt):

@@ -360,6 +360,10 @@ def resumed_instance(saved: Checkpoint, instance: Problem | str | os.PathLike | 
                                 "registered here: give it with --problem module:Class (problem= in Python)")
         problem = _read_given(instance, cls) if instance is not None else load_instance(_saved_source(saved), cls)
     if problem.fingerprint() != info.key or problem.n != info.n:
+        if (problem.name, problem.n, problem.kind) == (info.name, info.n, info.kind):
+            raise MetaheurError(f"{saved.path}: the content of instance {info.name} (n = {info.n}) changed since "
+                                "the checkpoint was written (its fingerprint differs); give the instance the run "
+                                "began with")
         ours, theirs = (f"{k.upper()} " if k and info.kind != problem.kind else "" for k in (info.kind, problem.kind))
         raise MetaheurError(f"{saved.path}: checkpoint of {ours}instance {info.name} (n = {info.n}), not of "
                             f"{theirs}{problem.name} (n = {problem.n})")
