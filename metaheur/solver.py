@@ -21,6 +21,19 @@ from dataclasses import replace
 import numpy as np
 
 from metaheur import signals
+from metaheur.arguments import (
+    BOOL,
+    CALLBACKS,
+    INT,
+    NUMBER,
+    PATH,
+    STOP,
+    STR,
+    Takes,
+    check_arguments,
+    either,
+    instance_of,
+)
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
@@ -222,6 +235,22 @@ def _versions() -> dict:
         "platform": platform.platform()}
 
 
+# The types the API takes (their ranges are checked where they are used, as for the CLI's options).
+_STOPS = {"stop": STOP, "callbacks": CALLBACKS, "checkpoint": PATH.or_none(), "checkpoint_every": NUMBER,
+          "time_limit": NUMBER.or_none(), "generations": INT.or_none(), "target": either(INT, STR).or_none(),
+          "no_improvement": INT.or_none()}
+_SOLVE_TAKES = {"problem": either(instance_of(Problem, "a Problem"), PATH), "seed": INT,
+                "params": instance_of(SolveParams, "a SolveParams").or_none(),
+                "initial": Takes("a permutation, a list of them, a solution file's path, a list of them or None",
+                                 lambda v: v is None or isinstance(v, (str, os.PathLike, list, tuple, np.ndarray))),
+                **_STOPS}
+_RESUME_TAKES = {"path": PATH, **_STOPS,
+                 "problem": Takes("a Problem, a path or name, a Problem class or None",
+                                  lambda v: v is None or isinstance(v, (Problem, str, os.PathLike))
+                                  or (isinstance(v, type) and issubclass(v, Problem))),
+                 "stop_at_optimum": BOOL.or_none(), "scheduler": STR.or_none(), "dask_local": INT.or_none()}
+
+
 def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, seed: int = 0,
           params: SolveParams | None = None, initial=None, callbacks: Callbacks | None = None,
           checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0, *,
@@ -244,9 +273,10 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
     at the end (continue it with :func:`resume`). The returned value is recomputed from scratch.
     """
-    params = params or SolveParams()
     if problem is None:
         raise MetaheurError("give an instance to solve (or resume a checkpoint with metaheur.resume)")
+    check_arguments("solve()", _SOLVE_TAKES, locals())
+    params = params or SolveParams()
     problem = load_instance(problem)
     if not 0 <= seed < 2**63:
         raise MetaheurError(f"seed must be from 0 to 2^63 - 1, got {seed}")
@@ -319,6 +349,7 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
     shortcuts, as in :func:`solve`) replace the saved ones; without any, the saved built-in rules
     apply (a user's callable cannot be saved: a run whose budget was one must be given rules);
     ``stop_at_optimum`` replaces the saved one."""
+    check_arguments("resume()", _RESUME_TAKES, locals())
     saved = load_checkpoint(path)
     instance, kind = (None, problem) if isinstance(problem, type) else (problem, None)
     problem = resumed_instance(saved, instance, kind)

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from metaheur.arguments import PATH, STR, Takes, check_arguments, either, instance_of
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.inputs import SOLUTION, is_json_int, parse_json
 from metaheur.problem.interface import LoadedSolution, Problem
@@ -130,11 +131,17 @@ def resolve_instance(name_or_path: str | os.PathLike, cls: type[Problem] | None 
     raise MetaheurError(f"{text}: no such file, and no instance of that name under {ENV_VAR}={root}{hint}")
 
 
+_LOAD_TAKES = {"spec": either(instance_of(Problem, "a Problem"), PATH),
+               "problem": either(STR, Takes("a Problem class", lambda v: isinstance(v, type) and issubclass(v, Problem))
+                                 ).or_none()}
+
+
 def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem] | None = None) -> Problem:
     """A problem instance from a path, a library name, a built-in ``gen:`` name or an instance
     object. ``problem`` (a registered name, ``module:Class`` or a class) says which problem reads
     it; without it the file's extension, else its content, picks the registered problem
     (:func:`~metaheur.problem.registry.class_for_file`)."""
+    check_arguments("load_instance()", _LOAD_TAKES, locals())
     cls = None if problem is None else problem_class(problem)
     if isinstance(spec, Problem):
         if cls is not None and not isinstance(spec, cls):
@@ -181,6 +188,7 @@ def load_solution(instance: Problem, path: str | os.PathLike) -> LoadedSolution:
     formats (QAPLIB ``.sln`` or a plain assignment list for the QAP; TSPLIB ``.tour`` or a plain
     city list for the TSP and ATSP). A file of another problem, or one that names another
     instance, is refused with both named."""
+    check_arguments("load_solution()", {"instance": instance_of(Problem, "a Problem"), "path": PATH}, locals())
     path = Path(path)
     text = read_text(path, SOLUTION)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
