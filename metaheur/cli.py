@@ -196,23 +196,26 @@ def _load_all(specs: list[str], problem_name: str | None = None) -> list:
     return problems
 
 
-def _read_files(problems: list) -> list[tuple[str, str]]:
+def _read_files(problems: list, problem_name: str | None) -> list[tuple[str, str]]:
     """The files a run reads its ``problems`` from, as ``(what, path)`` for
     :func:`~metaheur.outputs.plan_outputs`: each instance's file (of ``FILE#NAME``, the file) and
-    the module file of a problem class that is not metaheur's own."""
+    the module file of a problem class that is not metaheur's own (the instances' and
+    ``--problem``'s)."""
     import inspect
 
+    from metaheur.problem import problem_class
     from metaheur.problem.textio import split_pick
 
     files = []
+    classes = {type(p) for p in problems} | ({problem_class(problem_name)} if problem_name else set())
+    for cls in classes:
+        if not cls.__module__.startswith("metaheur."):
+            with contextlib.suppress(TypeError, OSError):
+                files.append(("--problem", inspect.getfile(cls)))
     for problem in problems:
         source = split_pick(problem.source or "")[0]
         if source and os.path.isfile(source):
             files.append(("INSTANCE", os.fspath(source)))
-        cls = type(problem)
-        if not cls.__module__.startswith("metaheur."):
-            with contextlib.suppress(TypeError, OSError):
-                files.append(("--problem", inspect.getfile(cls)))
     return files
 
 
@@ -360,7 +363,7 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     many = len(problems) > 1
     if initial_paths and many:
         raise MetaheurError("--initial seeds one instance: give one INSTANCE")
-    inputs = [*_read_files(problems), *(("--config", path) for path in [config_path] if path),
+    inputs = [*_read_files(problems, problem_name), *(("--config", path) for path in [config_path] if path),
               *(("--initial", path) for path in initial_paths)]
     plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems], inputs)
     results, failed = [], []
@@ -519,7 +522,7 @@ def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, r
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
     problem = resumed_instance(load_checkpoint(resume_path), instances[0] if instances else None, problem_name)
-    plan = plan_outputs(templates, [problem.name], [("--resume", resume_path), *_read_files([problem])],
+    plan = plan_outputs(templates, [problem.name], [("--resume", resume_path), *_read_files([problem], problem_name)],
                         continues={"--checkpoint": "--resume"})[0]
     check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
     reporter = None if quiet else _reporter(problem.best_known(), stop["time_limit"], None)
@@ -583,12 +586,13 @@ def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the figure written) instead of a line.")
 def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as_json: bool) -> None:
     """Redraw the figure of a saved RESULT_JSON into FIGURE (.png, .svg, .pdf or .jpg)."""
-    from metaheur.outputs import check_writable, figure_format, write_atomically
+    from metaheur.outputs import figure_format, plan_outputs, write_atomically
     from metaheur.plots import save_result_figure
     from metaheur.problem import load_instance
     from metaheur.result import Result
 
-    check_writable(figure, "FIGURE")
+    inputs = [("RESULT_JSON", result_json), *(("--instance", path) for path in [instance] if path)]
+    plan_outputs({"FIGURE": figure}, ["figure"], inputs)
     fmt = figure_format(figure, "FIGURE")
     result = Result.from_json(result_json)
     problem = None

@@ -164,19 +164,18 @@ def plan_outputs(templates: dict[str, str | None], names: list[str],
                                     f"(e.g. out/{{name}}{Path(template).suffix or '.json'})")
             path = template.replace("{name}", name)
             check_writable(path, option)
+            plan[option] = path
+            if not in_place(path):  # several outputs may go to /dev/null or a pipe, which no input is
+                key = file_key(path)
+                who = f"{option} of {name}" if many else option
+                if key in read and read[key][0] != continues.get(option):
+                    raise MetaheurError(f"{who} {path} would overwrite an input of the run "
+                                        f"({' '.join(read[key])}); give another file")
+                if key in writers:
+                    raise MetaheurError(f"{who} and {writers[key]} would both write {path}")
+                writers[key] = who
             if option == "--plot":
                 figure_format(path)
-            plan[option] = path
-            if in_place(path):  # several outputs may go to /dev/null or a pipe, which no input is
-                continue
-            key = file_key(path)
-            who = f"{option} of {name}" if many else option
-            if key in read and read[key][0] != continues.get(option):
-                raise MetaheurError(f"{who} {path} would overwrite an input of the run ({' '.join(read[key])}); "
-                                    "give another file")
-            if key in writers:
-                raise MetaheurError(f"{who} and {writers[key]} would both write {path}")
-            writers[key] = who
         plans.append(plan)
     return plans
 

@@ -242,7 +242,8 @@ _STOPS = {"stop": STOP, "callbacks": CALLBACKS, "checkpoint": PATH.or_none(), "c
 _SOLVE_TAKES = {"problem": either(instance_of(Problem, "a Problem"), PATH), "seed": INT,
                 "params": instance_of(SolveParams, "a SolveParams").or_none(),
                 "initial": Takes("a permutation, a list of them, a solution file's path, a list of them or None",
-                                 lambda v: v is None or isinstance(v, (str, os.PathLike, list, tuple, np.ndarray))),
+                                 lambda v: v is None or isinstance(v, (str, os.PathLike))
+                                 or (hasattr(v, "__iter__") and not isinstance(v, (bytes, dict)))),
                 **_STOPS}
 _RESUME_TAKES = {"path": PATH, **_STOPS,
                  "problem": Takes("a Problem, a path or name, a Problem class or None",
