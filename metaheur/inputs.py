@@ -98,11 +98,11 @@ def read_bytes(path: str | os.PathLike, kind: str = INSTANCE) -> bytes:
         parts, total, want = [], 0, size + 1
         try:
             while total <= limit:
-                chunk = handle.read(min(want, limit + 1 - total))
-                if not chunk:
+                ask = min(want, limit + 1 - total)
+                parts.append(handle.read(ask))
+                total += len(parts[-1])
+                if len(parts[-1]) < ask:  # the end of the file
                     break
-                parts.append(chunk)
-                total += len(chunk)
                 want = _CHUNK
         except OSError as exc:
             raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None

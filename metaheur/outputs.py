@@ -255,7 +255,8 @@ def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
     """Write every output (``echo`` prints to standard output); returns one message per output
     that failed, the others written all the same. Files first, then standard output, devices and
     FIFOs (which may wait for a reader): an output that a stop signal interrupts while it waits
-    (the second signal, :func:`metaheur.signals.deferred`) is a failure, the others are written."""
+    (the second signal, :func:`metaheur.signals.deferred`), that runs out of memory or beyond a
+    file-size limit, or asks for a closed standard output, is a failure; the others are written."""
     failed = []
     for out in sorted(outputs, key=lambda o: o.path == STDOUT or in_place(o.path)):
         try:
@@ -271,6 +272,8 @@ def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
         except (OSError, MetaheurError) as exc:
             why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             failed.append(f"{out.option} {out.path}: {why}")
+        except MemoryError:
+            failed.append(f"{out.option} {out.path}: out of memory")
         except KeyboardInterrupt:
             failed.append(f"{out.option} {out.path}: interrupted")
     return failed
