@@ -4,7 +4,7 @@
 with :class:`~metaheur.errors.ArgumentTypeError` (a TypeError) and one out of range with
 :class:`~metaheur.errors.ArgumentValueError` (a ValueError), both naming the function, the
 argument and what it takes. A bool is not an integer or a number, a string is not a number; a
-numpy integer is an integer.
+numpy integer is an integer (kept as a Python one: :func:`plain`).
 """
 
 from __future__ import annotations
@@ -103,6 +103,12 @@ def check_arguments(where: str, takes: Mapping[str, Takes], values: Mapping[str,
             raise ArgumentTypeError(f"{where}: {name} takes {rule.words}, got {_shown(value)}")
         if not rule.is_valid(value):
             raise ArgumentValueError(f"{where}: {name} takes {rule.words}, got {_shown(value)}")
+
+
+def plain(value: object) -> object:
+    """A numpy scalar (``np.int64(3)``, ``np.bool_``) as the Python value it holds, so that a
+    result or checkpoint written from it is plain JSON; any other value as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _shown(value: object) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from metaheur.arguments import BOOL, INT, NUMBER, STR, Takes, check_arguments, instance_of
+from metaheur.arguments import BOOL, INT, NUMBER, STR, Takes, check_arguments, instance_of, plain
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams, by_section
@@ -80,7 +80,7 @@ class SolveParams:
                  **earlier: Any) -> None:
         arguments = locals()
         check_arguments("SolveParams()", _TAKES, arguments)
-        values = {f.name: arguments[f.name] for f in fields(type(self))}  # the fields, as given
+        values = {f.name: plain(arguments[f.name]) for f in fields(type(self))}  # the fields, as given
         for old, new in RENAMED.items():
             if old in earlier:
                 warnings.warn(f"SolveParams({old}=...) is now {new}=...", DeprecationWarning, stacklevel=2)

@@ -33,6 +33,7 @@ from metaheur.arguments import (
     check_arguments,
     either,
     instance_of,
+    plain,
 )
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
@@ -277,6 +278,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     if problem is None:
         raise MetaheurError("give an instance to solve (or resume a checkpoint with metaheur.resume)")
     check_arguments("solve()", _SOLVE_TAKES, locals())
+    seed, checkpoint_every = plain(seed), plain(checkpoint_every)
     params = params or SolveParams()
     problem = load_instance(problem)
     if not 0 <= seed < 2**63:
@@ -351,6 +353,7 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
     apply (a user's callable cannot be saved: a run whose budget was one must be given rules);
     ``stop_at_optimum`` replaces the saved one."""
     check_arguments("resume()", _RESUME_TAKES, locals())
+    checkpoint_every, dask_local = plain(checkpoint_every), plain(dask_local)
     saved = load_checkpoint(path)
     instance, kind = (None, problem) if isinstance(problem, type) else (problem, None)
     problem = resumed_instance(saved, instance, kind)
