@@ -128,3 +128,15 @@ def test_resuming_into_the_checkpoint_resumed_stays_allowed(runner, tmp_path, ch
     ok(runner.invoke(cli, ["solve", "--resume", "c.npz", "-g", "3", "-q", "--checkpoint", target,
                            "--json", "r.json"]))
     assert json.loads((tmp_path / "r.json").read_text())["cost"] > 0
+
+
+@pytest.mark.parametrize("option", ["--json", "--stats", "--solution", "--checkpoint"])
+def test_a_batch_output_on_one_of_its_instances_is_refused(runner, tmp_path, option):
+    """With several instances, a ``{name}`` path that names an instance's own file is refused
+    before any instance runs."""
+    write_dat(tmp_path / "a.dat", 8, seed=3)
+    write_dat(tmp_path / "b.dat", 8, seed=4)
+    before = [(tmp_path / name).read_bytes() for name in ("a.dat", "b.dat")]
+    user_error(runner.invoke(cli, ["solve", "a.dat", "b.dat", *QUICK, option, "{name}.dat"]),
+               "would overwrite an input of the run (INSTANCE")
+    assert [(tmp_path / name).read_bytes() for name in ("a.dat", "b.dat")] == before
