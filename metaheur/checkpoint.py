@@ -50,7 +50,7 @@ from metaheur.result import EpochRow
 from metaheur.run_settings import InstanceInfo, RunSettings
 
 CHECKPOINT_FORMAT = 1
-HEADER_LIMIT = 1 << 30  # bytes of the header member once inflated (4 a character)
+HEADER_LIMIT = 64 << 20  # bytes of the header member once inflated (4 a character: 16 Mi characters of JSON)
 _LIMIT_FLOOR, _LIMIT_CAP = 64 << 20, 8 << 30  # the bounds of an array member's limit (_member_limit)
 _NPY_SLACK = 1 << 16  # the bytes of a member beyond its array's: the .npy header
 _INT64 = 1 << 63
@@ -269,13 +269,16 @@ class _Members:
         if text.shape != ():
             raise InputFormatError(self.path, "damaged checkpoint: its header is not one text")
         header = parse_json(str(text[()]), self.path)
+        del text
         if not isinstance(header, dict):
             raise InputFormatError(self.path, "damaged checkpoint: its header is not a JSON object")
         return header
 
     def array(self, name: str, limit: int, kinds: str = "iu") -> np.ndarray:
         """Member ``name``: an array of a dtype of ``kinds`` (integers by default) of at most
-        ``limit`` bytes, both checked before its data is read."""
+        ``limit`` bytes, both checked before its data is read (the zip entry's size as the central
+        directory declares it, which bounds what is inflated, then the ``.npy`` header's); its data
+        read once, into the array's own buffer."""
         info = self.infos[f"{name}.npy"]
         if info.file_size > limit + _NPY_SLACK:
             raise self.too_large(name, info.file_size, limit)
@@ -287,10 +290,8 @@ class _Members:
                 size = math.prod(shape) * dtype.itemsize
                 if size > limit:
                     raise self.too_large(name, size, limit)
-                data = fp.read(size)
-                if len(data) != size or fp.read(1):
-                    raise ValueError("the array's length")
-                return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C").copy()
+                data = _read_exactly(fp, size)
+                return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
         except InputFormatError:
             raise
         except Exception as exc:  # zipfile, numpy's array-header parser (SyntaxError, TokenError, ValueError...)
@@ -299,6 +300,22 @@ class _Members:
     def too_large(self, name: str, size: int, limit: int) -> InputFormatError:
         return InputFormatError(self.path, f"damaged checkpoint: {name} holds {size} bytes, more than the "
                                            f"{limit} a run of this instance writes")
+
+
+def _read_exactly(fp, size: int) -> bytearray:
+    """The ``size`` bytes left in ``fp``, read in chunks into one buffer (no second copy of a
+    large member); fewer or more is a damaged member."""
+    data = bytearray(size)
+    view, done = memoryview(data), 0
+    while done < size:
+        chunk = fp.read(min(size - done, 1 << 20))
+        if not chunk:
+            break
+        view[done:done + len(chunk)] = chunk
+        done += len(chunk)
+    if done != size or fp.read(1):
+        raise ValueError("the array's length")
+    return data
 
 
 def _npy_header(fp) -> tuple[tuple[int, ...], bool, np.dtype]:

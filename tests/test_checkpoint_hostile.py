@@ -243,6 +243,24 @@ def test_only_the_members_the_format_names_are_read_each_capped_before_it_is_inf
     assert peak_while(load) < 8 << 20
 
 
+@pytest.mark.parametrize(("size", "dtype"), [(96 << 20, f"<U{(96 << 20) // 4}"), (1 << 10, f"<U{1 << 28}"),
+                                            (96 << 20, "<i8")], ids=["large-entry", "large-shape", "large-array"])
+def test_a_header_that_inflates_beyond_its_cap_is_refused_before_it_is_inflated(saved, tmp_path, size, dtype):
+    """A 1 MB checkpoint whose header member inflated to 1 GiB took 2.1 GB on --resume. The
+    header is capped (HEADER_LIMIT, 64 MiB) by its zip entry and by its .npy shape before it is
+    read, and never copied."""
+    arrays, _ = members(saved["qap"])
+    path = tmp_path / "bomb.npz"
+    np.savez(path, **arrays)
+    zero_member(path, "header.npy", size, npy_header((), dtype) if dtype.startswith("<U") else npy_header((size // 8,)))
+
+    def load():
+        with pytest.raises(InputFormatError, match=r"header holds \d+ bytes, more than|header is of type"):
+            load_checkpoint(path)
+
+    assert peak_while(load) < 8 << 20
+
+
 # ------------------------------------------------------------------------------ header fields
 
 
