@@ -55,7 +55,7 @@ from metaheur.run_settings import InstanceInfo, RunSettings
 
 CHECKPOINT_FORMAT = 1
 HEADER_LIMIT = 64 << 20  # bytes of the header member once inflated (4 a character: 16 Mi characters of JSON)
-_LIMIT_FLOOR, _LIMIT_CAP = 64 << 20, 8 << 30  # the bounds of an island's rows (_member_limit)
+_LIMIT_FLOOR, _LIMIT_CAP = 64 << 20, 8 << 30  # the bounds of an island's population in bytes (_member_limit)
 _NPY_SLACK = 1 << 16  # the bytes of a member beyond its array's: the .npy header
 _INT64 = 1 << 63
 _CLASS_NAME = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # module:Class, as a checkpoint names its problem
@@ -207,8 +207,7 @@ class Checkpoint:
             for p in params:
                 _check_params(p, form.problem, problem.n)
             algorithms = [island_class(form.problem, p.ga) for p in params]
-            _read_arrays(self, form.problem.n, [a.most_members(p.ga) for a, p in zip(algorithms, params, strict=True)],
-                         algorithms)
+            _read_arrays(self, form.problem.n, algorithms, params)
             for state, algorithm in zip(self.states, algorithms, strict=True):
                 _check_island(state, form, problem, algorithm)
             costs = self.migrator_state["archive_costs"]
@@ -317,6 +316,7 @@ class _Members:
         return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
 
     def info(self, name: str) -> zipfile.ZipInfo:
+        """Member ``name``'s zip entry; none is a damaged checkpoint."""
         if not self.has(name):
             raise InputFormatError(self.path, f"damaged checkpoint: no member {name}")
         return self.infos[f"{name}.npy"]
@@ -404,13 +404,14 @@ def _checkpoint(path: Path, header: dict, members: _Members) -> Checkpoint:
     return Checkpoint(path, settings, params, record.states, migrator, arrays, record)
 
 
-def _read_arrays(saved: Checkpoint, n: int, most: list[int], algorithms: list[type]) -> None:
-    """Read the checkpoint's arrays into its states and archive, once every member's declared
-    shape and type is one a run of the instance writes: :func:`~metaheur.checkpoint_shapes.
-    expected_shapes` of the searched size ``n``, each island keeping at most ``most`` members of
-    its algorithm's layout. Nothing is read before all are checked."""
-    islands = [(s.index, algorithm, rows, _saved_names(saved.arrays, s.index))
-               for s, algorithm, rows in zip(saved.states, algorithms, most, strict=True)
+def _read_arrays(saved: Checkpoint, n: int, algorithms: list[type], params: list[IslandParams]) -> None:
+    """Read the checkpoint's arrays into its states and archive once every member's declared
+    shape and type is one a run of the instance writes (:func:`~metaheur.checkpoint_shapes.expected_shapes`
+    of the searched size ``n``, each island's algorithm keeping at most
+    :meth:`~metaheur.islands.base.Island.most_members` of its parameters): nothing is read
+    before every member is checked."""
+    islands = [(s.index, algorithm, algorithm.most_members(p.ga), _saved_names(saved.arrays, s.index))
+               for s, algorithm, p in zip(saved.states, algorithms, params, strict=True)
                if f"population_{s.index}" in saved.arrays]
     expected = expected_shapes(n, islands, len(saved.migrator_state["archive_costs"]))
     with open_regular(saved.path) as handle, _Members(saved.path, handle) as members:
