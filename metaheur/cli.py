@@ -110,11 +110,10 @@ def info(instance: str | None, problem_name: str | None, as_json: bool) -> None:
     without either list the registered problems, the devices and versions."""
     if instance is not None and problem_name is None and not os.path.exists(instance):
         from metaheur.describe import format_problem, problem_summary
-        from metaheur.problem.registry import registered
+        from metaheur.problem.registry import problem_class, registered_names
 
-        classes = registered(skip_broken=True)
-        if instance.lower() in classes:
-            summary = problem_summary(classes[instance.lower()])
+        if instance.lower() in registered_names():
+            summary = problem_summary(problem_class(instance))
             _print_json(summary) if as_json else click.echo(format_problem(summary))
             return
     if instance is None:

@@ -46,9 +46,10 @@ from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
-from metaheur.problem import load_instance, registered
+from metaheur.problem import load_instance
 from metaheur.problem.best_known import beaten_optimum, gap_percent
 from metaheur.problem.interface import Problem
+from metaheur.problem.registry import registered_class
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
 from metaheur.search.perm_defaults import RunBudget, SearchChoice
@@ -424,7 +425,7 @@ def _read_given(instance: str | os.PathLike, cls: type[Problem]) -> Problem:
 def _registered_class(info: InstanceInfo) -> type[Problem] | None:
     """The registered problem of the checkpoint's kind when it is the class that wrote it (an
     older checkpoint names no class), else None; nothing the registry does not name is imported."""
-    cls = registered(skip_broken=True).get(info.kind)
+    cls = registered_class(info.kind)
     if cls is None or info.problem_class not in (None, _class_name(cls)):
         return None
     return cls
