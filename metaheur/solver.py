@@ -258,6 +258,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     strategy, island_devices = plan_devices(params.strategy, device_list, params.islands)
     _check_island_count(len(island_devices), params.scheduler, params.dask_local)
     search = problem.search_form().problem
+    search.preflight()
     if type(search).operators is Problem.operators:
         raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
                             "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
@@ -323,6 +324,7 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
     instance, kind = (None, problem) if isinstance(problem, type) else (problem, None)
     problem = resumed_instance(saved, instance, kind)
     saved.validate(problem)
+    problem.search_form().problem.preflight()
     _check_island_count(len(saved.states), scheduler, dask_local)
     shortcuts = {"time_limit": time_limit, "generations": generations, "target": target,
                  "no_improvement": no_improvement}

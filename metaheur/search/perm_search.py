@@ -102,11 +102,17 @@ class PermSearchParams:
             raise MetaheurError(f"sample must be 0 (every move) .. {INT32_MAX // 4}, got {self.sample}")
 
     def resolved(self, problem) -> tuple[str, str]:
-        """(method, move) for ``problem``: ``auto`` and a missing move decided, both checked."""
+        """(method, move) for ``problem``: ``auto`` and a missing move decided, both checked; a
+        problem without device code (the numpy-only route's sampled descent, ``ils``) takes no method."""
         code = problem.user_code()
         move = self.move or problem.moves[0]
         if move not in problem.moves:
             raise MetaheurError(f"{problem.kind} problem offers the moves {', '.join(problem.moves)}, not {move!r}")
+        if code is None:
+            if self.method != "auto":
+                raise MetaheurError(f"the {problem.kind} problem has no device_code: its numpy-only route runs a "
+                                    f"sampled descent, not the method {self.method!r} (give device_code for it)")
+            return "ils", move
         method = method_order(problem, self.method, move)[0]
         if method == "ig" and not code.has("partial_insert_row"):
             raise MetaheurError(f"the iterated greedy needs partial_insert_row, which the {problem.kind} problem's "
