@@ -11,11 +11,13 @@ import pytest
 from cliutil import cpu_runner, user_error
 from perm_problems import random_tardiness
 
-from metaheur import load_instance, solve
+from metaheur import Result, load_instance, solve
+from metaheur import solver as solver_module
 from metaheur.cli import cli
 from metaheur.engine.user_source import MOVES
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.islands.params import IslandParams
+from metaheur.result import IslandRow
 from metaheur.search.perm_defaults import RunBudget
 from metaheur.search.perm_search import METHODS, PermSearchParams
 
@@ -255,3 +257,43 @@ def test_a_method_the_problem_cannot_run_from_the_cli(method, user_module, monke
     done = runner.invoke(cli, ["solve", "--problem", f"{MODULE}:MinLA", "g.mla", "-t", "1", "--method", method,
                                "--moves", "reverse" if method == "tabu" else "insert"])
     user_error(done, "partial_insert_row" if method == "ig" else "offers the moves swap, insert, not 'reverse'")
+
+
+def write_graph(path, n: int, degree: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    edges = {tuple(sorted(map(int, rng.choice(n, 2, replace=False)))) for _ in range(degree * n)}
+    path.write_text(f"{n} {len(edges)}\n" + "\n".join(f"{a} {b}" for a, b in sorted(edges)) + "\n")
+
+
+def test_a_given_method_too_slow_for_the_limit_is_refused_or_sized_down(user_module, monkeypatch):
+    """Issue 70, item 3: a cost-only insert neighbourhood (a full scan n (n - 1) costs of O(m n))
+    with --method tabu: at n = 150 and -t 1 one step a search is more than the limit (one line,
+    status 2); at n = 50 and -t 3 the given 64 steps are sized down and the run has generations
+    (or says it has none)."""
+    runner = cpu_runner(monkeypatch, user_module)
+    write_graph(user_module / "big.mla", 150, 2, 1)
+    tabu = ["--problem", f"{MODULE}:MinLA", "--method", "tabu", "--moves", "insert", "--ls-budget", "64"]
+    user_error(runner.invoke(cli, ["solve", "big.mla", "-t", "1", *tabu]),
+               "the tabu search over insert moves cannot finish a first generation in 1 s")
+    write_graph(user_module / "mid.mla", 50, 2, 1)
+    done = runner.invoke(cli, ["solve", "mid.mla", "-t", "3", "-q", *tabu, "--json", "r.json"])
+    assert done.exit_code == 0, done.output
+    result = Result.from_json(user_module / "r.json")
+    assert result.search_choice["ls_budget"] < 64 and "sized down to" in result.search_choice["reason"]
+    assert (result.generations == 0) == bool(result.warnings)
+
+
+@pytest.mark.parametrize("islands", [["GA (ux)"], ["GA (ux)", "tabu search"], ["tabu search"]])
+@pytest.mark.parametrize("done", [0, 3])
+def test_a_run_with_no_generation_says_so(islands, done):
+    """The result's warnings, its summary and its JSON say that no island finished a generation."""
+    rows = [IslandRow(island=k, device="cpu", generations=done if a.startswith("GA") else 0,
+                      ls_iterations=0, best_cost=1, restarts=0, population=4, offspring=2, algorithm=a,
+                      search_steps=done if not a.startswith("GA") else 0) for k, a in enumerate(islands)]
+    warned = solver_module._no_generation(rows)
+    assert bool(warned) == (done == 0)
+    result = Result(instance="x", problem="X", n=2, permutation=[0, 1], cost=1, best_known=None, gap_percent=None,
+                    stop_reason="time_limit", strategy="cpu-serial", seed=0, devices=["cpu"], time_s=1.0,
+                    compile_s=0.0, search_iterations=0, generations=done, islands=rows, warnings=warned)
+    assert ("warning     no island finished a generation" in result.summary()) == (done == 0)
+    assert Result.from_json(result.to_json()).warnings == warned
