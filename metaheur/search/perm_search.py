@@ -62,7 +62,10 @@ class PermSearchParams:
     ``partial_insert_tie`` where it has one (else, and by default, they take the first;
     docs/decisions/pfsp-method.md); ``kernel``: the kernels' layout (:data:`KERNELS`; the same moves
     either way); ``scan``: how the classic layout's scans split the rows between its warps
-    (:data:`SCANS`; the same moves either way; the warp layout has one warp, so ``row``)."""
+    (:data:`SCANS`; the same moves either way; the warp layout has one warp, so ``row``);
+    ``sample``: moves a descent step samples (0: every move; a run may choose it,
+    :mod:`metaheur.search.perm_defaults`); ``granular``: scan only the moves of the problem's
+    candidate lists where it gives ``candidates()`` (else every move)."""
 
     section: ClassVar[str] = "perm"  # its name in configuration files, results and checkpoints
 
