@@ -282,13 +282,15 @@ class _Checker:
 def check_problem(problem: PermutationProblem, devices=None, trials: int = 16, seed: int = 0) -> CheckReport:
     """Compare ``problem``'s device functions with its ``evaluate`` on ``trials`` random
     permutations (and moves) on each of ``devices`` (default: the CPU build and every GPU,
-    simulated ones included); raises a one-line MetaheurError at the first mismatch, returns what
-    was checked otherwise."""
+    simulated ones included), after :func:`check_cache`; raises a one-line MetaheurError at the
+    first mismatch, returns what was checked otherwise."""
     if problem.user_code() is None:
         raise MetaheurError(f"check_problem({problem.kind}): the problem has no device_code (numpy only)")
     if trials < 1:
         raise MetaheurError(f"check_problem: trials must be >= 1, got {trials}")
     devs = available_devices() if devices is None else [parse_device(d) for d in devices]
+    if problem.cache_entries() > 0:  # writes beyond the cache would show as mismatches (or worse) below
+        check_cache(problem, np.random.default_rng(seed))
     report = CheckReport(problem.name)
     for dev in devs:
         report.checks += _Checker(problem, dev, trials, np.random.default_rng(seed)).run()

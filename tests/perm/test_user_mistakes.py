@@ -11,7 +11,7 @@ import pytest
 from cliutil import cpu_runner, user_error
 from perm_problems import random_tardiness
 
-from metaheur import Result, load_instance, solve
+from metaheur import Result, check_problem, load_instance, solve
 from metaheur import solver as solver_module
 from metaheur.cli import cli
 from metaheur.engine.user_source import MOVES
@@ -197,11 +197,15 @@ def test_a_mistake_is_a_clear_exception_from_python(mistake, user_module):
         with pytest.raises(MetaheurError) as info:
             solve(load_instance(user_module / "g.mla", spec), time_limit=5)
     assert MISTAKES[mistake] in str(info.value) and "\n" not in str(info.value)
+    if mistake == "CacheTooSmall":  # check_problem says so too, before any mismatch
+        with pytest.raises(MetaheurError, match="the cache is too small"):
+            check_problem(load_instance(user_module / "g.mla", spec), devices=["cpu"])
 
 
 def test_the_module_without_mistakes_runs_and_an_unknown_extension_names_problem(user_module, monkeypatch):
     runner = cpu_runner(monkeypatch, user_module)
-    done = runner.invoke(cli, ["solve", "--problem", f"{MODULE}:MinLA", "g.mla", "-g", "1", "--sync", "-q"])
+    done = runner.invoke(cli, ["solve", "--problem", f"{MODULE}:MinLA", "g.mla", "-g", "1", "--sync", "-q",
+                               "--strategy", "cpu-serial"])  # worker processes started earlier lack the module
     assert done.exit_code == 0, done.output
     user_error(runner.invoke(cli, ["solve", "g.mla", "-t", "1"]), "g.mla: no registered problem reads .mla files",
                "give --problem NAME or module:Class")
@@ -276,7 +280,8 @@ def test_a_given_method_too_slow_for_the_limit_is_refused_or_sized_down(user_mod
     user_error(runner.invoke(cli, ["solve", "big.mla", "-t", "1", *tabu]),
                "the tabu search over insert moves cannot finish a first generation in 1 s")
     write_graph(user_module / "mid.mla", 50, 2, 1)
-    done = runner.invoke(cli, ["solve", "mid.mla", "-t", "3", "-q", *tabu, "--json", "r.json"])
+    done = runner.invoke(cli, ["solve", "mid.mla", "-t", "3", "-q", *tabu, "--json", "r.json", "--strategy",
+                               "cpu-serial"])
     assert done.exit_code == 0, done.output
     result = Result.from_json(user_module / "r.json")
     assert result.search_choice["ls_budget"] < 64 and "sized down to" in result.search_choice["reason"]
