@@ -183,13 +183,12 @@ def sized_down(method: str, move: str, members: int, model: tuple[float, float],
     Refused in one line where even that takes a first generation longer than the whole time
     limit (the run would end with no generation)."""
     fixed, step = model
-    least = 0 if method == "ils" else 1
-    allowed = GIVEN_SHARE * budget.time_limit / max(1, budget.islands_per_core)
-    fitted = max(least, fitted_budget(fixed, step, allowed / members, size))
+    least, sharing = (0 if method == "ils" else 1), max(1, budget.islands_per_core)
+    fitted = max(least, fitted_budget(fixed, step, GIVEN_SHARE * budget.time_limit / sharing / members, size))
     if fitted < size:
         notes.append(f"{size} steps would take {_ms(members * (fixed + size * step))}, more than "
                      f"{GIVEN_SHARE:.0%} of the time limit: sized down to {fitted}")
-    predicted = members * (fixed + fitted * step)
+    predicted = members * (fixed + fitted * step) * sharing  # islands sharing a core take turns
     if predicted > budget.time_limit:
         raise MetaheurError(f"the {METHOD_NAMES[method]} over {move} moves cannot finish a first generation in "
                             f"{budget.time_limit:g} s: {members} searches of {fitted} step{'s' if fitted != 1 else ''} "
