@@ -98,7 +98,8 @@ def cli() -> None:
 
 
 _PROBLEM_HELP = ("The problem that reads INSTANCE: a registered name (qap, tsp, atsp, ...; see metaheur info) or "
-                 "module:Class of your own (default: by the file's extension or content).")
+                 "module:Class of your own (default: by the file's extension; a file without one, or .txt, by its "
+                 "content; another extension needs --problem).")
 
 
 @cli.command()

@@ -292,6 +292,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     strategy, island_devices = plan_devices(params.strategy, device_list, params.islands)
     _check_island_count(len(island_devices), params.scheduler, params.dask_local)
     search = problem.search_form().problem
+    search.preflight()
     if type(search).operators is Problem.operators:
         raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
                             "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
@@ -359,6 +360,7 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
     instance, kind = (None, problem) if isinstance(problem, type) else (problem, None)
     problem = resumed_instance(saved, instance, kind)
     saved.validate(problem)
+    problem.search_form().problem.preflight()
     _check_island_count(len(saved.states), scheduler, dask_local)
     shortcuts = {"time_limit": time_limit, "generations": generations, "target": target,
                  "no_improvement": no_improvement}
@@ -523,6 +525,16 @@ def _best_or_identity(problem: Problem, form, record: RunRecord) -> tuple[np.nda
     return best, value
 
 
+def _no_generation(islands: list[IslandRow]) -> list[str]:
+    """A run in which no island finished a generation (or a local-search island a step) says so
+    (the result's ``warnings`` and summary): its result is the best first member, a start and
+    at most one search, not a solution of the islands' search."""
+    if any(isl.generations or isl.search_steps for isl in islands):
+        return []
+    return ["no island finished a generation in the run: the result is the best first member, not a searched "
+            "solution; give more time (-t), or a cheaper --method, --moves or --ls-budget"]
+
+
 def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int, compile_s: float,
             choice: SearchChoice | None, parameters: dict) -> Result:
     """The run's result in the problem's sense: the best solution mapped back from the search form
@@ -556,6 +568,7 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
         migrations=[MigrationRow(e, m.source, m.target, shown(m.cost)) for e, m in record.migrations],
         trace=[TracePoint(t, i, shown(c)) for t, i, c in record.trace],
         setup_s=round(record.setup_seconds, 4), search_choice=choice.as_dict() if choice else None,
+        warnings=_no_generation(islands),
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)
 

@@ -170,7 +170,7 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
         raise MetaheurError(f"{path}#{pick}: a {cls.kind.upper()} file holds one instance (FILE#NAME picks one "
                             "instance of a file of several)")
     try:
-        return cls.formats.read(path if pick is None else f"{path}#{pick}")
+        instance = read_with(cls, path if pick is None else f"{path}#{pick}", path)
     except InputFormatError as exc:
         if told is not None:
             raise
@@ -178,6 +178,34 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
         raise InputFormatError(exc.path, f"{exc.reason} (read as a {cls.kind.upper()} file, which its content "
                                          "suggests; give --problem NAME for another problem's file)",
                                exc.line) from None
+    registered_reader = cls in registered().values()  # a registered one may hand over to another (TSP -> ATSP)
+    if not isinstance(instance, Problem) or not (registered_reader or isinstance(instance, cls)):
+        raise InputFormatError(path, f"{_reader_name(cls)} returned {_kind_of(instance)}, not a {cls.__name__}: "
+                                     "its formats' read must return an instance of the class --problem names")
+    return instance
+
+
+def read_with(cls: type[Problem], spec: str | os.PathLike, path: Path) -> Problem:
+    """``cls.formats.read(spec)``; a file it cannot read is one line naming the file and the reader:
+    the reader's InputFormatError as it is, and any other exception it raises on a malformed file
+    (ValueError, the documented one, but also IndexError, KeyError, UnicodeDecodeError, ..., or its
+    class's ``__init__`` failing) as an InputFormatError (docs/problems.md, "What a reader raises")."""
+    try:
+        return cls.formats.read(spec)
+    except MetaheurError:
+        raise
+    except Exception as exc:  # the reader's own code, often a user's: one line, never a traceback
+        raise InputFormatError(path, f"{_reader_name(cls)} cannot read it: {type(exc).__name__}: {exc}") from exc
+
+
+def _reader_name(cls: type[Problem]) -> str:
+    """The reader of ``cls`` as a message names it: ``the reader read_mla of minla:MinLA``."""
+    read = cls.formats.read
+    return f"the reader {getattr(read, '__qualname__', repr(read))} of {cls.__module__}:{cls.__qualname__}"
+
+
+def _kind_of(value: object) -> str:
+    return f"a {type(value).__module__}.{type(value).__qualname__}"
 
 
 def _library_class(path: Path) -> type[Problem] | None:

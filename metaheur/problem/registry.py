@@ -38,6 +38,8 @@ from metaheur.problem.interface import Problem
 from metaheur.suggest import did_you_mean
 
 ENTRY_POINT_GROUP = "metaheur.problems"
+#: Extensions that say nothing of the problem (Taillard's flow shop files are .txt): their content decides.
+GENERIC_EXTENSIONS = (".txt", ".text", ".data", ".in", ".inst")
 OWN_DISTRIBUTION = "metaheur"
 
 
@@ -308,17 +310,23 @@ def class_for_extension(path: Path) -> type[Problem] | None:
 
 
 def class_for_file(path: Path) -> type[Problem]:
-    """The problem of a file: the one registering its extension, else the first whose sniffer
-    accepts its content (every registered problem's sniffer is asked: a plug-in's exact one before
-    a built-in's broad one)."""
+    """The problem of a file: the one registering its extension, else, for a file without an
+    extension or with a generic one (:data:`GENERIC_EXTENSIONS`; a number such as LOLIB's
+    ``.01`` is none), the first whose sniffer accepts its content (every registered problem's
+    sniffer is asked: a plug-in's exact one before a built-in's broad one); another extension
+    that no registered problem reads is refused (no guess from the content: your own problem's
+    file)."""
     by_extension = class_for_extension(path)
     if by_extension is not None:
         return by_extension
     classes = [c for c in registered(skip_broken=True).values() if c.formats and c.formats.read]
+    known = ", ".join(f"{e} ({c.kind})" for c in classes for e in c.formats.extensions)
+    if any(ch.isalpha() for ch in path.suffix) and path.suffix.lower() not in GENERIC_EXTENSIONS:
+        raise MetaheurError(f"{path}: no registered problem reads {path.suffix} files (known extensions: {known}); "
+                            "give --problem NAME or module:Class (your own problem's class)")
     for cls in sorted(classes, key=lambda c: c.formats.sniff_broad):  # exact sniffers first (a stable sort)
         if cls.formats.sniff is not None and cls.formats.sniff(path):
             return cls
-    known = ", ".join(f"{e} ({c.kind})" for c in classes for e in c.formats.extensions)
     raise MetaheurError(f"{path}: cannot tell which problem this file is (known extensions: {known}); "
                         "give --problem NAME or module:Class")
 
