@@ -178,7 +178,8 @@ def load_instance(spec: str | os.PathLike | Problem, problem: str | type[Problem
         raise InputFormatError(exc.path, f"{exc.reason} (read as a {cls.kind.upper()} file, which its content "
                                          "suggests; give --problem NAME for another problem's file)",
                                exc.line) from None
-    registered_reader = cls in registered().values()  # a registered one may hand over to another (TSP -> ATSP)
+    # a registered reader may hand over to another class (TSP -> ATSP); a built-in's loads no plug-in
+    registered_reader = builtins_first(lambda classes: cls in classes or None) is not None
     if not isinstance(instance, Problem) or not (registered_reader or isinstance(instance, cls)):
         raise InputFormatError(path, f"{_reader_name(cls)} returned {_kind_of(instance)}, not a {cls.__name__}: "
                                      "its formats' read must return an instance of the class --problem names")
