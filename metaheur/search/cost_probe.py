@@ -11,10 +11,18 @@ probe's time is spent, the launch's own overhead left out (:func:`_per_call`; a 
 get one launch and overrun the time). From these, the seconds of one full scan of a move's
 neighbourhood as the searches scan it (:meth:`CostTimings.scan`: rows, every move, or the moves
 of the problem's candidate lists).
+
+The probe runs on a thread of its own (:func:`probe_within`) that the caller waits for at most a
+given time: a function that never returns (or takes longer than that wait) cannot hold the run
+before its clock, and stop signals still reach the waiting main thread. A probe that does not come
+back in time is abandoned (its thread ends with its launch, or with the process) and every
+function is taken to cost at least the wait (:meth:`CostTimings.at_least`): the search is sized
+for a cost that slow.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +41,8 @@ REPEATS = 3
 MAX_ENTRIES = 2**18
 #: Random permutations timed (repeated to fill a batch), whose values and caches are computed once.
 POOL = 16
+#: How often the thread waiting for the probe looks at it (and lets stop signals through).
+WAIT_POLL_SECONDS = 0.05
 
 
 def neighbourhood(move: str, n: int, longest: int = 3, reversible: bool = True) -> tuple[int, int]:
@@ -79,6 +89,16 @@ class CostTimings:
         if move in self.row:
             return rows * self.row[move]
         return moves * self.pair[move]
+
+    @classmethod
+    def at_least(cls, problem, moves: tuple[str, ...], seconds: float) -> CostTimings:
+        """Timings of a probe that did not end within ``seconds``: every function of ``moves``
+        (and ``partial_insert_row`` where defined) taken to cost ``seconds`` a call, rows left
+        out (a row costs at least a pair delta)."""
+        longest, reversible = int(problem.segment_length), bool(problem.segment_reverse)
+        partial = seconds if problem.user_code().has("partial_insert_row") else None
+        return cls(problem.n, seconds, dict.fromkeys(moves, seconds), {}, partial, seconds,
+                   {m: neighbourhood(m, problem.n, longest, reversible) for m in moves})
 
     def as_dict(self) -> dict:
         """JSON-ready seconds (the result's record of the choice)."""
@@ -185,6 +205,32 @@ def probe_costs(problem, seconds: float, moves: tuple[str, ...] | None = None, s
     size = {m: neighbourhood(m, n, longest, reversible) for m in moves}
     cand = int(arrays.get(CANDIDATE_COUNT, 0))
     return CostTimings(n, cost, pair, row, partial, time.perf_counter() - clock.start, size, cand)
+
+
+def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | None = None,
+                 seed: int = 0) -> CostTimings | None:
+    """:func:`probe_costs` on a thread of its own, waited for at most ``wait`` seconds after the
+    kernels are built (module docstring); None when it did not end in time. An error of the probe
+    is raised here."""
+    problem.user_code().module("engine/perm_eval.cu", cpu_device())  # built here: compile time, not the wait
+    out: list = []
+
+    def probe() -> None:
+        try:
+            out.append(probe_costs(problem, seconds, moves, seed))
+        except BaseException as exc:  # handed to the waiting thread
+            out.append(exc)
+
+    thread = threading.Thread(target=probe, name="metaheur-cost-probe", daemon=True)
+    thread.start()
+    end = time.perf_counter() + wait
+    while thread.is_alive() and time.perf_counter() < end:
+        thread.join(min(WAIT_POLL_SECONDS, max(0.0, end - time.perf_counter())))
+    if not out:
+        return None
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
 
 
 def random_moves(move: str, n: int, count: int, rng: np.random.Generator, longest: int,
