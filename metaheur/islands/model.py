@@ -5,14 +5,18 @@ Dask's on a cluster), one island per core, each with single-threaded kernels; GP
 threads of the main process, each on its own CUDA stream, overlapping the CPU epoch. After every
 epoch the migrator exchanges solutions, the balancer re-sizes GPU islands, the callbacks are
 told, and the stop rules are checked. A worker that dies mid-epoch costs one retry of that epoch
-from the islands' previous states (which are plain data kept here), so no result is lost.
+from the islands' previous states (which are plain data kept here), so no result is lost; one
+that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT: native code at fault, most often a
+problem's device code, which would crash again) ends the run with one line, keeping its best.
 """
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import pickle
+import re
 import sys
 import threading
 import time
@@ -53,6 +57,8 @@ WAIT_POLL_SECONDS = 0.05  # how often the run's thread looks at its deadline whi
 GRACE_SECONDS = 1.0  # after a stop signal, or past the time limit: how long islands get to come back
 GRACE_SHARE = 0.025  # the time limit's grace, as a share of the limit (at least GRACE_SECONDS)
 ABORT_AFTER_SECONDS = 0.5  # a second signal stops the wait, but not sooner than this after the first
+#: the signals of a crash of native code in a worker (loky names them in its error: "SIGSEGV(-11)")
+CRASH_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
 
 
 @contextlib.contextmanager
@@ -80,14 +86,23 @@ def _keep_worker_caches() -> None:
         process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
 
 
+def _quiet_crashes() -> None:
+    """A worker's crash is the run's one line (:func:`_crash`), not loky's Python stack dump on
+    stderr, unless PYTHONFAULTHANDLER asks for the dump (as loky itself reads it)."""
+    if "PYTHONFAULTHANDLER" not in os.environ:
+        faulthandler.disable()
+
+
 def _worker_warm_up(spec: IslandSpec) -> int:
     leave_stop_signals_to_owner(spec)
     signals.watch_parent(spec.owner_pid)
+    _quiet_crashes()
     return warm_up(spec)
 
 
 def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
     _keep_worker_caches()
+    _quiet_crashes()
     signals.watch_parent(spec.owner_pid)
     return epoch(spec, state, **budget, in_worker=True)
 
@@ -100,6 +115,17 @@ def _no_workers(exc: Exception) -> MetaheurError:
     """The one-line error of worker processes that could not start."""
     return MetaheurError(f"the worker processes could not start ({type(exc).__name__}: {exc}); "
                          "--strategy cpu-serial runs without them")
+
+
+def _crash(exc: Exception, what: str) -> MetaheurError | None:
+    """The one-line error of a worker process that crashed (killed by one of
+    :data:`CRASH_SIGNALS`) while it ran ``what``, or None when ``exc`` is no such crash."""
+    found = [name for name in re.findall(r"\b(SIG[A-Z]+)\(-\d+\)", str(exc)) if name in CRASH_SIGNALS]
+    if not found:
+        return None
+    return MetaheurError(f"the problem's device code crashed ({found[0]}) in a worker process during {what} (the "
+                         "kernels it runs in: check_problem(problem) finds the function; PYTHONFAULTHANDLER=1 "
+                         "shows the worker's stack)")
 
 
 @dataclass
@@ -269,6 +295,9 @@ class IslandModel:
             except Exception as exc:  # a worker died (killed, out of memory, ...): rerun its epoch
                 if self.abandoned is not None:
                     raise
+                crash = _crash(exc, "an island's epoch")
+                if crash is not None:  # native code at fault would crash again: no rerun
+                    raise crash from None
                 if attempt == MAX_RETRIES:
                     raise MetaheurError(f"worker processes failed {MAX_RETRIES + 1} times in a row: {exc}") from exc
                 self.retries += 1
@@ -500,6 +529,9 @@ class IslandModel:
                 except MetaheurError:
                     raise
                 except Exception as exc:
+                    crash = _crash(exc, "the islands' warm-up")
+                    if crash is not None:
+                        raise crash from None
                     if not self.interrupted:
                         raise _no_workers(exc) from exc
                     self.parallel = self._open_parallel()
