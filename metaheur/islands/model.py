@@ -117,13 +117,17 @@ def _no_workers(exc: Exception) -> MetaheurError:
                          "--strategy cpu-serial runs without them")
 
 
-def _crash(exc: Exception, what: str) -> MetaheurError | None:
+class WorkerCrash(MetaheurError):
+    """A worker process crashed (:func:`_crash`)."""
+
+
+def _crash(exc: Exception, what: str) -> WorkerCrash | None:
     """The one-line error of a worker process that crashed (killed by one of
     :data:`CRASH_SIGNALS`) while it ran ``what``, or None when ``exc`` is no such crash."""
     found = [name for name in re.findall(r"\b(SIG[A-Z]+)\(-\d+\)", str(exc)) if name in CRASH_SIGNALS]
     if not found:
         return None
-    return MetaheurError(f"the problem's device code crashed ({found[0]}) in a worker process during {what} (the "
+    return WorkerCrash(f"the problem's device code crashed ({found[0]}) in a worker process during {what} (the "
                          "kernels it runs in: check_problem(problem) finds the function; PYTHONFAULTHANDLER=1 "
                          "shows the worker's stack)")
 
@@ -227,6 +231,7 @@ class IslandModel:
         self.interrupted_at: float | None = None
         self.aborted = False  # a second stop signal came: the run stops waiting for its islands
         self.abandoned: str | None = None  # why the run gave up waiting for islands, once it did
+        self.crash: WorkerCrash | None = None  # a worker process crashed: the run ends after this epoch
         self.time_limit: float | None = None  # the run's time limit (seconds), for giving islands up
         self.start_time: float | None = None
         self.epoch = epoch
@@ -275,8 +280,14 @@ class IslandModel:
                  for i in self.main}
         if workers:
             calls[-1] = lambda: self._run_workers(workers, states, budget, results)
-        self._wait(calls)
-        return [results[i] if i in results else self._given_up(states[i]) for i in range(len(states))]
+        try:
+            self._wait(calls)
+        except WorkerCrash as exc:
+            self.crash = exc  # the islands not back keep what they reported; the run ends with its best
+        out = [results[i] if i in results else self._given_up(states[i]) for i in range(len(states))]
+        if self.crash is not None and all(state.best_cost is None for state, _ in out):
+            raise self.crash
+        return out
 
     def _run_workers(self, workers: list[int], states: list[IslandState], budget: dict, results: dict) -> None:
         """The worker islands' epochs through the executor, each result put in ``results`` as it
@@ -494,6 +505,9 @@ class IslandModel:
                                                  interrupted=self.interrupted))
                     if self.abandoned is not None and reason is None:
                         reason = "interrupted" if self.interrupted else "time_limit"
+                    if self.crash is not None:
+                        warnings.warn(f"metaheur: the run stops early: {self.crash}", RuntimeWarning, stacklevel=2)
+                        reason = f"failed: {self.crash}"
                     if checkpoint is not None:
                         checkpoint(record, self.migrator, False)
         finally:
