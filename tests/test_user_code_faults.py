@@ -78,9 +78,10 @@ class Faulty(metaheur.PermutationProblem):
 '''
 
 FAULTS = {"hang": 1, "slow": 2, "crash": 3}
-#: where the fault is met: the cost probe (the method left to auto), worker islands, islands of the
-#: run's own process (cpu-serial); given method and budget skip the probe
-WHERE = {"probe": [], "workers": ["--method", "ils", "--ls-budget", "10"],
+#: where the fault is met: the cost probe (the method left to auto; in a worker process, or on a
+#: thread of the run's process with cpu-serial), worker islands, islands of the run's own process
+#: (cpu-serial); given method and budget skip the probe
+WHERE = {"probe": [], "probe_in_process": ["--strategy", "cpu-serial"], "workers": ["--method", "ils", "--ls-budget", "10"],
          "main": ["--method", "ils", "--ls-budget", "10", "--strategy", "cpu-serial"]}
 LIMIT = 3.0
 MARGIN = 20.0  # start-up (imports, a cold kernel cache is built before the clock) and the islands' grace
@@ -150,7 +151,7 @@ def test_a_cost_that_hangs_or_is_slow_cannot_outlive_the_time_limit(tmp_path, fa
     assert proc.returncode == 0, err
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["stop_reason"] == "time_limit"
-    if where == "probe":
+    if where.startswith("probe"):
         assert "did not finish the cost probe" in err and result["search_choice"]["by"] == "probe"
     if fault == "hang":
         assert "before any island had a solution" in err
@@ -170,16 +171,18 @@ def test_a_stop_signal_ends_a_run_whose_cost_never_returns(tmp_path, where, sign
     assert seconds < 10.0
 
 
-@pytest.mark.parametrize("after", [0, 30_000_000])
-def test_device_code_that_crashes_in_a_worker_is_one_line_and_keeps_the_best(tmp_path, after):
-    """At once: no solution, status 2 and one error line naming the signal; after the first
-    members (some seconds of calls): the run fails early (status 1) with its best solution
-    written, whether an epoch had returned it or the crashed island had only reported it."""
-    proc = _start(tmp_path, _instance(tmp_path, "crash", after), "-t", "20", *WHERE["workers"])
+@pytest.mark.parametrize(("where", "after"), [("probe", 0), ("workers", 0), ("workers", 30_000_000)])
+def test_device_code_that_crashes_in_a_worker_is_one_line_and_keeps_the_best(tmp_path, where, after):
+    """At once (in the cost probe's worker or an island's): no solution, status 2 and one error
+    line naming the signal and the phase; after the first members (some seconds of calls): the run
+    fails early (status 1) with its best solution written, whether an epoch had returned it or the
+    crashed island had only reported it."""
+    proc = _start(tmp_path, _instance(tmp_path, "crash", after), "-t", "20", *WHERE[where])
     err, _ = _finish(proc, 20 + MARGIN)
     if after == 0:
         assert proc.returncode == 2, err
-        assert err.strip().count("\n") == 0 and "device code crashed (SIGSEGV) in a worker process" in err, err
+        phase = "the cost probe" if where == "probe" else "an island's epoch"
+        assert err.strip().count("\n") == 0 and f"crashed (SIGSEGV) in a worker process during {phase}" in err, err
         return
     assert proc.returncode == 1, err  # a failed run (docs/long-runs.md) whose best solution is written
     assert "crashed (SIGSEGV)" in err and "the best solution found was written" in err

@@ -6,17 +6,15 @@ threads of the main process, each on its own CUDA stream, overlapping the CPU ep
 epoch the migrator exchanges solutions, the balancer re-sizes GPU islands, the callbacks are
 told, and the stop rules are checked. A worker that dies mid-epoch costs one retry of that epoch
 from the islands' previous states (which are plain data kept here), so no result is lost; one
-that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT: native code at fault, most often a
-problem's device code, which would crash again) ends the run with one line, keeping its best.
+that crashes (native code at fault, most often a problem's device code, which would crash again:
+:mod:`metaheur.crashes`) ends the run with one line, keeping its best.
 """
 
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import os
 import pickle
-import re
 import sys
 import threading
 import time
@@ -29,6 +27,7 @@ from joblib import Parallel, delayed, parallel_config
 
 from metaheur import live, signals
 from metaheur.callbacks import Callbacks
+from metaheur.crashes import WorkerCrash, crash_error, quiet_crashes
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
@@ -57,8 +56,6 @@ WAIT_POLL_SECONDS = 0.05  # how often the run's thread looks at its deadline whi
 GRACE_SECONDS = 1.0  # after a stop signal, or past the time limit: how long islands get to come back
 GRACE_SHARE = 0.025  # the time limit's grace, as a share of the limit (at least GRACE_SECONDS)
 ABORT_AFTER_SECONDS = 0.5  # a second signal stops the wait, but not sooner than this after the first
-#: the signals of a crash of native code in a worker (loky names them in its error: "SIGSEGV(-11)")
-CRASH_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
 
 
 @contextlib.contextmanager
@@ -86,23 +83,16 @@ def _keep_worker_caches() -> None:
         process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
 
 
-def _quiet_crashes() -> None:
-    """A worker's crash is the run's one line (:func:`_crash`), not loky's Python stack dump on
-    stderr, unless PYTHONFAULTHANDLER asks for the dump (as loky itself reads it)."""
-    if "PYTHONFAULTHANDLER" not in os.environ:
-        faulthandler.disable()
-
-
 def _worker_warm_up(spec: IslandSpec) -> int:
     leave_stop_signals_to_owner(spec)
     signals.watch_parent(spec.owner_pid)
-    _quiet_crashes()
+    quiet_crashes()
     return warm_up(spec)
 
 
 def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
     _keep_worker_caches()
-    _quiet_crashes()
+    quiet_crashes()
     signals.watch_parent(spec.owner_pid)
     return epoch(spec, state, **budget, in_worker=True)
 
@@ -115,21 +105,6 @@ def _no_workers(exc: Exception) -> MetaheurError:
     """The one-line error of worker processes that could not start."""
     return MetaheurError(f"the worker processes could not start ({type(exc).__name__}: {exc}); "
                          "--strategy cpu-serial runs without them")
-
-
-class WorkerCrash(MetaheurError):
-    """A worker process crashed (:func:`_crash`)."""
-
-
-def _crash(exc: Exception, what: str) -> WorkerCrash | None:
-    """The one-line error of a worker process that crashed (killed by one of
-    :data:`CRASH_SIGNALS`) while it ran ``what``, or None when ``exc`` is no such crash."""
-    found = [name for name in re.findall(r"\b(SIG[A-Z]+)\(-\d+\)", str(exc)) if name in CRASH_SIGNALS]
-    if not found:
-        return None
-    return WorkerCrash(f"the problem's device code crashed ({found[0]}) in a worker process during {what} (the "
-                         "kernels it runs in: check_problem(problem) finds the function; PYTHONFAULTHANDLER=1 "
-                         "shows the worker's stack)")
 
 
 @dataclass
@@ -306,7 +281,7 @@ class IslandModel:
             except Exception as exc:  # a worker died (killed, out of memory, ...): rerun its epoch
                 if self.abandoned is not None:
                     raise
-                crash = _crash(exc, "an island's epoch")
+                crash = crash_error(exc, "an island's epoch")
                 if crash is not None:  # native code at fault would crash again: no rerun
                     raise crash from None
                 if attempt == MAX_RETRIES:
@@ -543,7 +518,7 @@ class IslandModel:
                 except MetaheurError:
                     raise
                 except Exception as exc:
-                    crash = _crash(exc, "the islands' warm-up")
+                    crash = crash_error(exc, "the islands' warm-up")
                     if crash is not None:
                         raise crash from None
                     if not self.interrupted:

@@ -12,16 +12,19 @@ get one launch and overrun the time). From these, the seconds of one full scan o
 neighbourhood as the searches scan it (:meth:`CostTimings.scan`: rows, every move, or the moves
 of the problem's candidate lists).
 
-The probe runs on a thread of its own (:func:`probe_within`) that the caller waits for at most a
-given time: a function that never returns (or takes longer than that wait) cannot hold the run
-before its clock, and stop signals still reach the waiting main thread. A probe that does not come
-back in time is abandoned (its thread ends with its launch, or with the process) and every
-function is taken to cost at least the wait (:meth:`CostTimings.at_least`): the search is sized
-for a cost that slow.
+The run waits for the probe at most a given time (:func:`probe_within`): it runs in a worker
+process of its own (ended when it is late; a crash there is one line, :mod:`metaheur.crashes`),
+or, where the run starts no worker processes (``cpu-serial``), on a thread of the run's process
+(left to end with its launch or with the process; a crash there ends the process). A function
+that never returns thus cannot hold the run before its clock, and stop signals reach the
+waiting main thread. A probe not back in time takes every function to cost at least the wait
+(:meth:`CostTimings.at_least`): the search is sized for a cost that slow.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metaheur import signals
+from metaheur.crashes import crash_error, quiet_crashes
 from metaheur.devices import cpu_device, to_host
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
 from metaheur.problem.permutation_check import segment_code
@@ -207,21 +212,62 @@ def probe_costs(problem, seconds: float, moves: tuple[str, ...] | None = None, s
     return CostTimings(n, cost, pair, row, partial, time.perf_counter() - clock.start, size, cand)
 
 
-def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | None = None,
-                 seed: int = 0) -> CostTimings | None:
-    """:func:`probe_costs` on a thread of its own, waited for at most ``wait`` seconds after the
-    kernels are built (module docstring); None when it did not end in time. An error of the probe
-    is raised here."""
+def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | None = None, seed: int = 0,
+                 in_process: bool = False) -> CostTimings | None:
+    """:func:`probe_costs` in a worker process (``in_process``: on a thread of this one), waited
+    for at most ``wait`` seconds after the kernels are built (module docstring); None when it did
+    not end in time. An error of the probe is raised here; a crash of its worker is one line."""
     problem.user_code().module("engine/perm_eval.cu", cpu_device())  # built here: compile time, not the wait
+    if in_process:
+        return _on_thread(lambda: probe_costs(problem, seconds, moves, seed), wait)
+    from joblib.externals.loky import get_reusable_executor
+
+    with signals.held():  # the worker leaves a terminal's Ctrl-C to this process, which ends it
+        executor = get_reusable_executor(max_workers=1)
+    futures = [executor.submit(_worker_ready, os.getpid(), problem)]  # started and loaded before the wait
+    try:
+        _wait(futures[0], None)
+        futures.append(executor.submit(probe_costs, problem, seconds, moves, seed))
+        if not _wait(futures[1], wait):
+            return None
+        try:
+            return futures[1].result()
+        except Exception as exc:
+            crash = crash_error(exc, "the cost probe")
+            if crash is not None:
+                raise crash from None
+            raise
+    finally:  # late, interrupted or done: the worker is ended (a run's islands start their own)
+        executor.shutdown(wait=False, kill_workers=not futures[-1].done())
+
+
+def _worker_ready(owner: int, problem) -> None:
+    signals.watch_parent(owner)
+    quiet_crashes()
+    problem.user_code().module("engine/perm_eval.cu", cpu_device())
+
+
+def _wait(future: concurrent.futures.Future, seconds: float | None) -> bool:
+    """Wait for ``future`` at most ``seconds`` (None: for ever), in short waits that let stop
+    signals through; whether it is done."""
+    end = None if seconds is None else time.perf_counter() + seconds
+    while not future.done() and (end is None or time.perf_counter() < end):
+        left = WAIT_POLL_SECONDS if end is None else max(0.0, end - time.perf_counter())
+        concurrent.futures.wait([future], timeout=min(WAIT_POLL_SECONDS, left))
+    return future.done()
+
+
+def _on_thread(probe: Callable[[], CostTimings], wait: float) -> CostTimings | None:
+    """``probe()`` on a thread of its own, waited for at most ``wait`` seconds (None: not back)."""
     out: list = []
 
-    def probe() -> None:
+    def run() -> None:
         try:
-            out.append(probe_costs(problem, seconds, moves, seed))
+            out.append(probe())
         except BaseException as exc:  # handed to the waiting thread
             out.append(exc)
 
-    thread = threading.Thread(target=probe, name="metaheur-cost-probe", daemon=True)
+    thread = threading.Thread(target=run, name="metaheur-cost-probe", daemon=True)
     thread.start()
     end = time.perf_counter() + wait
     while thread.is_alive() and time.perf_counter() < end:

@@ -63,11 +63,13 @@ class RunBudget:
     """What the choice is sized for: the run's ``time_limit`` (seconds, or None); ``timed``:
     whether the problem may be timed (a time limit, and not a ``--sync`` run with a generation
     budget, which must stay reproducible for a seed); ``islands_per_core``: CPU islands sharing
-    one core."""
+    one core; ``in_process``: the run starts no worker processes (``cpu-serial``), so the probe
+    runs on a thread of its process."""
 
     time_limit: float | None
     timed: bool
     islands_per_core: int = 1
+    in_process: bool = False  # the run starts no worker processes (cpu-serial): nor does the probe
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,8 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
         move = perm.move or problem.moves[0]  # and the insertions of the iterated greedy's descents
         moves = (move, "insert") if move != "insert" and problem.user_code().has("partial_insert_row") else (move,)
         wait = min(PROBE_WAIT_SECONDS, PROBE_WAIT_SHARE * budget.time_limit)
-        timings = probe_within(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), wait, moves)
+        timings = probe_within(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), wait, moves,
+                               in_process=budget.in_process)
         if timings is None:
             late = (f"the problem's device functions did not finish the cost probe in {_ms(wait)}: each is taken "
                     f"to cost at least that a call, and the search is sized for it")
