@@ -81,7 +81,8 @@ FAULTS = {"hang": 1, "slow": 2, "crash": 3}
 #: where the fault is met: the cost probe (the method left to auto; in a worker process, or on a
 #: thread of the run's process with cpu-serial), worker islands, islands of the run's own process
 #: (cpu-serial); given method and budget skip the probe
-WHERE = {"probe": [], "probe_in_process": ["--strategy", "cpu-serial"], "workers": ["--method", "ils", "--ls-budget", "10"],
+WHERE = {"probe": [], "probe_in_process": ["--strategy", "cpu-serial"],
+         "workers": ["--method", "ils", "--ls-budget", "10"],
          "main": ["--method", "ils", "--ls-budget", "10", "--strategy", "cpu-serial"]}
 LIMIT = 3.0
 MARGIN = 20.0  # start-up (imports, a cold kernel cache is built before the clock) and the islands' grace

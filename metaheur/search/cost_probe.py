@@ -219,7 +219,16 @@ def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | 
     not end in time. An error of the probe is raised here; a crash of its worker is one line."""
     problem.user_code().module("engine/perm_eval.cu", cpu_device())  # built here: compile time, not the wait
     if in_process:
-        return _on_thread(lambda: probe_costs(problem, seconds, moves, seed), wait)
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                future.set_result(probe_costs(problem, seconds, moves, seed))
+            except BaseException as exc:  # handed to the waiting thread
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name="metaheur-cost-probe", daemon=True).start()
+        return future.result() if _wait(future, wait) else None
     from joblib.externals.loky import get_reusable_executor
 
     with signals.held():  # the worker leaves a terminal's Ctrl-C to this process, which ends it
@@ -227,21 +236,21 @@ def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | 
     futures = [executor.submit(_worker_ready, os.getpid(), problem)]  # started and loaded before the wait
     try:
         _wait(futures[0], None)
+        futures[0].result()
         futures.append(executor.submit(probe_costs, problem, seconds, moves, seed))
-        if not _wait(futures[1], wait):
-            return None
-        try:
-            return futures[1].result()
-        except Exception as exc:
-            crash = crash_error(exc, "the cost probe")
-            if crash is not None:
-                raise crash from None
-            raise
+        return futures[1].result() if _wait(futures[1], wait) else None
+    except Exception as exc:
+        crash = crash_error(exc, "the cost probe")
+        if crash is not None:
+            raise crash from None
+        raise
     finally:  # late, interrupted or done: the worker is ended (a run's islands start their own)
         executor.shutdown(wait=False, kill_workers=not futures[-1].done())
 
 
 def _worker_ready(owner: int, problem) -> None:
+    """The probe's worker process: watches the run's process, leaves a crash to the run's one
+    line, and has the probe's kernels loaded."""
     signals.watch_parent(owner)
     quiet_crashes()
     problem.user_code().module("engine/perm_eval.cu", cpu_device())
@@ -255,28 +264,6 @@ def _wait(future: concurrent.futures.Future, seconds: float | None) -> bool:
         left = WAIT_POLL_SECONDS if end is None else max(0.0, end - time.perf_counter())
         concurrent.futures.wait([future], timeout=min(WAIT_POLL_SECONDS, left))
     return future.done()
-
-
-def _on_thread(probe: Callable[[], CostTimings], wait: float) -> CostTimings | None:
-    """``probe()`` on a thread of its own, waited for at most ``wait`` seconds (None: not back)."""
-    out: list = []
-
-    def run() -> None:
-        try:
-            out.append(probe())
-        except BaseException as exc:  # handed to the waiting thread
-            out.append(exc)
-
-    thread = threading.Thread(target=run, name="metaheur-cost-probe", daemon=True)
-    thread.start()
-    end = time.perf_counter() + wait
-    while thread.is_alive() and time.perf_counter() < end:
-        thread.join(min(WAIT_POLL_SECONDS, max(0.0, end - time.perf_counter())))
-    if not out:
-        return None
-    if isinstance(out[0], BaseException):
-        raise out[0]
-    return out[0]
 
 
 def random_moves(move: str, n: int, count: int, rng: np.random.Generator, longest: int,
