@@ -20,8 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fault_helpers import die_by
+from joblib.externals.loky import get_reusable_executor
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
+from metaheur.crashes import CRASH_SIGNALS, crash_error
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 MODULE = r'''
 import numpy as np
@@ -144,6 +148,7 @@ def _finish(proc: subprocess.Popen, timeout: float) -> tuple[str, float]:
     return err, seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", list(WHERE))
 @pytest.mark.parametrize("fault", ["hang", "slow"])
 def test_a_cost_that_hangs_or_is_slow_cannot_outlive_the_time_limit(tmp_path, fault, where):
@@ -158,6 +163,7 @@ def test_a_cost_that_hangs_or_is_slow_cannot_outlive_the_time_limit(tmp_path, fa
         assert "before any island had a solution" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["probe", "workers"])
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stop_signal_ends_a_run_whose_cost_never_returns(tmp_path, where, signum, status):
@@ -172,6 +178,7 @@ def test_a_stop_signal_ends_a_run_whose_cost_never_returns(tmp_path, where, sign
     assert seconds < 10.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("where", "after"), [("probe", 0), ("workers", 0), ("workers", 30_000_000)])
 def test_device_code_that_crashes_in_a_worker_is_one_line_and_keeps_the_best(tmp_path, where, after):
     """At once (in the cost probe's worker or an island's): no solution, status 2 and one error
@@ -189,3 +196,22 @@ def test_device_code_that_crashes_in_a_worker_is_one_line_and_keeps_the_best(tmp
     assert "crashed (SIGSEGV)" in err and "the best solution found was written" in err
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["stop_reason"].startswith("failed") and sorted(result["permutation"]) == list(range(30))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT,
+                                    signal.SIGKILL, signal.SIGTERM])
+def test_a_worker_killed_by_a_fault_signal_is_a_crash_and_any_other_death_is_not(signum):
+    """A real worker process dies by each signal: the signals of a fault are a crash, named in
+    one line (no rerun); a kill from outside (the out-of-memory killer, a user) is not."""
+    executor = get_reusable_executor(max_workers=1)
+    try:
+        with pytest.raises(Exception) as info:
+            executor.submit(die_by, int(signum)).result(timeout=60)
+    finally:
+        executor.shutdown(wait=True, kill_workers=True)
+    crash = crash_error(info.value, "a test")
+    if signal.Signals(signum).name in CRASH_SIGNALS:
+        assert crash is not None and f"crashed ({signal.Signals(signum).name})" in str(crash)
+        assert "\n" not in str(crash)
+    else:
+        assert crash is None
