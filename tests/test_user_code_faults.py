@@ -1,9 +1,9 @@
 """A user's problem whose device code is at fault at run time (docs/problems.md, docs/long-runs.md):
 a ``cost`` that never returns, one that is slow, one that crashes (a write through a null
 pointer), at once or after a while, met by the cost probe, by worker islands or by islands of the
-run's own process. Whatever the code does, the run ends within its time limit and a margin, says
-what happened in lines of its own (no traceback, no stack dump), writes its outputs where it has a
-solution and leaves no process behind.
+run's own process. Whatever the code does, the run ends within its time limit and a margin (a
+crash in the run's own process at once, with one line), says what happened in lines of its own (no
+traceback, no stack dump), writes its outputs where it has a solution and leaves no process behind.
 
 The faulty problems are generated: one module (written to the test's folder) whose ``cost``
 misbehaves as its instance file says, so that every fault shares one build of the kernels."""
@@ -179,18 +179,21 @@ def test_a_stop_signal_ends_a_run_whose_cost_never_returns(tmp_path, where, sign
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("where", "after"), [("probe", 0), ("workers", 0), ("workers", 30_000_000)])
-def test_device_code_that_crashes_in_a_worker_is_one_line_and_keeps_the_best(tmp_path, where, after):
-    """At once (in the cost probe's worker or an island's): no solution, status 2 and one error
-    line naming the signal and the phase; after the first members (some seconds of calls): the run
-    fails early (status 1) with its best solution written, whether an epoch had returned it or the
-    crashed island had only reported it."""
+@pytest.mark.parametrize(("where", "after"), [("probe", 0), ("workers", 0), ("workers", 30_000_000),
+                                              ("probe_in_process", 0), ("main", 0)])
+def test_device_code_that_crashes_is_one_line_and_keeps_the_best(tmp_path, where, after):
+    """At once, in a worker (the cost probe's or an island's): no solution, status 2 and one error
+    line naming the signal and the phase; in the run's own process (cpu-serial): one line and
+    status 2 (nothing can be written). After the first members (some seconds of calls) in a
+    worker: the run fails early (status 1) with its best solution written, whether an epoch had
+    returned it or the crashed island had only reported it."""
     proc = _start(tmp_path, _instance(tmp_path, "crash", after), "-t", "20", *WHERE[where])
     err, _ = _finish(proc, 20 + MARGIN)
     if after == 0:
         assert proc.returncode == 2, err
-        phase = "the cost probe" if where == "probe" else "an island's epoch"
-        assert err.strip().count("\n") == 0 and f"crashed (SIGSEGV) in a worker process during {phase}" in err, err
+        phase = {"probe": "in a worker process during the cost probe",
+                 "workers": "in a worker process during an island's epoch"}.get(where, "the run's process crashed")
+        assert err.strip().count("\n") == 0 and "(SIGSEGV)" in err and phase in err, err
         return
     assert proc.returncode == 1, err  # a failed run (docs/long-runs.md) whose best solution is written
     assert "crashed (SIGSEGV)" in err and "the best solution found was written" in err
