@@ -501,8 +501,9 @@ def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, r
     target = stop["target"]
     if target is not None and target.lower() != "bks":
         stop = stop | {"target": _int_target(target)}
-    result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
-                    **stop, **run)
+    with crash_line():  # a crash of device code in this process (cpu-serial) is one line
+        result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                        **stop, **run)
     with signals.deferred():  # a stop signal now: every output is still written
         failed = _write_outputs(problem, result, plan) + _checkpoint_failure(result)
         echo = _echo_for([plan])
