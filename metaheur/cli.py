@@ -16,6 +16,7 @@ import warnings
 import click
 
 from metaheur import __version__, signals, stdio
+from metaheur.crashes import crash_line, exit_process
 from metaheur.engine.user_source import MOVES
 from metaheur.errors import MetaheurError
 from metaheur.search.perm_search import METHODS
@@ -378,12 +379,13 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
-        result = run_solve(
-            problem, seed=pick(seed, "seed", 0),
-            params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
-            initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
-            checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
-            no_improvement=pick(no_improvement, "no_improvement"))
+        with crash_line():  # a crash of device code in this process (cpu-serial) is one line
+            result = run_solve(
+                problem, seed=pick(seed, "seed", 0),
+                params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
+                initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
+                no_improvement=pick(no_improvement, "no_improvement"))
         with signals.deferred():  # a stop signal now: every output is still written
             failed += _write_outputs(problem, result, plan) + _checkpoint_failure(result)
             results.append(result)
@@ -529,8 +531,9 @@ def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, r
     target = stop["target"]
     if target is not None and target.lower() != "bks":
         stop = stop | {"target": _int_target(target)}
-    result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
-                    **stop, **run)
+    with crash_line():  # a crash of device code in this process (cpu-serial) is one line
+        result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                        **stop, **run)
     with signals.deferred():  # a stop signal now: every output is still written
         failed = _write_outputs(problem, result, plan) + _checkpoint_failure(result)
         echo = _echo_for([plan])
@@ -627,7 +630,7 @@ def main(argv: list[str] | None = None) -> None:
         status = signals.exit_status()
     for s in signals.STOP_SIGNALS:  # the work is done: a late signal does not interrupt the exit
         signal.signal(s, signal.SIG_IGN)
-    sys.exit(status)
+    exit_process(status)  # without finalization while a given-up island is still in device code
 
 
 def _run_cli(argv: list[str] | None) -> int:
@@ -641,6 +644,8 @@ def _run_cli(argv: list[str] | None) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except SystemExit as exc:  # a command's own exit status (_exit_status): the process ends in main
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0
 
 

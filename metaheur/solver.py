@@ -300,7 +300,8 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ga = (params.ga or defaults.ga).check_for(problem)
     compile_before = compile_seconds_total()  # the probe of the choice below may build kernels
     tuned, choice = search.choose_search(IslandParams(ga, _searches(search, params, defaults)),
-                                         _run_budget(stop_rules_, params.sync, island_devices))
+                                         _run_budget(stop_rules_, params.sync, island_devices,
+                                                     strategy == "cpu-serial"))
     ga, searches = tuned.check_for(problem).ga, tuned.searches
     migration = params.migration or problem.default_migration()
     island_params = [_island_params(search, d, ga, searches, strategy in ("hybrid", "gpu"), params.ga is None)
@@ -319,16 +320,17 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                 params.scheduler, params.dask_local, None, seeds, choice, compile_before)
 
 
-def _run_budget(rules: StopRules, sync: bool, devices: list[Device]) -> RunBudget:
+def _run_budget(rules: StopRules, sync: bool, devices: list[Device], in_process: bool) -> RunBudget:
     """What the problem's choice of its local search is sized for (:meth:`Problem.choose_search`):
     the time limit, whether the problem may be timed (not in a ``sync`` run with a generation
     budget, which is reproducible for a seed: timings would make its result depend on the
-    machine's speed; docs/decisions/perm-defaults.md) and the CPU islands a core runs."""
+    machine's speed; docs/decisions/perm-defaults.md), the CPU islands a core runs and whether the
+    run starts no worker processes (``in_process``: ``cpu-serial``)."""
     stop = rules.built_in()
     time_limit = stop.get("time_limit")
     cpu = sum(not d.is_gpu for d in devices)
     return RunBudget(time_limit, time_limit is not None and not (sync and "generations" in stop),
-                     max(1, -(-cpu // cpu_count())))
+                     max(1, -(-cpu // cpu_count())), in_process)
 
 
 def _check_island_count(islands: int, scheduler: str | None, dask_local: int | None) -> None:

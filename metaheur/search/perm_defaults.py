@@ -24,7 +24,9 @@ docs/decisions/perm-defaults.md):
   reproducible for a seed), the first method with its size-based budget
   (:func:`~metaheur.islands.perm_operators.default_perm_budget`): ``structure``.
 * With timings (``probe``; :data:`PROBE_SHARE` of the time limit, at most
-  :data:`PROBE_SECONDS`): a search of ``b`` steps is predicted to take ``fixed + b * step``
+  :data:`PROBE_SECONDS`, waited for :data:`PROBE_WAIT_SHARE` of the time limit, at most
+  :data:`PROBE_WAIT_SECONDS`; a probe not back by then takes every function to cost the wait,
+  said in a warning): a search of ``b`` steps is predicted to take ``fixed + b * step``
   seconds (:func:`search_model`, in full scans of the neighbourhood). The allowance of one search
   is ``SHARE * time_limit``, divided by the CPU islands sharing a core, over the first
   generation's ``population + offspring`` searches. Each method in order gets the largest budget
@@ -35,11 +37,12 @@ docs/decisions/perm-defaults.md):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, replace
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import default_perm_budget
-from metaheur.search.cost_probe import CostTimings, probe_costs
+from metaheur.search.cost_probe import CostTimings, probe_within
 from metaheur.search.perm_search import METHOD_NAMES, PermSearchParams, method_order
 
 #: The first generation's share of the time limit.
@@ -49,6 +52,9 @@ SHARE = 0.05
 GIVEN_SHARE = 0.5
 #: The probe's share of the time limit, and its most seconds.
 PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
+#: How long the run waits for the probe: a share of the time limit, and its most seconds (a
+#: function that never returns holds the run no longer than this).
+PROBE_WAIT_SHARE, PROBE_WAIT_SECONDS = 0.05, 5.0
 #: Full scans of the neighbourhood that a first-improvement descent from a random start costs (the
 #: start of an ILS or iterated-greedy search), that an ILS kick's descent costs and that the
 #: descent after an iterated greedy's reinsertions costs: about the most measured on the
@@ -66,11 +72,13 @@ class RunBudget:
     """What the choice is sized for: the run's ``time_limit`` (seconds, or None); ``timed``:
     whether the problem may be timed (a time limit, and not a ``--sync`` run with a generation
     budget, which must stay reproducible for a seed); ``islands_per_core``: CPU islands sharing
-    one core."""
+    one core; ``in_process``: the run starts no worker processes (``cpu-serial``), so the probe
+    runs on a thread of its process."""
 
     time_limit: float | None
     timed: bool
     islands_per_core: int = 1
+    in_process: bool = False  # the run starts no worker processes (cpu-serial): nor does the probe
 
 
 @dataclass(frozen=True)
@@ -218,12 +226,22 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
                budget: RunBudget) -> SearchChoice:
     """:func:`choose` with the probe's timings where the run is ``timed`` (a given method and
     budget too: sized down where they do not fit, :func:`sized_down`); untimed, with the method
-    and the budget both given, the choice is theirs (``given``)."""
+    and the budget both given, the choice is theirs (``given``). A probe that does not finish
+    within its wait takes every function to cost at least the wait (a warning says so)."""
     if budget.timed and budget.time_limit is not None:
         move = perm.move or problem.moves[0]  # and the insertions of the iterated greedy's descents
         moves = (move, "insert") if move != "insert" and problem.user_code().has("partial_insert_row") else (move,)
-        timings = probe_costs(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), moves)
-        return choose(problem, perm, ls_budget, members, budget, timings)
+        wait = min(PROBE_WAIT_SECONDS, PROBE_WAIT_SHARE * budget.time_limit)
+        timings = probe_within(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), wait, moves,
+                               in_process=budget.in_process)
+        late = None
+        if timings is None:
+            late = (f"the problem's device functions did not finish the cost probe in {_ms(wait)}: each is taken "
+                    f"to cost at least that a call, and the search is sized for it")
+            warnings.warn(f"metaheur: {late}", RuntimeWarning, stacklevel=2)
+            timings = CostTimings.at_least(problem, moves, wait)
+        choice = choose(problem, perm, ls_budget, members, budget, timings)
+        return choice if late is None else replace(choice, reason=f"{choice.reason}; {late}")
     if perm.method != "auto" and ls_budget is not None:
         return SearchChoice(perm.method, perm.move or problem.moves[0], ls_budget, "given", "method and budget given",
                             sample=perm.sample)
