@@ -9,10 +9,12 @@ resumed synchronous run ends exactly as an uninterrupted one would.
 
 A checkpoint is data, checked whole before any island, kernel or worker sees it. It names its
 problem by registered kind, never code to import. :func:`load_checkpoint` reads a regular file
-only (a FIFO or a device is refused before it is opened) and only the members the format names,
-each capped in size before it is inflated (:func:`_member_limit`), and checks every header
-field's type and range; :meth:`Checkpoint.validate` checks the arrays against the instance:
-shapes and integer types, every solution a permutation, every recorded cost recomputed. A
+only (a FIFO or a device is refused before it is opened), its header (capped in size before it
+is inflated) with every field's type and range checked, and the names of its members: only
+those the format names. No array is read until the instance is known: :meth:`Checkpoint.validate`
+checks every array member's declared shape and integer type against what a run of that instance
+writes (:mod:`metaheur.checkpoint_shapes`) before reading any, then its content: every solution
+a permutation, every recorded cost recomputed. A
 checkpoint of another instance or another metaheur version, or a damaged file, is a one-line
 :class:`InputFormatError`, never a silent fresh start. A checkpoint that cannot be written (a full
 disk) warns once and the run goes on (:attr:`Checkpointer.error`).
@@ -20,6 +22,7 @@ disk) warns once and the run goes on (:attr:`Checkpointer.error`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -38,6 +41,7 @@ from typing import BinaryIO
 import numpy as np
 
 from metaheur import __version__
+from metaheur.checkpoint_shapes import check_shapes, expected_shapes, most_bytes
 from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.inputs import is_json_int, open_regular, parse_json
 from metaheur.islands.island import IslandState, island_class
@@ -50,8 +54,8 @@ from metaheur.result import EpochRow
 from metaheur.run_settings import InstanceInfo, RunSettings
 
 CHECKPOINT_FORMAT = 1
-HEADER_LIMIT = 1 << 30  # bytes of the header member once inflated (4 a character)
-_LIMIT_FLOOR, _LIMIT_CAP = 64 << 20, 8 << 30  # the bounds of an array member's limit (_member_limit)
+HEADER_LIMIT = 64 << 20  # bytes of the header member once inflated (4 a character: 16 Mi characters of JSON)
+_LIMIT_FLOOR, _LIMIT_CAP = 64 << 20, 8 << 30  # the bounds of an island's population in bytes (_member_limit)
 _NPY_SLACK = 1 << 16  # the bytes of a member beyond its array's: the .npy header
 _INT64 = 1 << 63
 _CLASS_NAME = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # module:Class, as a checkpoint names its problem
@@ -66,7 +70,7 @@ _ISLAND_ARRAYS = ("population", "costs", "best")
 
 # An island's saved searches (Island.saved_searches: a QAP tabu island's, a chain island's), one
 # member per array: searches_<name>_<island>, at most _MAX_SAVED of them an island.
-_SEARCH_MEMBER = re.compile(r"searches_(?P<name>[a-z][a-z_]{0,30})_(?P<island>\d+)\.npy")
+_SEARCH_MEMBER = re.compile(r"searches_(?P<name>[a-z][a-z_]{0,30})_(?P<island>\d+)(\.npy)?")
 _MAX_SAVED = 16
 
 
@@ -166,16 +170,17 @@ def save_checkpoint(path: str | os.PathLike, settings: RunSettings, record: RunR
 
 @dataclasses.dataclass
 class Checkpoint:
-    """A checkpoint as read (:func:`load_checkpoint`): its header checked; its arrays are checked
-    against the instance by :meth:`validate`."""
+    """A checkpoint as read (:func:`load_checkpoint`): its header checked, the names of its array
+    members known; its arrays are read, checked against the instance, by :meth:`validate`."""
 
     path: Path
     settings: RunSettings
     params: list[dict]  # every island's parameters as saved (:func:`params_to_dict`)
-    states: list[IslandState]
+    states: list[IslandState]  # their arrays None until validate reads them
     migrator_state: dict
-    archive: list[np.ndarray]
+    arrays: frozenset[str]  # the names of its array members
     record: RunRecord  # without specs (the caller rebuilds them)
+    archive: list[np.ndarray] = dataclasses.field(default_factory=list)  # read by validate
 
     def island_params(self, problem: Problem) -> list[IslandParams]:
         """Every island's parameters, their sections read as ``problem``'s islands know them
@@ -188,18 +193,23 @@ class Checkpoint:
             raise InputFormatError(self.path, f"damaged checkpoint: {_one_line(exc)}") from None
 
     def validate(self, problem: Problem) -> None:
-        """Check the checkpoint against ``problem``, the instance it resumes (of the checkpoint's
-        fingerprint), before any island sees it: every island's parameters are for the problem,
-        its arrays of their shapes, every solution a permutation of the search form's size with
-        its recorded cost recomputed, its saved searches of the layout its kind keeps; the same
-        for the archive; the run's best is its islands' best. Solutions and costs are left as
-        int64. A mismatch is a one-line :class:`InputFormatError`."""
+        """Read the arrays and check the checkpoint against ``problem``, the instance it resumes
+        (of the checkpoint's fingerprint), before any island sees it: every island's parameters
+        are for the problem; every array member's declared shape and type, before it is read, is
+        one a run of the instance writes (:func:`_read_arrays`); every solution is a permutation
+        of the search form's size with its recorded cost recomputed, every saved search of the
+        layout its kind keeps; the same for the archive; the run's best is its islands' best.
+        Solutions and costs are left as int64. A mismatch is a one-line :class:`InputFormatError`
+        naming the checkpoint (and the member)."""
         form = problem.search_form()
         params = self.island_params(form.problem)
         try:
-            for state, p in zip(self.states, params, strict=True):
-                _check_params(p, form.problem, self.settings.problem.n)
-                _check_island(state, form, problem, island_class(form.problem, p.ga))
+            for p in params:
+                _check_params(p, form.problem, problem.n)
+            algorithms = [island_class(form.problem, p.ga) for p in params]
+            _read_arrays(self, form.problem.n, algorithms, params)
+            for state, algorithm in zip(self.states, algorithms, strict=True):
+                _check_island(state, form, problem, algorithm)
             costs = self.migrator_state["archive_costs"]
             self.archive = [_checked_best(a, c, form, problem, f"archive member {j}")
                             for j, (a, c) in enumerate(zip(self.archive, costs, strict=True))]
@@ -214,11 +224,11 @@ class Checkpoint:
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read a checkpoint: a regular file (a FIFO, a device or a directory is refused before it is
-    opened), its header with every field typed and in range, then the arrays the header names,
-    each capped before it is inflated; a member the format does not name is refused unread. A
-    damaged or foreign file is an :class:`InputFormatError`. The arrays are checked against the
-    instance by :meth:`Checkpoint.validate`."""
+    """Read a checkpoint's header: a regular file (a FIFO, a device or a directory is refused
+    before it is opened), its header with every field typed and in range, the names of the array
+    members it has (a member the format does not name is refused unread). A damaged or foreign
+    file is an :class:`InputFormatError`. No array is read: :meth:`Checkpoint.validate` reads
+    them once the instance is known."""
     path = Path(path)
     with open_regular(path) as handle, _Members(path, handle) as members:
         header = members.header()
@@ -269,36 +279,79 @@ class _Members:
         if text.shape != ():
             raise InputFormatError(self.path, "damaged checkpoint: its header is not one text")
         header = parse_json(str(text[()]), self.path)
+        del text
         if not isinstance(header, dict):
             raise InputFormatError(self.path, "damaged checkpoint: its header is not a JSON object")
         return header
 
-    def array(self, name: str, limit: int, kinds: str = "iu") -> np.ndarray:
-        """Member ``name``: an array of a dtype of ``kinds`` (integers by default) of at most
-        ``limit`` bytes, both checked before its data is read."""
-        info = self.infos[f"{name}.npy"]
+    def array(self, name: str, limit: int, kinds: str) -> np.ndarray:
+        """Member ``name`` (:meth:`declared`) of at most ``limit`` bytes, checked before it is read."""
+        declared = self.declared(name, limit, kinds)
+        size = math.prod(declared[0]) * declared[2].itemsize
+        if size > limit:
+            raise self.too_large(name, size, limit)
+        return self.read(name, declared)
+
+    def declared(self, name: str, limit: int, kinds: str = "iu") -> tuple[tuple[int, ...], bool, np.dtype]:
+        """(shape, Fortran order, dtype) of member ``name`` as its ``.npy`` header declares them,
+        read alone: a dtype of ``kinds`` (integers of at most 8 bytes by default); the zip
+        entry's size as the central directory declares it, which bounds what is inflated, at
+        most ``limit`` bytes, checked before the member is opened."""
+        info = self.info(name)
         if info.file_size > limit + _NPY_SLACK:
             raise self.too_large(name, info.file_size, limit)
+        with self.opened(info) as fp:
+            shape, fortran, dtype = _npy_header(fp)
+        if dtype.kind not in kinds or dtype.hasobject or not dtype.itemsize or (kinds == "iu" and dtype.itemsize > 8):
+            raise InputFormatError(self.path, f"damaged checkpoint: {name} is of type {dtype}")
+        return shape, fortran, dtype
+
+    def read(self, name: str, declared: tuple[tuple[int, ...], bool, np.dtype]) -> np.ndarray:
+        """Member ``name``'s array of its ``declared`` shape and type (:meth:`declared`): its data
+        read once, into the array's own buffer; more or less data is a damaged member."""
+        shape, fortran, dtype = declared
+        with self.opened(self.info(name)) as fp:
+            _npy_header(fp)
+            data = _read_exactly(fp, math.prod(shape) * dtype.itemsize)
+        return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+
+    def info(self, name: str) -> zipfile.ZipInfo:
+        """Member ``name``'s zip entry; none is a damaged checkpoint."""
+        if not self.has(name):
+            raise InputFormatError(self.path, f"damaged checkpoint: no member {name}")
+        return self.infos[f"{name}.npy"]
+
+    @contextlib.contextmanager
+    def opened(self, info: zipfile.ZipInfo):
+        """The member of ``info`` open for reading; any failure of zipfile or of numpy's
+        array-header parser (SyntaxError, TokenError, ValueError...) is a damaged checkpoint."""
         try:
             with self.zip.open(info) as fp:
-                shape, fortran, dtype = _npy_header(fp)
-                if dtype.kind not in kinds or dtype.hasobject or not dtype.itemsize:
-                    raise InputFormatError(self.path, f"damaged checkpoint: {name} is of type {dtype}")
-                size = math.prod(shape) * dtype.itemsize
-                if size > limit:
-                    raise self.too_large(name, size, limit)
-                data = fp.read(size)
-                if len(data) != size or fp.read(1):
-                    raise ValueError("the array's length")
-                return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C").copy()
+                yield fp
         except InputFormatError:
             raise
-        except Exception as exc:  # zipfile, numpy's array-header parser (SyntaxError, TokenError, ValueError...)
+        except Exception as exc:
             raise self.damaged(exc) from None
 
     def too_large(self, name: str, size: int, limit: int) -> InputFormatError:
         return InputFormatError(self.path, f"damaged checkpoint: {name} holds {size} bytes, more than the "
                                            f"{limit} a run of this instance writes")
+
+
+def _read_exactly(fp, size: int) -> bytearray:
+    """The ``size`` bytes left in ``fp``, read in chunks into one buffer (no second copy of a
+    large member); fewer or more is a damaged member."""
+    data = bytearray(size)
+    view, done = memoryview(data), 0
+    while done < size:
+        chunk = fp.read(min(size - done, 1 << 20))
+        if not chunk:
+            break
+        view[done:done + len(chunk)] = chunk
+        done += len(chunk)
+    if done != size or fp.read(1):
+        raise ValueError("the array's length")
+    return data
 
 
 def _npy_header(fp) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -311,9 +364,9 @@ def _npy_header(fp) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def _member_limit(n: int) -> int:
-    """The most bytes an array member of a checkpoint of an instance of size ``n`` may hold once
-    inflated: 64 squares of int64 of twice the size (a search form may double it, as the ATSP's
-    does), at least 64 MiB, at most 8 GiB."""
+    """The most bytes of an island's population in a checkpoint of an instance of size ``n``:
+    64 squares of int64 of twice the size (a search form may double it, as the ATSP's does), at
+    least 64 MiB, at most 8 GiB."""
     return min(_LIMIT_CAP, max(_LIMIT_FLOOR, 64 * 8 * (2 * n) ** 2))
 
 
@@ -341,11 +394,36 @@ def _checkpoint(path: Path, header: dict, members: _Members) -> Checkpoint:
     _check_migrator(migrator, settings.migration.archive)
     record = _record(header, len(islands))
     archived = len(migrator["archive_costs"])
-    members.refuse_others(_member_names(len(islands), archived, members))
-    limit = _member_limit(settings.problem.n)
-    record.states = [_island_state(i, scalars, members, limit) for i, scalars in enumerate(islands)]
-    archive = [members.array(f"archive_{j}", limit) for j in range(archived)]
-    return Checkpoint(path, settings, params, record.states, migrator, archive, record)
+    names = _member_names(len(islands), archived, members)
+    members.refuse_others(names)
+    for j in range(archived):
+        if not members.has(f"archive_{j}"):
+            raise ValueError(f"archive member {j} is missing")
+    record.states = [_island_state(i, scalars, members) for i, scalars in enumerate(islands)]
+    arrays = frozenset(name for name in names if members.has(name)) - {"header"}
+    return Checkpoint(path, settings, params, record.states, migrator, arrays, record)
+
+
+def _read_arrays(saved: Checkpoint, n: int, algorithms: list[type], params: list[IslandParams]) -> None:
+    """Read the checkpoint's arrays into its states and archive once every member's declared
+    shape and type is one a run of the instance writes (:func:`~metaheur.checkpoint_shapes.expected_shapes`
+    of the searched size ``n``, each island's algorithm keeping at most
+    :meth:`~metaheur.islands.base.Island.most_members` of its parameters): nothing is read
+    before every member is checked."""
+    islands = [(s.index, algorithm, algorithm.most_members(p.ga), _saved_names(saved.arrays, s.index))
+               for s, algorithm, p in zip(saved.states, algorithms, params, strict=True)
+               if f"population_{s.index}" in saved.arrays]
+    expected = expected_shapes(n, islands, len(saved.migrator_state["archive_costs"]))
+    with open_regular(saved.path) as handle, _Members(saved.path, handle) as members:
+        members.refuse_others({"header", *expected})
+        declared = {name: members.declared(name, most_bytes(shape)) for name, shape in expected.items()}
+        check_shapes({name: d[0] for name, d in declared.items()}, expected)  # integers: at most 8 bytes an item
+        arrays = {name: members.read(name, d) for name, d in declared.items()}
+    for s in saved.states:
+        s.population, s.costs, s.best = (arrays.get(f"{name}_{s.index}") for name in _ISLAND_ARRAYS)
+        saved_searches = {name: arrays[f"searches_{name}_{s.index}"] for name in _saved_names(saved.arrays, s.index)}
+        s.searches = saved_searches or None
+    saved.archive = [arrays[f"archive_{j}"] for j in range(len(saved.migrator_state["archive_costs"]))]
 
 
 def _member_names(islands: int, archived: int, members: _Members) -> set[str]:
@@ -355,17 +433,17 @@ def _member_names(islands: int, archived: int, members: _Members) -> set[str]:
     names = {"header", *(f"archive_{j}" for j in range(archived))}
     for i in range(islands):
         names |= {f"{name}_{i}" for name in _ISLAND_ARRAYS}
-        saved = _saved_names(members, i)
+        saved = _saved_names(members.infos, i)
         if len(saved) > _MAX_SAVED:
             raise ValueError(f"island {i} has {len(saved)} saved search arrays")
         names |= {f"searches_{name}_{i}" for name in saved}
     return names
 
 
-def _saved_names(members: _Members, island: int) -> list[str]:
-    """The names of island ``island``'s saved search arrays among the members."""
-    return sorted(m["name"] for m in map(_SEARCH_MEMBER.fullmatch, members.infos)
-                  if m and int(m["island"]) == island)
+def _saved_names(members: typing.Iterable[str], island: int) -> list[str]:
+    """The names of island ``island``'s saved search arrays among the names of ``members`` (with
+    or without ``.npy``)."""
+    return sorted(m["name"] for m in map(_SEARCH_MEMBER.fullmatch, members) if m and int(m["island"]) == island)
 
 
 def _settings(data) -> RunSettings:
@@ -438,18 +516,15 @@ def _record(header: dict, islands: int) -> RunRecord:
                      trace=[(float(t), i, c) for t, i, c in trace])
 
 
-def _island_state(i: int, scalars, members: _Members, limit: int) -> IslandState:
-    """Island ``i``'s state: its counters, typed and non-negative, and its arrays, of which it
-    has all (population, costs, best and its cost) or none (saved searches only with them)."""
+def _island_state(i: int, scalars, members: _Members) -> IslandState:
+    """Island ``i``'s state: its counters, typed and non-negative; of its arrays (read by
+    :meth:`Checkpoint.validate`) it has all (population, costs, best and its cost) or none
+    (saved searches only with them)."""
     _check_object(scalars, _STATE_SCALARS, set(_STATE_SCALARS) - {"cycle_best"}, f"island {i}")  # older: no cycle_best
     _check_counters(scalars, _STATE_COUNTERS, f"island {i}")
     state = IslandState(i, **scalars)
-    state.population, state.costs, state.best = (members.array(f"{name}_{i}", limit) if members.has(f"{name}_{i}")
-                                                 else None for name in _ISLAND_ARRAYS)
-    searches = {name: members.array(f"searches_{name}_{i}", limit) for name in _saved_names(members, i)}
-    state.searches = searches or None
-    given = [a is not None for a in (state.population, state.costs, state.best, state.best_cost)]
-    if any(given) != all(given) or (searches and not all(given)):
+    given = [members.has(f"{name}_{i}") for name in _ISLAND_ARRAYS] + [state.best_cost is not None]
+    if any(given) != all(given) or (_saved_names(members.infos, i) and not all(given)):
         raise ValueError(f"island {i} is incomplete")
     return state
 
@@ -561,7 +636,8 @@ def _one_line(exc: Exception) -> str:
 
 def _check_params(params: IslandParams, search: Problem, n: int) -> None:
     """An island's parameters are those of the searched problem's islands (crossover and island
-    algorithm), with no more members or children than a checkpoint member may hold."""
+    algorithm), with no more members or children than a checkpoint of an instance of size ``n``
+    (the instance's own) may hold (:func:`_member_limit`)."""
     params.check_for(search)
     rows = _member_limit(n) // (8 * search.n)
     if max(params.ga.population, params.ga.offspring) > rows:
@@ -618,19 +694,12 @@ def _checked_best(solution: np.ndarray, cost: int, form: SearchForm, problem: Pr
 
 def _check_searches(searches: dict | None, algorithm: type, search: Problem, where: str) -> None:
     """An island's saved searches: none, or the arrays its algorithm keeps
-    (:attr:`~metaheur.islands.base.Island.saved_searches`), each of its shape (the same rows in
-    all), its solutions permutations of their recorded costs."""
+    (:attr:`~metaheur.islands.base.Island.saved_searches`, their names and shapes checked before
+    they were read: :mod:`metaheur.checkpoint_shapes`), its solutions permutations of their
+    recorded costs."""
     if searches is None:
         return
     layout = algorithm.saved_searches
-    if layout is None or set(searches) != set(layout.shapes):
-        raise ValueError(f"{where}'s saved searches ({', '.join(sorted(searches))}) are not those of its kind")
-    sizes = {"S": (searches[layout.solutions[0]].shape or (0,))[0], "n": search.n}
-    for name, shape in layout.shapes.items():
-        got = searches[name].shape
-        expected = tuple(sizes.get(d, d) for d in shape)
-        if got != expected or not got[0]:
-            raise ValueError(f"{where}'s saved {name} has shape {got}, not {expected}")
     for name in layout.solutions:
         _permutations(searches[name], search.n, f"{where}'s saved {name}")
     for (name, column), solutions in layout.costs.items():

@@ -15,7 +15,8 @@ import warnings
 
 import click
 
-from metaheur import __version__, signals
+from metaheur import __version__, signals, stdio
+from metaheur.crashes import crash_line, exit_process
 from metaheur.engine.user_source import MOVES
 from metaheur.errors import MetaheurError
 from metaheur.search.perm_search import METHODS
@@ -36,6 +37,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except MetaheurError as exc:
             raise UserError(str(exc)) from None
+        except MemoryError:  # a memory limit (ulimit -v, a batch system's) that the command met
+            raise UserError("out of memory: the command needs more memory than this process may take "
+                            "(a limit such as ulimit -v?)") from None
         except OSError as exc:  # an output path that cannot be written, a full disk, ...
             target = f"{exc.filename}: " if exc.filename else ""
             raise UserError(f"{target}{exc.strerror or exc}") from None
@@ -95,7 +99,8 @@ def cli() -> None:
 
 
 _PROBLEM_HELP = ("The problem that reads INSTANCE: a registered name (qap, tsp, atsp, ...; see metaheur info) or "
-                 "module:Class of your own (default: by the file's extension or content).")
+                 "module:Class of your own (default: by the file's extension; a file without one, or .txt, by its "
+                 "content; another extension needs --problem).")
 
 
 @cli.command()
@@ -107,11 +112,10 @@ def info(instance: str | None, problem_name: str | None, as_json: bool) -> None:
     without either list the registered problems, the devices and versions."""
     if instance is not None and problem_name is None and not os.path.exists(instance):
         from metaheur.describe import format_problem, problem_summary
-        from metaheur.problem.registry import registered
+        from metaheur.problem.registry import problem_class, registered_names
 
-        classes = registered(skip_broken=True)
-        if instance.lower() in classes:
-            summary = problem_summary(classes[instance.lower()])
+        if instance.lower() in registered_names():
+            summary = problem_summary(problem_class(instance))
             _print_json(summary) if as_json else click.echo(format_problem(summary))
             return
     if instance is None:
@@ -191,6 +195,29 @@ def _load_all(specs: list[str], problem_name: str | None = None) -> list:
         seen[key] = spec
         problems.append(problem)
     return problems
+
+
+def _read_files(problems: list, problem_name: str | None) -> list[tuple[str, str]]:
+    """The files a run reads its ``problems`` from, as ``(what, path)`` for
+    :func:`~metaheur.outputs.plan_outputs`: each instance's file (of ``FILE#NAME``, the file) and
+    the module file of a problem class that is not metaheur's own (the instances' and
+    ``--problem``'s)."""
+    import inspect
+
+    from metaheur.problem import problem_class
+    from metaheur.problem.textio import split_pick
+
+    files = []
+    classes = {type(p) for p in problems} | ({problem_class(problem_name)} if problem_name else set())
+    for cls in classes:
+        if not cls.__module__.startswith("metaheur."):
+            with contextlib.suppress(TypeError, OSError):
+                files.append(("--problem", inspect.getfile(cls)))
+    for problem in problems:
+        source = split_pick(problem.source or "")[0]
+        if source and os.path.isfile(source):
+            files.append(("INSTANCE", os.fspath(source)))
+    return files
 
 
 def _table(results) -> str:
@@ -339,7 +366,9 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     many = len(problems) > 1
     if initial_paths and many:
         raise MetaheurError("--initial seeds one instance: give one INSTANCE")
-    plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems])
+    inputs = [*_read_files(problems, problem_name), *(("--config", path) for path in [config_path] if path),
+              *(("--initial", path) for path in initial_paths)]
+    plans = plan_outputs(templates | {"--checkpoint": checkpoint_path}, [p.name for p in problems], inputs)
     results, failed = [], []
     echo = _echo_for(plans)
     for problem, plan in zip(problems, plans, strict=True):
@@ -352,12 +381,13 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
-        result = run_solve(
-            problem, seed=pick(seed, "seed", 0),
-            params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
-            initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
-            checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
-            no_improvement=pick(no_improvement, "no_improvement"))
+        with crash_line():  # a crash of device code in this process (cpu-serial) is one line
+            result = run_solve(
+                problem, seed=pick(seed, "seed", 0),
+                params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
+                initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
+                no_improvement=pick(no_improvement, "no_improvement"))
         with signals.deferred():  # a stop signal now: every output is still written
             failed += _write_outputs(problem, result, plan) + _checkpoint_failure(result)
             results.append(result)
@@ -503,14 +533,16 @@ def _resume(instances, resume_path: str, problem_name: str | None, stop: dict, r
     if len(instances) > 1:
         raise MetaheurError("--resume continues one run: give at most one INSTANCE")
     problem = resumed_instance(load_checkpoint(resume_path), instances[0] if instances else None, problem_name)
-    plan = plan_outputs(templates, [problem.name])[0]
+    plan = plan_outputs(templates, [problem.name], [("--resume", resume_path), *_read_files([problem], problem_name)],
+                        continues={"--checkpoint": "--resume"})[0]
     check_writable(plan.get("--checkpoint", resume_path), "--checkpoint")
     reporter = None if quiet else _reporter(problem.best_known(), stop["time_limit"], None)
     target = stop["target"]
     if target is not None and target.lower() != "bks":
         stop = stop | {"target": _int_target(target)}
-    result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
-                    **stop, **run)
+    with crash_line():  # a crash of device code in this process (cpu-serial) is one line
+        result = resume(resume_path, problem=problem, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                        **stop, **run)
     with signals.deferred():  # a stop signal now: every output is still written
         failed = _write_outputs(problem, result, plan) + _checkpoint_failure(result)
         echo = _echo_for([plan])
@@ -566,12 +598,13 @@ def _write_outputs(problem, result, plan: dict[str, str]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the figure written) instead of a line.")
 def plot(result_json: str, figure: str, instance: str | None, log_time: bool, as_json: bool) -> None:
     """Redraw the figure of a saved RESULT_JSON into FIGURE (.png, .svg, .pdf or .jpg)."""
-    from metaheur.outputs import check_writable, figure_format, write_atomically
+    from metaheur.outputs import figure_format, plan_outputs, write_atomically
     from metaheur.plots import save_result_figure
     from metaheur.problem import load_instance
     from metaheur.result import Result
 
-    check_writable(figure, "FIGURE")
+    inputs = [("RESULT_JSON", result_json), *(("--instance", path) for path in [instance] if path)]
+    plan_outputs({"FIGURE": figure}, ["figure"], inputs)
     fmt = figure_format(figure, "FIGURE")
     result = Result.from_json(result_json)
     problem = None
@@ -596,6 +629,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Ctrl-C, SIGTERM and SIGHUP (:mod:`metaheur.signals`) stop a
     run with its best solution written; outside a run they end the command with one line. The
     exit status after a stop signal is 128 + its number (130, 143, 129)."""
+    stdio.prepare()
     status = 0
     for s in signals.STOP_SIGNALS:  # what the handling below leaves behind, however the command ends
         signal.signal(s, signal.SIG_IGN)  # (a status, sys.exit): a late signal does not interrupt the exit
@@ -606,8 +640,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("metaheur: interrupted", err=True)
         status = signals.exit_status()
     except SystemExit as exc:  # a command that ends with its own status (a stopped run: 128 + the signal)
-        status = exc.code
-    sys.exit(status)
+        status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    exit_process(status)  # without finalization while a given-up island is still in device code
 
 
 def _run_cli(argv: list[str] | None) -> int:
@@ -621,6 +655,8 @@ def _run_cli(argv: list[str] | None) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except SystemExit as exc:  # a command's own exit status (_exit_status): the process ends in main
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0
 
 

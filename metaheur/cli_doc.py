@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -75,26 +76,62 @@ def _default_words(value) -> str:
     return f"`{value}`"
 
 
+_INTRO = re.compile(r"``(\w+)``((?:\s*/\s*``\w+``)*):\s")
+_ROLE = re.compile(r":\w+:`~?([^`<]*?)\s*(?:<[^>]*>)?`")
+
+
+def _markdown(text: str) -> str:
+    """Docstring text as a table cell: Sphinx roles as their names (``:func:`~a.b``` -> `b`), ``x`` as `x`."""
+    text = _ROLE.sub(lambda m: f"`{m.group(1).split('.')[-1] if '<' not in m.group(0) else m.group(1)}`", text)
+    return _cell(text.replace("``", "`"))
+
+
+def key_meanings(cls: type) -> dict[str, str]:
+    """What each field of a parameter class means, from its docstring: the text after the field's
+    first ````key``: ```` (or ````a``/``b``: ````, one text for both), up to the next field's, the
+    paragraph's end or the docstring's (the rule of the classes behind ``--config`` sections)."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    intros = []
+    for m in _INTRO.finditer(doc):
+        names = [m.group(1), *re.findall(r"``(\w+)``", m.group(2))]
+        if set(names) <= fields:
+            intros.append((m.start(), m.end(), names))
+    out: dict[str, str] = {}
+    for k, (_, end, names) in enumerate(intros):
+        stop = intros[k + 1][0] if k + 1 < len(intros) else len(doc)
+        text = doc[end:stop].split("\n\n")[0].rstrip("; ,-\n")
+        for name in names:
+            out.setdefault(name, _markdown(text.removesuffix(" and").removesuffix(".") + "."))
+    return out
+
+
 def config_reference() -> str:
-    """One table per ``--config`` section: every key, its TOML type and its default."""
+    """One table per ``--config`` section: every key, its TOML type, its default and its meaning
+    (``[solve]``: its option's help; a section's: :func:`key_meanings`)."""
+    from metaheur.cli import cli
     from metaheur.config import SOLVE_KEYS, sections
     from metaheur.solve_params import SolveParams
     from metaheur.solver import solve
 
     defaults = {k: p.default for k, p in inspect.signature(solve).parameters.items()}
     defaults |= {f.name: f.default for f in dataclasses.fields(SolveParams)}
+    helps = {p.name: p.help for p in cli.commands["solve"].params if isinstance(p, click.Option)}
     out = ["### [solve]", "", "Plain values of a run; an option given on the command line wins over the file.", "",
-           "| key | type | default |", "|---|---|---|"]
+           "| key | type | default | meaning |", "|---|---|---|---|"]
     for key, kinds in SOLVE_KEYS.items():
         default = defaults.get(key, inspect.Parameter.empty)
         words = "see the option" if default is inspect.Parameter.empty else _default_words(default)
-        out.append(f"| `{key}` | {_type_words(kinds)} | {words} |")
+        out.append(f"| `{key}` | {_type_words(kinds)} | {words} | {_cell(helps.get(key) or '')} |")
     for section, cls in sections().items():
         summary = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0] if cls.__doc__ else ""
-        out += ["", f"### [{section}]", "", f"The fields of `{cls.__name__}`. {_cell(summary)}".rstrip(), "",
-                "| key | type | default |", "|---|---|---|"]
+        summary = summary if _INTRO.search(summary) is None else summary.split("\n")[0]  # the title line
+        meanings = key_meanings(cls)
+        out += ["", f"### [{section}]", "", f"The fields of `{cls.__name__}`. {_markdown(summary)}".rstrip(), "",
+                "| key | type | default | meaning |", "|---|---|---|---|"]
         for f in dataclasses.fields(cls):
-            out.append(f"| `{f.name}` | {_type_words(f.type)} | {_default_words(f.default)} |")
+            out.append(f"| `{f.name}` | {_type_words(f.type)} | {_default_words(f.default)} | "
+                       f"{meanings.get(f.name, '')} |")
     return "\n".join(out)
 
 

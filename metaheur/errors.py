@@ -23,3 +23,12 @@ class InputFormatError(MetaheurError):
         if line is not None:
             where = f"{where}:{line}"
         super().__init__(f"{where}: {message}")
+
+
+class ArgumentTypeError(MetaheurError, TypeError):
+    """An argument of the public API of a type it does not take (:mod:`metaheur.arguments`): a
+    TypeError to Python, one line to the CLI."""
+
+
+class ArgumentValueError(MetaheurError, ValueError):
+    """An argument of the public API of the right type but a value it does not take."""

@@ -4,10 +4,11 @@ every reader opens them here, and reads regular files only, and at most a size c
 A FIFO, a device, a directory or a socket is refused in one line (``X: not a regular file``)
 before it is opened (a FIFO is never opened, so a run never waits on one, and nothing is read
 from ``/dev/zero``); a file beyond the cap of its kind is refused in one line (``X: larger than
-N bytes``) after reading at most N + 1 bytes. The caps (:data:`LIMITS`): 2 GiB for an instance,
-256 MiB for a solution file or a result JSON, 1 MiB for a configuration file; the environment
-variable ``METAHEUR_MAX_INPUT_BYTES``, when set, is the cap of every kind. Gzipped files are not
-read (no reader takes them).
+N bytes``) after reading at most N + 1 bytes. A read allocates what the file holds, never the
+cap (a run under a memory limit reads a small file). The caps (:data:`LIMITS`): 2 GiB for an
+instance, 256 MiB for a solution file or a result JSON, 1 MiB for a configuration file; the
+environment variable ``METAHEUR_MAX_INPUT_BYTES``, when set, is the cap of every kind. Gzipped
+files are not read (no reader takes them).
 
 Integers in files are ASCII digits with an optional sign (:func:`is_integer`): Python's
 ``int()`` also takes ``1_000`` and other scripts' digits (``١٢``), and JSON's ``true`` is an
@@ -32,6 +33,7 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCH
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
+_CHUNK = 1 << 20  # what a read asks for once the size fstat gave is read (a file that grows)
 
 
 def input_limit(kind: str) -> int:
@@ -85,19 +87,28 @@ def too_large(path: str | os.PathLike, limit: int) -> InputFormatError:
 
 
 def read_bytes(path: str | os.PathLike, kind: str = INSTANCE) -> bytes:
-    """The content of the regular file ``path``, refused beyond the cap of ``kind`` (at most the
-    cap and one byte are read)."""
+    """The content of the regular file ``path``, refused beyond the cap of ``kind``. Only what the
+    file holds is allocated: its size (fstat) and one byte, then chunks while it grows, never
+    more than the cap and one byte (a run under a memory limit reads a small file)."""
     limit = input_limit(kind)
     with open_regular(path) as handle:
-        if os.fstat(handle.fileno()).st_size > limit:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
             raise too_large(path, limit)
+        parts, total, want = [], 0, size + 1
         try:
-            data = handle.read(limit + 1)
+            while total <= limit:
+                ask = min(want, limit + 1 - total)
+                parts.append(handle.read(ask))
+                total += len(parts[-1])
+                if len(parts[-1]) < ask:  # the end of the file
+                    break
+                want = _CHUNK
         except OSError as exc:
             raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > limit:
+    if total > limit:
         raise too_large(path, limit)
-    return data
+    return b"".join(parts)
 
 
 def read_utf8(path: str | os.PathLike, kind: str) -> str:

@@ -34,7 +34,7 @@ from metaheur import scratch
 
 REPORT_SECONDS = 1.0  # wall time between two reports of an island
 STOP_POLL_SECONDS = 0.05  # wall time between two looks at the stop byte
-_PAGE = 4096
+_STOP_BYTES = ctypes.sizeof(ctypes.c_int)  # the stop file: one int, small under any file-size limit
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Board:
     def __init__(self):
         self.folder = scratch.folder("run")
         with open(os.path.join(self.folder, "stop"), "wb") as f:
-            f.write(bytes(_PAGE))
+            f.write(bytes(_STOP_BYTES))
 
     def request_stop(self) -> None:
         """Ask every island to end its epoch now, keeping what it has (async-signal safe enough
@@ -100,7 +100,7 @@ class _StopPage:
 
     def __init__(self, folder: str):
         with open(os.path.join(folder, "stop"), "r+b") as f:
-            self.map = mmap.mmap(f.fileno(), _PAGE)
+            self.map = mmap.mmap(f.fileno(), _STOP_BYTES)
         self.flag = ctypes.c_int.from_buffer(self.map)
 
     def __bool__(self) -> bool:

@@ -4,7 +4,9 @@ checked before any search starts, and written so that one failure loses nothing 
 Before the search every path is expanded (``{name}`` per instance, by the instance's name made
 one plain file name: :func:`safe_name`), and refused with one line when it could not be
 written: a directory, a folder that does not exist or cannot be written in, a figure format
-matplotlib cannot write, several instances without ``{name}``, two outputs on one file. ``-``
+matplotlib cannot write, several instances without ``{name}``, two outputs on one file, an output on a file the run
+reads (an instance, ``--config``, ``--initial``, the checkpoint resumed: an input is never
+overwritten; symlinks and hard links are followed, :func:`file_key`). ``-``
 sends the JSON or the statistics to standard output. At the end each output is written on its
 own through a temporary file in its folder and a rename (a reader never sees half a file, a
 failure leaves no temporary file); a failure is reported and the other outputs are still
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from metaheur import stdio
 from metaheur.errors import MetaheurError
 from metaheur.inputs import file_kind
 
@@ -113,10 +116,26 @@ def safe_name(name: str) -> str:
     return _UNSAFE.sub("_", name).lstrip(".-")[:_NAME_LIMIT] or "instance"
 
 
-def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dict[str, str]]:
+def file_key(path: str | os.PathLike) -> tuple:
+    """What identifies the file ``path`` names: its device and inode when it exists (the same for
+    a symlink or a hard link to it), else its real path (links in its folders resolved)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+    return ("inode", status.st_dev, status.st_ino)
+
+
+def plan_outputs(templates: dict[str, str | None], names: list[str],
+                 inputs: list[tuple[str, str | os.PathLike]] = (), continues: dict[str, str] | None = None
+                 ) -> list[dict[str, str]]:
     """For each instance (``names``, in order) the paths of its outputs, ``{option: path}``, all
-    checked; ``templates``: the options as given (``None``: not asked for). Two outputs may not
-    replace one file (a device or a FIFO takes any number of them)."""
+    checked; ``templates``: the options as given (``None``: not asked for). No output may replace
+    a file that another output writes (a device or a FIFO takes any number of them) or a file the
+    run reads, ``inputs`` (``(what, path)``: the instance files, ``--config``, ``--initial``, the
+    checkpoint resumed), through symlinks and hard links too (:func:`file_key`); ``continues``
+    (``{option: what}``) names the one output that may rewrite an input, as ``--checkpoint``
+    does with the checkpoint it resumes."""
     given = {option: t for option, t in templates.items() if t is not None}
     many = len(names) > 1
     to_stdout = [option for option, t in given.items() if t == STDOUT]
@@ -128,8 +147,12 @@ def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dic
                                 "instances put {name} in a path")
     if len(to_stdout) > 1:
         raise MetaheurError(f"{' and '.join(to_stdout)} both ask for standard output; give one of them a file")
+    read: dict[tuple, tuple[str, str]] = {}  # file key -> the input read from it: (what, path)
+    for what, path in inputs:
+        read.setdefault(file_key(path), (what, os.fspath(path)))
+    continues = continues or {}
     plans: list[dict[str, str]] = []
-    writers: dict[str, str] = {}  # real path -> the output that writes it
+    writers: dict[tuple, str] = {}  # file key -> the output that writes it
     for name in map(safe_name, names):
         plan: dict[str, str] = {}
         for option, template in given.items():
@@ -141,15 +164,18 @@ def plan_outputs(templates: dict[str, str | None], names: list[str]) -> list[dic
                                     f"(e.g. out/{{name}}{Path(template).suffix or '.json'})")
             path = template.replace("{name}", name)
             check_writable(path, option)
+            plan[option] = path
+            if not in_place(path):  # several outputs may go to /dev/null or a pipe, which no input is
+                key = file_key(path)
+                who = f"{option} of {name}" if many else option
+                if key in read and read[key][0] != continues.get(option):
+                    raise MetaheurError(f"{who} {path} would overwrite an input of the run "
+                                        f"({' '.join(read[key])}); give another file")
+                if key in writers:
+                    raise MetaheurError(f"{who} and {writers[key]} would both write {path}")
+                writers[key] = who
             if option == "--plot":
                 figure_format(path)
-            key = os.path.realpath(path)
-            who = f"{option} of {name}" if many else option
-            if key in writers:
-                raise MetaheurError(f"{who} and {writers[key]} would both write {path}")
-            if not in_place(path):  # several outputs may go to /dev/null or a pipe
-                writers[key] = who
-            plan[option] = path
         plans.append(plan)
     return plans
 
@@ -181,7 +207,11 @@ def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> N
     os.close(fd)
     try:
         write(tmp)
-        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode())
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:  # also one that another run removed meanwhile
+            mode = _new_file_mode()
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -225,11 +255,15 @@ def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
     """Write every output (``echo`` prints to standard output); returns one message per output
     that failed, the others written all the same. Files first, then standard output, devices and
     FIFOs (which may wait for a reader): an output that a stop signal interrupts while it waits
-    (the second signal, :func:`metaheur.signals.deferred`) is a failure, the others are written."""
+    (the second signal, :func:`metaheur.signals.deferred`), that runs out of memory or beyond a
+    file-size limit, or asks for a closed standard output, is a failure; the others are written."""
     failed = []
     for out in sorted(outputs, key=lambda o: o.path == STDOUT or in_place(o.path)):
         try:
             if out.path == STDOUT:
+                if stdio.closed(1):
+                    failed.append(f"{out.option} -: standard output is closed")
+                    continue
                 echo(out.text())
             elif out.text is not None:
                 write_text_atomically(out.path, out.text())
@@ -238,6 +272,8 @@ def save(outputs: list[Output], echo: Callable[[str], None]) -> list[str]:
         except (OSError, MetaheurError) as exc:
             why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             failed.append(f"{out.option} {out.path}: {why}")
+        except MemoryError:
+            failed.append(f"{out.option} {out.path}: out of memory")
         except KeyboardInterrupt:
             failed.append(f"{out.option} {out.path}: interrupted")
     return failed

@@ -63,6 +63,7 @@ class ProgressReporter(Callbacks):
         self.counters = {"generations": 0, "search_steps": 0, "search_iterations": 0}
         self.kinds: set[str] = set()  # "ga" and/or "search": which counters the run has
         self.last = 0.0
+        self.said_starting = False
         self.started = 0.0
         self.devices = ""
 
@@ -99,10 +100,17 @@ class ProgressReporter(Callbacks):
         if now - self.last < self.interval:
             return
         if not self.devices:  # before on_start: the worker processes are starting
-            self._write("  ".join([*([self.label] if self.label else []), "starting the islands"]), None)
+            self._write(self.starting(elapsed), None)
             self.last = now
             return
         self._emit(now)
+
+    def starting(self, elapsed: float) -> str:
+        """The line while the worker processes start: said once, then, at each interval, with the
+        seconds it has taken (no line twice)."""
+        again = f" ({elapsed:.1f} s)" if self.said_starting else ""
+        self.said_starting = True
+        return "  ".join([*([self.label] if self.label else []), f"starting the islands{again}"])
 
     def on_end(self, model, reason: str) -> None:
         self._emit(time.perf_counter(), final=reason)

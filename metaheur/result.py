@@ -198,6 +198,7 @@ class Result:
     setup_s: float = 0.0  # starting worker processes (not search time)
     search_choice: dict | None = None  # how the local search was chosen (metaheur.search.perm_defaults), or None
     parameters: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what the run says of its result (no_generation_warning)
     versions: dict = field(default_factory=dict)
     source: str | None = None
     format: int = RESULT_FORMAT
@@ -282,6 +283,7 @@ class Result:
         if searches:
             counts.append(f"{self.search_steps} steps per local-search island ({searches[0]})")
         lines.append(f"generations {', '.join(counts)}")
+        lines += [f"warning     {w}" for w in self.warnings]
         lines.append(f"strategy    {self.strategy} on {', '.join(self.devices)} "
                      f"({islands} island{'s' if islands != 1 else ''})")
         lines.append(f"stopped     {self.stop_reason}")

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from metaheur.arguments import BOOL, INT, NUMBER, STR, Takes, check_arguments, instance_of, plain
 from metaheur.errors import MetaheurError
 from metaheur.islands.migration import MigrationParams
 from metaheur.islands.params import GAParams, by_section
@@ -17,6 +18,16 @@ from metaheur.islands.params import GAParams, by_section
 RUN_KEYS = ("time_limit", "generations", "target", "no_improvement", "seed")  # [solve] keys that are solve()'s own
 #: Earlier names of fields, still taken (with a warning).
 RENAMED = {"tabu_islands": "ls_islands", "walk_islands": "ls_islands"}
+
+
+#: The types of the fields (their values are checked by __post_init__ and the solver); ``searches``: by _by_section.
+_TAKES = {"strategy": STR,
+          "devices": Takes("a list of device names or None", lambda v: v is None or (
+              not isinstance(v, (str, bytes)) and hasattr(v, "__iter__") and all(isinstance(d, str) for d in v))),
+          "islands": INT.or_none(), "ls_islands": INT.or_none(), "ga": instance_of(GAParams, "a GAParams").or_none(),
+          "migration": instance_of(MigrationParams, "a MigrationParams").or_none(), "sync": BOOL,
+          "epoch_seconds": NUMBER, "epoch_generations": INT, "scheduler": STR.or_none(), "dask_local": INT.or_none(),
+          "stop_at_optimum": BOOL}
 
 
 @dataclass(frozen=True, init=False)
@@ -68,7 +79,8 @@ class SolveParams:
                  scheduler: str | None = None, dask_local: int | None = None, stop_at_optimum: bool = True,
                  **earlier: Any) -> None:
         arguments = locals()
-        values = {f.name: arguments[f.name] for f in fields(type(self))}  # the fields, as given
+        check_arguments("SolveParams()", _TAKES, arguments)
+        values = {f.name: plain(arguments[f.name]) for f in fields(type(self))}  # the fields, as given
         for old, new in RENAMED.items():
             if old in earlier:
                 warnings.warn(f"SolveParams({old}=...) is now {new}=...", DeprecationWarning, stacklevel=2)

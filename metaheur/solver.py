@@ -21,6 +21,20 @@ from dataclasses import replace
 import numpy as np
 
 from metaheur import isolation, signals
+from metaheur.arguments import (
+    BOOL,
+    CALLBACKS,
+    INT,
+    NUMBER,
+    PATH,
+    STOP,
+    STR,
+    Takes,
+    check_arguments,
+    either,
+    instance_of,
+    plain,
+)
 from metaheur.callbacks import Callbacks
 from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
 from metaheur.devices import Device, available_devices, cpu_count, cpu_device, parse_device
@@ -32,9 +46,10 @@ from metaheur.islands.island import island_class, ls_only, run_counters
 from metaheur.islands.memetic import MemeticIsland
 from metaheur.islands.model import IslandModel, RunRecord
 from metaheur.islands.params import GAParams, IslandParams, search_sections, searches_as_dicts
-from metaheur.problem import load_instance, registered
+from metaheur.problem import load_instance
 from metaheur.problem.best_known import beaten_optimum, gap_percent
 from metaheur.problem.interface import Problem
+from metaheur.problem.registry import registered_class
 from metaheur.result import DeviceRow, IslandRow, MigrationRow, Result, TracePoint
 from metaheur.run_settings import InstanceInfo, RunSettings
 from metaheur.search.perm_defaults import RunBudget, SearchChoice
@@ -255,6 +270,23 @@ def _versions() -> dict:
         "platform": platform.platform()}
 
 
+# The types the API takes (their ranges are checked where they are used, as for the CLI's options).
+_STOPS = {"stop": STOP, "callbacks": CALLBACKS, "checkpoint": PATH.or_none(), "checkpoint_every": NUMBER,
+          "time_limit": NUMBER.or_none(), "generations": INT.or_none(), "target": either(INT, STR).or_none(),
+          "no_improvement": INT.or_none()}
+_SOLVE_TAKES = {"problem": either(instance_of(Problem, "a Problem"), PATH), "seed": INT,
+                "params": instance_of(SolveParams, "a SolveParams").or_none(),
+                "initial": Takes("a permutation, a list of them, a solution file's path, a list of them or None",
+                                 lambda v: v is None or isinstance(v, (str, os.PathLike))
+                                 or (hasattr(v, "__iter__") and not isinstance(v, (bytes, dict)))),
+                **_STOPS}
+_RESUME_TAKES = {"path": PATH, **_STOPS,
+                 "problem": Takes("a Problem, a path or name, a Problem class or None",
+                                  lambda v: v is None or isinstance(v, (Problem, str, os.PathLike))
+                                  or (isinstance(v, type) and issubclass(v, Problem))),
+                 "stop_at_optimum": BOOL.or_none(), "scheduler": STR.or_none(), "dask_local": INT.or_none()}
+
+
 def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRule] | None = None, seed: int = 0,
           params: SolveParams | None = None, initial=None, callbacks: Callbacks | None = None,
           checkpoint: str | os.PathLike | None = None, checkpoint_every: float = 60.0, *,
@@ -277,9 +309,11 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ``checkpoint``: write the run's complete state there every ``checkpoint_every`` seconds and
     at the end (continue it with :func:`resume`). The returned value is recomputed from scratch.
     """
-    params = params or SolveParams()
     if problem is None:
         raise MetaheurError("give an instance to solve (or resume a checkpoint with metaheur.resume)")
+    check_arguments("solve()", _SOLVE_TAKES, locals())
+    seed, checkpoint_every = plain(seed), plain(checkpoint_every)
+    params = params or SolveParams()
     problem = load_instance(problem)
     if not 0 <= seed < 2**63:
         raise MetaheurError(f"seed must be from 0 to 2^63 - 1, got {seed}")
@@ -291,6 +325,7 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     strategy, island_devices = plan_devices(params.strategy, device_list, params.islands)
     _check_island_count(len(island_devices), params.scheduler, params.dask_local)
     search = problem.search_form().problem
+    search.preflight()
     if type(search).operators is Problem.operators:
         raise MetaheurError(f"the {problem.kind.upper() or type(problem).__name__} problem has no island operators to "
                             "solve it with: derive it from metaheur.PermutationProblem or give it operators()")
@@ -298,7 +333,8 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
     ga = (params.ga or defaults.ga).check_for(problem)
     compile_before = compile_seconds_total()  # the probe of the choice below may build kernels
     tuned, choice = search.choose_search(IslandParams(ga, _searches(search, params, defaults)),
-                                         _run_budget(stop_rules_, params.sync, island_devices))
+                                         _run_budget(stop_rules_, params.sync, island_devices,
+                                                     strategy == "cpu-serial"))
     ga, searches = tuned.check_for(problem).ga, tuned.searches
     migration = params.migration or problem.default_migration()
     island_params = [_island_params(search, d, ga, searches, strategy in ("hybrid", "gpu"), params.ga is None)
@@ -317,16 +353,17 @@ def solve(problem: Problem | str | os.PathLike, stop: StopRule | Iterable[StopRu
                 params.scheduler, params.dask_local, None, seeds, choice, compile_before)
 
 
-def _run_budget(rules: StopRules, sync: bool, devices: list[Device]) -> RunBudget:
+def _run_budget(rules: StopRules, sync: bool, devices: list[Device], in_process: bool) -> RunBudget:
     """What the problem's choice of its local search is sized for (:meth:`Problem.choose_search`):
     the time limit, whether the problem may be timed (not in a ``sync`` run with a generation
     budget, which is reproducible for a seed: timings would make its result depend on the
-    machine's speed; docs/decisions/perm-defaults.md) and the CPU islands a core runs."""
+    machine's speed; docs/decisions/perm-defaults.md), the CPU islands a core runs and whether the
+    run starts no worker processes (``in_process``: ``cpu-serial``)."""
     stop = rules.built_in()
     time_limit = stop.get("time_limit")
     cpu = sum(not d.is_gpu for d in devices)
     return RunBudget(time_limit, time_limit is not None and not (sync and "generations" in stop),
-                     max(1, -(-cpu // cpu_count())))
+                     max(1, -(-cpu // cpu_count())), in_process)
 
 
 def _check_island_count(islands: int, scheduler: str | None, dask_local: int | None) -> None:
@@ -352,10 +389,13 @@ def resume(path: str | os.PathLike, stop: StopRule | Iterable[StopRule] | None =
     shortcuts, as in :func:`solve`) replace the saved ones; without any, the saved built-in rules
     apply (a user's callable cannot be saved: a run whose budget was one must be given rules);
     ``stop_at_optimum`` replaces the saved one."""
+    check_arguments("resume()", _RESUME_TAKES, locals())
+    checkpoint_every, dask_local = plain(checkpoint_every), plain(dask_local)
     saved = load_checkpoint(path)
     instance, kind = (None, problem) if isinstance(problem, type) else (problem, None)
     problem = resumed_instance(saved, instance, kind)
     saved.validate(problem)
+    problem.search_form().problem.preflight()
     _check_island_count(len(saved.states), scheduler, dask_local)
     shortcuts = {"time_limit": time_limit, "generations": generations, "target": target,
                  "no_improvement": no_improvement}
@@ -393,6 +433,10 @@ def resumed_instance(saved: Checkpoint, instance: Problem | str | os.PathLike | 
                                 "registered here: give it with --problem module:Class (problem= in Python)")
         problem = _read_given(instance, cls) if instance is not None else load_instance(_saved_source(saved), cls)
     if problem.fingerprint() != info.key or problem.n != info.n:
+        if (problem.name, problem.n, problem.kind) == (info.name, info.n, info.kind):
+            raise MetaheurError(f"{saved.path}: the content of instance {info.name} (n = {info.n}) changed since "
+                                "the checkpoint was written (its fingerprint differs); give the instance the run "
+                                "began with")
         ours, theirs = (f"{k.upper()} " if k and info.kind != problem.kind else "" for k in (info.kind, problem.kind))
         raise MetaheurError(f"{saved.path}: checkpoint of {ours}instance {info.name} (n = {info.n}), not of "
                             f"{theirs}{problem.name} (n = {problem.n})")
@@ -418,7 +462,7 @@ def _read_given(instance: str | os.PathLike, cls: type[Problem]) -> Problem:
 def _registered_class(info: InstanceInfo) -> type[Problem] | None:
     """The registered problem of the checkpoint's kind when it is the class that wrote it (an
     older checkpoint names no class), else None; nothing the registry does not name is imported."""
-    cls = registered(skip_broken=True).get(info.kind)
+    cls = registered_class(info.kind)
     if cls is None or info.problem_class not in (None, _class_name(cls)):
         return None
     return cls
@@ -516,6 +560,16 @@ def _best_or_identity(problem: Problem, form, record: RunRecord) -> tuple[np.nda
     return best, value
 
 
+def _no_generation(islands: list[IslandRow]) -> list[str]:
+    """A run in which no island finished a generation (or a local-search island a step) says so
+    (the result's ``warnings`` and summary): its result is the best first member, a start and
+    at most one search, not a solution of the islands' search."""
+    if any(isl.generations or isl.search_steps for isl in islands):
+        return []
+    return ["no island finished a generation in the run: the result is the best first member, not a searched "
+            "solution; give more time (-t), or a cheaper --method, --moves or --ls-budget"]
+
+
 def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int, compile_s: float,
             choice: SearchChoice | None, parameters: dict) -> Result:
     """The run's result in the problem's sense: the best solution mapped back from the search form
@@ -549,6 +603,7 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
         migrations=[MigrationRow(e, m.source, m.target, shown(m.cost)) for e, m in record.migrations],
         trace=[TracePoint(t, i, shown(c)) for t, i, c in record.trace],
         setup_s=round(record.setup_seconds, 4), search_choice=choice.as_dict() if choice else None,
+        warnings=_no_generation(islands),
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)
 

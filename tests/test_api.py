@@ -99,8 +99,8 @@ def test_progress_seen_by_a_rule():
 
 @pytest.mark.parametrize(("stop", "message"), [
     (lambda p: False, "give a time limit or a number of generations"),
-    ([lambda p: False, MaxGenerations(2), "soon"], "a stop rule is a callable"),
-    (42, "stop takes a rule"),
+    ([lambda p: False, MaxGenerations(2), "soon"], r"stop takes a stop rule \(a callable"),
+    (42, r"stop takes a stop rule \(a callable"),
 ])
 def test_bad_stop_rules(stop, message):
     with pytest.raises(MetaheurError, match=message):

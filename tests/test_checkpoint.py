@@ -120,7 +120,9 @@ def test_a_flow_shop_run_resumed_goes_on_with_its_chains_where_they_stood(tmp_pa
     whole = solve_with(shop, generations=4, **options)
     path = tmp_path / "run.npz"
     solve_with(shop, generations=2, checkpoint=str(path), **options)
-    saved = load_checkpoint(path).states[0].searches
+    checkpoint = load_checkpoint(path)
+    checkpoint.validate(shop)  # reads the arrays
+    saved = checkpoint.states[0].searches
     assert set(saved) == {"best", "current"} and saved["current"].shape == (1, 20)
     rest = resume(str(path), problem=shop, generations=4)
     assert [row.algorithm for row in rest.islands] == ["iterated greedy chains"] * 2
@@ -134,6 +136,8 @@ def test_the_checkpoint_holds_every_island(tmp_path):
              checkpoint=str(path))
     saved = load_checkpoint(path)
     assert len(saved.states) == 2 and len(saved.island_params(random_qap(12, seed=1))) == 2
+    assert all(state.population is None for state in saved.states)  # no array before the instance is known
+    saved.validate(random_qap(12, seed=1))
     ga_island, tabu_island = saved.states  # the second of two CPU islands is a tabu island
     assert ga_island.population.shape == (QAP_GA.population, 12) and ga_island.searches is None
     assert tabu_island.population.shape == (1, 12)

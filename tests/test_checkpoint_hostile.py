@@ -23,8 +23,9 @@ import pytest
 from click.testing import CliRunner
 from testutil import instances_dir
 
+from metaheur import checkpoint as checkpoint_module
 from metaheur import solver as solver_module
-from metaheur.checkpoint import Checkpointer, load_checkpoint
+from metaheur.checkpoint import Checkpoint, Checkpointer, load_checkpoint
 from metaheur.cli import cli
 from metaheur.devices import cpu_device
 from metaheur.errors import InputFormatError, MetaheurError
@@ -91,6 +92,13 @@ def saved(tmp_path_factory) -> dict[str, Path]:
         return {kind: build(kind, folder) for kind in ("qap", "pfsp", "tsp")}
 
 
+def read(path: Path, problem) -> Checkpoint:
+    """The checkpoint at ``path`` with its arrays read for ``problem``."""
+    checkpoint = load_checkpoint(path)
+    checkpoint.validate(problem)
+    return checkpoint
+
+
 def one_line_error(done) -> str:
     assert done.exit_code == 2, (done.output, done.exception)
     err = done.stderr.strip()
@@ -141,8 +149,8 @@ def test_the_saved_searches_layout_is_the_islands_own(saved):
     snapshot, chains = TabuIsland.saved_searches, ILSIsland.saved_searches
     assert set(snapshot.shapes) == set(tabu.SAVED_SEARCH) and snapshot.shapes["stats"] == ("S", tabu.N_STATS)
     assert snapshot.costs == {("stats", tabu.COST): "perm", ("stats", tabu.BEST): "best"}
-    assert set(load_checkpoint(saved["qap"]).states[1].searches) == set(snapshot.shapes)
-    assert set(load_checkpoint(saved["pfsp"]).states[0].searches) == set(chains.shapes)
+    assert set(read(saved["qap"], QAP12).states[1].searches) == set(snapshot.shapes)
+    assert set(read(saved["pfsp"], SHOP).states[0].searches) == set(chains.shapes)
 
 
 # ------------------------------------------------------------------------------ no code imported
@@ -211,36 +219,134 @@ def npy_header(shape: tuple, dtype="<i8") -> bytes:
     return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
 
 
-def peak_while(load) -> int:
+def peak_while(load) -> tuple[int, object]:
+    """The peak of Python's allocations while ``load()`` runs, and what it returned."""
     tracemalloc.start()
     try:
-        load()
+        value = load()
     finally:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    return peak
+    return peak, value
 
 
-@pytest.mark.parametrize(("member", "size", "header", "message"), [
-    ("junk.npy", 96 << 20, b"", "unknown member junk.npy"),  # never read: the format names no such member
-    ("population_0.npy", 96 << 20, npy_header((1 << 20, 12)), r"population_0 holds \d+ bytes, more than"),
-    ("population_0.npy", 1 << 10, npy_header((1 << 40, 12)), r"population_0 holds \d+ bytes, more than"),
-], ids=["unknown", "large-entry", "large-shape"])
-def test_only_the_members_the_format_names_are_read_each_capped_before_it_is_inflated(saved, tmp_path, member,
-                                                                                      size, header, message):
-    """A 14 MB checkpoint with an unused 3 GiB deflated member took 3.2 GB: every member was read.
-    Now an unknown member is refused unread, a known one beyond the cap of the instance's size
-    (64 MiB for n = 12) before it is inflated, by its zip entry or by its array's shape."""
+def test_a_member_the_format_does_not_name_is_refused_unread(saved, tmp_path):
+    """A 14 MB checkpoint with an unused 3 GiB deflated member took 3.2 GB: every member was read."""
     arrays, head = members(saved["qap"])
-    path = write(tmp_path / "big.npz", {k: v for k, v in arrays.items() if f"{k}.npy" != member}, head)
-    zero_member(path, member, size, header)
+    path = write(tmp_path / "big.npz", arrays, head)
+    zero_member(path, "junk.npy", 96 << 20)
     assert path.stat().st_size < 2 << 20
 
     def load():
-        with pytest.raises(InputFormatError, match=message):
+        with pytest.raises(InputFormatError, match=r"unknown member junk\.npy"):
             load_checkpoint(path)
 
-    assert peak_while(load) < 8 << 20
+    assert peak_while(load)[0] < 8 << 20
+
+
+def no_array_is_read(monkeypatch) -> None:
+    """Make reading the data of any member but the header fail the test (its .npy header, which
+    declares its shape and type, may be read)."""
+    real = checkpoint_module._Members.read
+
+    def read(self, name, declared):
+        assert name == "header", f"{name} was read"
+        return real(self, name, declared)
+
+    monkeypatch.setattr(checkpoint_module._Members, "read", read)
+
+
+def member_variants(arrays: dict, variant: str):
+    """(member, its replacement) for every array member of a checkpoint: each dimension declared
+    huge (times 2**30) or large (times 1000) over 1 KiB of zeros (a .npy header of that shape:
+    ``("declared", shape, dtype, bytes)``), its own shape over 8 MiB of zeros, each dimension one
+    longer with its data, another type (floats, booleans, text)."""
+    for name, a in arrays.items():
+        if variant == "trailing data":
+            yield name, ("declared", a.shape, a.dtype.str, 8 << 20)
+        elif variant in ("declared huge", "declared large", "one longer"):
+            for axis in range(a.ndim):
+                shape = list(a.shape)
+                if variant == "one longer":
+                    yield name, np.concatenate([a, np.take(a, [0], axis=axis)], axis=axis)
+                else:
+                    shape[axis] *= (1 << 30) if variant == "declared huge" else 1000
+                    yield name, ("declared", tuple(shape), a.dtype.str, 1 << 10)
+        else:
+            yield name, a.astype(variant)
+
+
+def with_member(path: Path, arrays: dict, header: dict, name: str, replacement) -> Path:
+    """The checkpoint of ``arrays`` with member ``name`` replaced (:func:`member_variants`)."""
+    if isinstance(replacement, np.ndarray):
+        return write(path, arrays | {name: replacement}, header)
+    write(path, {k: v for k, v in arrays.items() if k != name}, header)
+    _, shape, dtype, size = replacement
+    zero_member(path, f"{name}.npy", size, npy_header(shape, dtype))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["qap", "pfsp", "tsp"])
+@pytest.mark.parametrize("variant", ["declared huge", "declared large", "trailing data", "one longer", "float64",
+                                     "bool", "str"])
+def test_an_array_member_of_another_shape_or_type_is_refused_before_any_is_read(saved, tmp_path, monkeypatch,
+                                                                               kind, variant):
+    """A checkpoint whose member declared a 1.5 GB array was read in full (the cap followed from
+    the size the checkpoint claims). Now every member's declared shape and type is checked
+    against what a run of the instance writes (population (1..most, n), costs, best, archive,
+    the saved searches of its island's layout) before any array is read: one line naming the
+    checkpoint and the member, through the API and the CLI."""
+    problem = {"qap": QAP12, "pfsp": SHOP, "tsp": TOUR}[kind]
+    arrays, header = members(saved[kind])
+    no_array_is_read(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    failures = []
+    for name, replacement in member_variants(arrays, variant):
+        path = with_member(tmp_path / "bad.npz", arrays, header, name, replacement)
+
+        def refused(name=name, path=path):
+            with pytest.raises(InputFormatError) as caught:
+                resume(path, problem=problem, generations=3)
+            return str(caught.value)
+
+        peak, message = peak_while(refused)
+        err = one_line_error(CliRunner().invoke(cli, ["solve", "--resume", "bad.npz", "-g", "3"]))
+        if not (message.startswith(f"{path}: damaged checkpoint: ") and name in message and "\n" not in message):
+            failures.append(f"{name} {replacement[1:] if isinstance(replacement, tuple) else ''}: {message}")
+        elif peak >= 8 << 20 or err != f"metaheur: error: bad.npz: {message.removeprefix(f'{path}: ')}":
+            failures.append(f"{name}: peak {peak} bytes, CLI {err}")
+    assert not failures, "\n".join(failures)
+
+
+def test_a_checkpoint_claiming_a_larger_instance_is_refused_before_its_arrays_are_read(saved, tmp_path,
+                                                                                      monkeypatch):
+    """A checkpoint whose header claims n = 1000 and holds a population of 1000 columns: refused
+    as another instance's (its size and fingerprint are not the instance's) before any array."""
+    arrays, header = members(saved["qap"])
+    header["settings"]["problem"]["n"] = 1000
+    path = write(tmp_path / "big.npz", {k: v for k, v in arrays.items() if k != "population_0"}, header)
+    zero_member(path, "population_0.npy", 96 << 20, npy_header(((96 << 20) // 8000, 1000)))
+    no_array_is_read(monkeypatch)
+    with pytest.raises(MetaheurError, match=r"\(n = 1000\), not of .*\(n = 12\)"):
+        resume(path, problem=QAP12, generations=3)
+
+
+@pytest.mark.parametrize(("size", "dtype"), [(96 << 20, f"<U{(96 << 20) // 4}"), (1 << 10, f"<U{1 << 28}"),
+                                            (96 << 20, "<i8")], ids=["large-entry", "large-shape", "large-array"])
+def test_a_header_that_inflates_beyond_its_cap_is_refused_before_it_is_inflated(saved, tmp_path, size, dtype):
+    """A 1 MB checkpoint whose header member inflated to 1 GiB took 2.1 GB on --resume. The
+    header is capped (HEADER_LIMIT, 64 MiB) by its zip entry and by its .npy shape before it is
+    read, and never copied."""
+    arrays, _ = members(saved["qap"])
+    path = tmp_path / "bomb.npz"
+    np.savez(path, **arrays)
+    zero_member(path, "header.npy", size, npy_header((), dtype) if dtype.startswith("<U") else npy_header((size // 8,)))
+
+    def load():
+        with pytest.raises(InputFormatError, match=r"header holds \d+ bytes, more than|header is of type"):
+            load_checkpoint(path)
+
+    assert peak_while(load)[0] < 8 << 20
 
 
 # ------------------------------------------------------------------------------ header fields

@@ -72,7 +72,7 @@ def test_status_line_reports_while_a_population_is_built(runner, monkeypatch):
     assert len(building) >= 3, lines
     # the building lines come before the summary (a "starting the islands" line may come first)
     assert lines.index(building[-1]) < min(i for i, line in enumerate(lines)
-                                           if "best -" not in line and line != "starting the islands")
+                                           if "best -" not in line and not line.startswith("starting the islands"))
 
 
 def test_status_line_reports_while_the_worker_processes_start(runner, monkeypatch):
@@ -88,8 +88,11 @@ def test_status_line_reports_while_the_worker_processes_start(runner, monkeypatc
                                  "--islands", "2", "--population", "4", "--offspring", "2", "--ls-budget", "10"])
     ok(result)
     lines = result.stderr.splitlines()
-    starting = [k for k, line in enumerate(lines) if line == "starting the islands"]
+    starting = [k for k, line in enumerate(lines) if line.startswith("starting the islands")]
     assert len(starting) >= 3 and starting == list(range(len(starting))), lines
+    # said once, then with the seconds it has taken
+    assert lines[0] == "starting the islands" and all(re.fullmatch(r"starting the islands \(\d+\.\d s\)", line)
+                                                      for line in lines[1:len(starting)]), lines
 
 
 def test_status_line_after_resume_starts_from_the_saved_best_and_time(runner, tmp_path):

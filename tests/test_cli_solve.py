@@ -340,7 +340,7 @@ def test_ctrl_c_writes_the_best_so_far(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         first = proc.stderr.readline()
-        while first.strip() == "starting the islands":  # the worker processes start
+        while first.startswith("starting the islands"):  # the worker processes start
             first = proc.stderr.readline()
         assert "best" in first, first + proc.stderr.read()  # the first status line: the search is running
         with contextlib.suppress(subprocess.TimeoutExpired):

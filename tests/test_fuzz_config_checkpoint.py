@@ -14,7 +14,7 @@ from metaheur.checkpoint import load_checkpoint
 from metaheur.config import read_config
 from metaheur.errors import MetaheurError
 from metaheur.solve_params import SolveParams
-from metaheur.solver import solve
+from metaheur.solver import resumed_instance, solve
 
 VALID_TOML = b"""
 [solve]
@@ -81,6 +81,7 @@ def test_checkpoint_round_trip(checkpoint_bytes, tmp_path):
     path = tmp_path / "c.npz"
     path.write_bytes(checkpoint_bytes)
     cp = load_checkpoint(path)
+    cp.validate(resumed_instance(cp))
     assert cp.settings.problem.n == 12
     assert cp.record.next_epoch == 2
     assert all(s.population is not None and s.best_cost is not None for s in cp.states)
@@ -105,9 +106,10 @@ def test_corrupted_checkpoint_gives_a_clean_error(checkpoint_bytes, tmp_path, da
     path.write_bytes(bytes(raw))
     try:
         cp = load_checkpoint(path)
+        cp.validate(resumed_instance(cp))
     except MetaheurError:
         return
-    assert len(cp.states) == len(cp.params)
+    assert len(cp.states) == len(cp.params) and all(s.population is not None for s in cp.states)
 
 
 def test_checkpoint_of_a_header_without_islands_is_refused(tmp_path):

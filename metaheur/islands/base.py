@@ -96,6 +96,12 @@ class Island:
         return {}
 
     @classmethod
+    def most_members(cls, ga: GAParams) -> int:
+        """The most members (and saved searches) an island of ``ga`` keeps: its population (the
+        load balancer only grows it), or for an automatic size the algorithm's most."""
+        return ga.population
+
+    @classmethod
     def check_params(cls, params: IslandParams, problem: Problem) -> None:
         """Refuse parameters the algorithm cannot run on ``problem`` (none by default)."""
 

@@ -24,6 +24,14 @@ POLICIES = ("best-worst", "elite")
 
 @dataclass(frozen=True)
 class MigrationParams:
+    """How the islands exchange their solutions at epoch boundaries (the module docstring).
+
+    ``topology``: who sends to whom: ``ring``, ``complete`` or ``random``; ``policy``: what a
+    migrant replaces: ``best-worst`` (the receiver's worst) or ``elite`` (an archive of the best
+    distinct solutions); ``interval``: epochs between migrations (0: never, independent islands);
+    ``archive``: the ``elite`` archive's size.
+    """
+
     topology: str = "ring"
     policy: str = "best-worst"
     interval: int = 1  # epochs between migrations; 0: never

@@ -5,7 +5,9 @@ Dask's on a cluster), one island per core, each with single-threaded kernels; GP
 threads of the main process, each on its own CUDA stream, overlapping the CPU epoch. After every
 epoch the migrator exchanges solutions, the balancer re-sizes GPU islands, the callbacks are
 told, and the stop rules are checked. A worker that dies mid-epoch costs one retry of that epoch
-from the islands' previous states (which are plain data kept here), so no result is lost.
+from the islands' previous states (which are plain data kept here), so no result is lost; one
+that crashes (native code at fault, most often a problem's device code, which would crash again:
+:mod:`metaheur.crashes`) ends the run with one line, keeping its best.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from joblib import Parallel, delayed, parallel_config
 
 from metaheur import isolation, live, scratch, signals
 from metaheur.callbacks import Callbacks
+from metaheur.crashes import WorkerCrash, crash_error, quiet_crashes
 from metaheur.devices import Device, parse_device
 from metaheur.errors import MetaheurError
 from metaheur.islands.balance import LoadBalancer
@@ -83,11 +86,13 @@ def _keep_worker_caches() -> None:
 def _worker_warm_up(spec: IslandSpec) -> int:
     leave_stop_signals_to_owner(spec)
     signals.watch_parent(spec.owner_pid)
+    quiet_crashes()
     return warm_up(spec)
 
 
 def _worker_epoch(epoch, spec: IslandSpec, state: IslandState, budget: dict):
     _keep_worker_caches()
+    quiet_crashes()
     signals.watch_parent(spec.owner_pid)
     return epoch(spec, state, **budget, in_worker=True)
 
@@ -229,6 +234,7 @@ class IslandModel:
         self.interrupted_at: float | None = None
         self.aborted = False  # a second stop signal came: the run stops waiting for its islands
         self.abandoned: str | None = None  # why the run gave up waiting for islands, once it did
+        self.crash: WorkerCrash | None = None  # a worker process crashed: the run ends after this epoch
         self.time_limit: float | None = None  # the run's time limit (seconds), for giving islands up
         self.start_time: float | None = None
         self.epoch = epoch
@@ -278,8 +284,14 @@ class IslandModel:
                  for i in self.main}
         if workers:
             calls[-1] = lambda: self._run_workers(workers, states, budget, results)
-        self._wait(calls)
-        return [results[i] if i in results else self._given_up(states[i]) for i in range(len(states))]
+        try:
+            self._wait(calls)
+        except WorkerCrash as exc:
+            self.crash = exc  # the islands not back keep what they reported; the run ends with its best
+        out = [results[i] if i in results else self._given_up(states[i]) for i in range(len(states))]
+        if self.crash is not None and all(state.best_cost is None for state, _ in out):
+            raise self.crash
+        return out
 
     def _run_workers(self, workers: list[int], states: list[IslandState], budget: dict, results: dict) -> None:
         """The worker islands' epochs through the executor, each result put in ``results`` as it
@@ -298,6 +310,9 @@ class IslandModel:
             except Exception as exc:  # a worker died (killed, out of memory, ...): rerun its epoch
                 if self.abandoned is not None:
                     raise
+                crash = crash_error(exc, "an island's epoch")
+                if crash is not None:  # native code at fault would crash again: no rerun
+                    raise crash from None
                 if attempt == MAX_RETRIES:
                     raise MetaheurError(f"worker processes failed {MAX_RETRIES + 1} times in a row: {exc}") from exc
                 self.retries += 1
@@ -502,6 +517,9 @@ class IslandModel:
                                                  interrupted=self.interrupted))
                     if self.abandoned is not None and reason is None:
                         reason = "interrupted" if self.interrupted else "time_limit"
+                    if self.crash is not None:
+                        warnings.warn(f"metaheur: the run stops early: {self.crash}", RuntimeWarning, stacklevel=2)
+                        reason = f"failed: {self.crash}"
                     if checkpoint is not None:
                         checkpoint(record, self.migrator, False)
         finally:
@@ -541,6 +559,9 @@ class IslandModel:
                 except MetaheurError:
                     raise
                 except Exception as exc:
+                    crash = crash_error(exc, "the islands' warm-up")
+                    if crash is not None:
+                        raise crash from None
                     if not self.interrupted:
                         self._in_process_instead(exc)
                     else:

@@ -43,13 +43,16 @@ class LoadedSolution:
 class ProblemFormats:
     """A problem's files. ``extensions`` (".dat") make ``load_instance(FILE)`` pick the problem;
     ``folder`` is its library subfolder under ``METAHEUR_INSTANCES`` ("qaplib"); ``read(path)``
-    reads an instance; ``sniff(path)`` tells the problem's files by content when the extension
-    is not a registered one; ``read_solution(problem, path)`` and ``write_solution(problem, path,
-    perm)`` (returns the value) read and write its solution files, ``solution_suffix`` their
-    extension; ``generators`` maps a prefix to a builder of ``gen:PREFIX:...`` instances (it gets
-    the whole name); ``picks``: a file may hold several instances, ``FILE#NAME`` or ``FILE#K``
-    picking one (``read`` then gets ``FILE#NAME``); ``sniff_broad``: the sniffer takes any file of
-    a kind of syntax (the QAP's: any list of numbers), so it is asked after every exact one."""
+    reads an instance of the class (raising ValueError, or an InputFormatError, on a file it
+    cannot read; any other exception is reported as such too, in one line naming the file and the
+    reader: :func:`~metaheur.problem.instances.read_with`); ``sniff(path)`` tells the problem's
+    files by content when the file has no extension or a generic one; ``read_solution(problem,
+    path)`` and ``write_solution(problem, path, perm)`` (returns the value) read and write its
+    solution files, ``solution_suffix`` their extension; ``generators`` maps a prefix to a
+    builder of ``gen:PREFIX:...`` instances (it gets the whole name); ``picks``: a file may hold
+    several instances, ``FILE#NAME`` or ``FILE#K`` picking one (``read`` then gets
+    ``FILE#NAME``); ``sniff_broad``: the sniffer takes any file of a kind of syntax (the QAP's:
+    any list of numbers), so it is asked after every exact one."""
 
     extensions: tuple[str, ...] = ()
     folder: str | None = None

@@ -135,13 +135,33 @@ class PermutationProblem(Problem):
 
     # ------------------------------------------------------------ the Problem interface
     def values(self, perms) -> np.ndarray:
-        """:meth:`evaluate` checked: an int64 array of one value per row."""
+        """:meth:`evaluate` checked: an int64 array of one value per row; an ``evaluate`` that
+        raises, or returns another shape or floats (values are exact integers), is one line."""
         perms = np.ascontiguousarray(perms, dtype=np.int64).reshape(-1, self.n)
-        out = np.asarray(self.evaluate(perms))
+        try:
+            out = np.asarray(self.evaluate(perms))
+        except MetaheurError:
+            raise
+        except Exception as exc:  # the user's code: one line that names it
+            raise MetaheurError(f"{self.kind} problem: evaluate raised {type(exc).__name__}: {exc}") from exc
         if out.shape != (len(perms),) or out.dtype.kind not in "iu":
             raise MetaheurError(f"{self.kind} problem: evaluate must return {len(perms)} integers (int64), got "
                                 f"shape {out.shape} dtype {out.dtype}")
         return out.astype(np.int64)
+
+    def value(self, perm) -> int:
+        """The exact value of one permutation, through :meth:`values` (checked)."""
+        return int(self.values(self.check_solution(perm)[None, :])[0])
+
+    def engine_costs(self, perms: np.ndarray) -> np.ndarray:
+        """``engine_sign * values(perms)`` (checked)."""
+        return self.engine_sign * self.values(perms)
+
+    def preflight(self) -> None:
+        """A run's checks before any search (:func:`~metaheur.problem.permutation_check.preflight`)."""
+        from metaheur.problem.permutation_check import preflight
+
+        preflight(self)
 
     def distances(self, solution: np.ndarray, population: np.ndarray) -> np.ndarray:
         """How far ``solution`` is from every row of ``population`` (:meth:`distance_table`)."""
@@ -196,12 +216,12 @@ class PermutationProblem(Problem):
         from metaheur.search.perm_search import PermSearchParams
 
         perm, ga = params.search(PermSearchParams), params.ga
+        perm.resolved(self)  # a given method or move the problem cannot run: one line, before the probe
         if self.device_code is None:
             size = default_perm_budget("ils", self.n) if ga.ls_budget is None else ga.ls_budget
             return replace(params, ga=replace(ga, ls_budget=size)), None
         choice = choose_for(self, perm, ga.ls_budget, ga.population + ga.offspring, budget)
         chosen = replace(perm, method=choice.method, move=choice.move, sample=choice.sample)
-        chosen.resolved(self)  # a method the problem cannot run is refused here, in one line
         return replace(params, ga=replace(ga, ls_budget=choice.ls_budget)).with_search(chosen), choice
 
     def operators(self, device, params, ls_budget: int | None = None):
@@ -372,13 +392,18 @@ class PermutationProblem(Problem):
                 raise MetaheurError(f"{self.kind} problem: cache_dtype int32 needs delta_bound() below 2^31 (cache "
                                     f"entries could overflow 32 bits), got {bound}; use cache_dtype int64")
 
-    def _check_declared(self, functions: frozenset[str]) -> None:
-        moves = tuple(self.moves)
-        bad = [m for m in moves if m not in MOVES]
-        if not moves or bad:
-            raise MetaheurError(f"{self.kind} problem: moves must be some of {', '.join(MOVES)}, got {moves}")
+    def check_moves(self) -> None:
+        """``moves``: one or more of :data:`MOVES`; ``sense``: min or max (one line each)."""
+        moves = tuple(self.moves) if isinstance(self.moves, (tuple, list)) else self.moves
+        if not isinstance(moves, tuple) or not moves or any(m not in MOVES for m in moves):
+            raise MetaheurError(f"{self.kind} problem: moves must be a tuple of one or more of {', '.join(MOVES)}, "
+                                f"got {moves!r}")
         if self.sense not in ("min", "max"):
             raise MetaheurError(f"{self.kind} problem: sense must be 'min' or 'max', got {self.sense!r}")
+
+    def _check_declared(self, functions: frozenset[str]) -> None:
+        self.check_moves()
+        moves = tuple(self.moves)
         cache, work = self.cache_entries(), self.work_entries()
         hooks = sorted(f for f in functions if f == "prepare" or f.startswith("update_"))
         if cache > 0 and "prepare" not in functions:

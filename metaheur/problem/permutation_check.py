@@ -282,14 +282,69 @@ class _Checker:
 def check_problem(problem: PermutationProblem, devices=None, trials: int = 16, seed: int = 0) -> CheckReport:
     """Compare ``problem``'s device functions with its ``evaluate`` on ``trials`` random
     permutations (and moves) on each of ``devices`` (default: the CPU build and every GPU,
-    simulated ones included); raises a one-line MetaheurError at the first mismatch, returns what
-    was checked otherwise."""
+    simulated ones included), after :func:`check_cache`; raises a one-line MetaheurError at the
+    first mismatch, returns what was checked otherwise."""
     if problem.user_code() is None:
         raise MetaheurError(f"check_problem({problem.kind}): the problem has no device_code (numpy only)")
     if trials < 1:
         raise MetaheurError(f"check_problem: trials must be >= 1, got {trials}")
     devs = available_devices() if devices is None else [parse_device(d) for d in devices]
+    if problem.cache_entries() > 0:  # writes beyond the cache would show as mismatches (or worse) below
+        check_cache(problem, np.random.default_rng(seed))
     report = CheckReport(problem.name)
     for dev in devs:
         report.checks += _Checker(problem, dev, trials, np.random.default_rng(seed)).run()
     return report
+
+
+#: Entries beyond ``cache_size`` that :func:`check_cache` watches (at most), filled with :data:`_UNWRITTEN`.
+CACHE_GUARD = 2**20
+_UNWRITTEN = {"int64": -(2**63) + 12345, "int32": -(2**31) + 123}
+
+
+def preflight(problem: PermutationProblem, trials: int = 4, seed: int = 0) -> None:
+    """A run's checks of a user's problem before any search, each a one-line MetaheurError
+    (docs/problems.md, "What a run checks first"): its ``moves`` and ``sense``; its ``evaluate`` on
+    ``trials`` random permutations (raising, another shape than one value a row, floats: costs are
+    exact integers); with device code, its cache large enough for what ``prepare`` and the
+    ``update_*`` hooks write (:func:`check_cache`)."""
+    problem.check_moves()
+    rng = np.random.default_rng(seed)
+    problem.values(np.array([rng.permutation(problem.n) for _ in range(trials)]))
+    if problem.user_code() is not None and problem.cache_entries() > 0:
+        check_cache(problem, rng)
+
+
+def check_cache(problem: PermutationProblem, rng: np.random.Generator) -> None:
+    """``prepare`` and each ``update_*`` hook, on the CPU build for one random permutation and
+    move, write no cache entry at or beyond ``cache_size`` (the entries after it, up to
+    :data:`CACHE_GUARD`, are watched); else one line with the size the writes need."""
+    from metaheur.search.cost_probe import random_moves
+
+    dev, n, cs = parse_device("cpu"), problem.n, problem.cache_entries()
+    code = problem.user_code()
+    mod = code.module("engine/perm_eval.cu", dev)
+    fields, arrays = problem.kernel_data()
+    data, ws = upload(fields, arrays, dev), problem.work_entries()
+    unwritten = _UNWRITTEN[problem.cache_dtype]
+    guard = min(CACHE_GUARD, max(4 * cs, n * n))
+    perm = dev.asarray(rng.permutation(n).astype(np.int32)[None, :])
+
+    def watched(hook: str, kernel: str, args: tuple, cache) -> None:
+        mod.kernel(kernel)(1, 1, args + data)
+        beyond = np.flatnonzero(to_host(cache)[cs:] != unwritten)
+        if len(beyond):
+            raise MetaheurError(f"{problem.kind} problem: the cache is too small: cache_size is {cs} but {hook} "
+                                f"writes cache[{cs + int(beyond[-1])}]; it needs cache_size >= "
+                                f"{cs + int(beyond[-1]) + 1}")
+
+    cache = dev.asarray(np.full(cs + guard, unwritten, dtype=problem.cache_dtype))
+    watched("prepare", "perm_prepare", (perm, 1, n, cache, cs, dev.zeros((1, ws), np.int64), ws), cache)
+    for move in problem.moves:
+        if move != "segment" and code.has(f"update_{move}"):
+            i, j = (int(x[0]) for x in random_moves(move, n, 1, rng, 3, True))
+            moved = dev.asarray(apply_move(to_host(perm)[0], move, i, j)[None, :])
+            mv = dev.asarray(np.array([[_TYPE[move], i, j]], dtype=np.int32))
+            watched(f"update_{move}", "perm_update", (moved, mv, 1, n, cache, cs, dev.zeros((1, ws), np.int64), ws),
+                    cache)
+

@@ -130,6 +130,11 @@ class SolvingPlan:
         default: nothing to build)."""
         return
 
+    def preflight(self) -> None:
+        """Refuse up front, in one line, a problem whose own code cannot be run (a user's problem:
+        its moves, its evaluate, its cache; default: no check)."""
+        return
+
     def check_memory(self, devices: list[Device]) -> None:
         """Refuse up front a run whose searches cannot fit ``devices`` (default: no check)."""
         return

@@ -11,16 +11,29 @@ probe's time is spent, the launch's own overhead left out (:func:`_per_call`; a 
 get one launch and overrun the time). From these, the seconds of one full scan of a move's
 neighbourhood as the searches scan it (:meth:`CostTimings.scan`: rows, every move, or the moves
 of the problem's candidate lists).
+
+The run waits for the probe at most a given time (:func:`probe_within`): it runs in a worker
+process of its own (ended when it is late; a crash there is one line, :mod:`metaheur.crashes`),
+or, where the run starts no worker processes (``cpu-serial``), on a thread of the run's process
+(left to end with its launch or with the process; a crash there ends the process). A function
+that never returns thus cannot hold the run before its clock, and stop signals reach the
+waiting main thread. A probe not back in time takes every function to cost at least the wait
+(:meth:`CostTimings.at_least`): the search is sized for a cost that slow.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from metaheur import signals
+from metaheur.crashes import crash_error, quiet_crashes
 from metaheur.devices import cpu_device, to_host
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
 from metaheur.problem.permutation_check import segment_code
@@ -33,6 +46,8 @@ REPEATS = 3
 MAX_ENTRIES = 2**18
 #: Random permutations timed (repeated to fill a batch), whose values and caches are computed once.
 POOL = 16
+#: How often the thread waiting for the probe looks at it (and lets stop signals through).
+WAIT_POLL_SECONDS = 0.05
 
 
 def neighbourhood(move: str, n: int, longest: int = 3, reversible: bool = True) -> tuple[int, int]:
@@ -79,6 +94,16 @@ class CostTimings:
         if move in self.row:
             return rows * self.row[move]
         return moves * self.pair[move]
+
+    @classmethod
+    def at_least(cls, problem, moves: tuple[str, ...], seconds: float) -> CostTimings:
+        """Timings of a probe that did not end within ``seconds``: every function of ``moves``
+        (and ``partial_insert_row`` where defined) taken to cost ``seconds`` a call, rows left
+        out (a row costs at least a pair delta)."""
+        longest, reversible = int(problem.segment_length), bool(problem.segment_reverse)
+        partial = seconds if problem.user_code().has("partial_insert_row") else None
+        return cls(problem.n, seconds, dict.fromkeys(moves, seconds), {}, partial, seconds,
+                   {m: neighbourhood(m, problem.n, longest, reversible) for m in moves})
 
     def as_dict(self) -> dict:
         """JSON-ready seconds (the result's record of the choice)."""
@@ -185,6 +210,60 @@ def probe_costs(problem, seconds: float, moves: tuple[str, ...] | None = None, s
     size = {m: neighbourhood(m, n, longest, reversible) for m in moves}
     cand = int(arrays.get(CANDIDATE_COUNT, 0))
     return CostTimings(n, cost, pair, row, partial, time.perf_counter() - clock.start, size, cand)
+
+
+def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | None = None, seed: int = 0,
+                 in_process: bool = False) -> CostTimings | None:
+    """:func:`probe_costs` in a worker process (``in_process``: on a thread of this one), waited
+    for at most ``wait`` seconds after the kernels are built (module docstring); None when it did
+    not end in time. An error of the probe is raised here; a crash of its worker is one line."""
+    problem.user_code().module("engine/perm_eval.cu", cpu_device())  # built here: compile time, not the wait
+    if in_process:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                future.set_result(probe_costs(problem, seconds, moves, seed))
+            except BaseException as exc:  # handed to the waiting thread
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name="metaheur-cost-probe", daemon=True).start()
+        return future.result() if _wait(future, wait) else None
+    from joblib.externals.loky import get_reusable_executor
+
+    with signals.held():  # the worker leaves a terminal's Ctrl-C to this process, which ends it
+        executor = get_reusable_executor(max_workers=1)
+    futures = [executor.submit(_worker_ready, os.getpid(), problem)]  # started and loaded before the wait
+    try:
+        _wait(futures[0], None)
+        futures[0].result()
+        futures.append(executor.submit(probe_costs, problem, seconds, moves, seed))
+        return futures[1].result() if _wait(futures[1], wait) else None
+    except Exception as exc:
+        crash = crash_error(exc, "the cost probe")
+        if crash is not None:
+            raise crash from None
+        raise
+    finally:  # late, interrupted or done: the worker is ended (a run's islands start their own)
+        executor.shutdown(wait=False, kill_workers=not futures[-1].done())
+
+
+def _worker_ready(owner: int, problem) -> None:
+    """The probe's worker process: watches the run's process, leaves a crash to the run's one
+    line, and has the probe's kernels loaded."""
+    signals.watch_parent(owner)
+    quiet_crashes()
+    problem.user_code().module("engine/perm_eval.cu", cpu_device())
+
+
+def _wait(future: concurrent.futures.Future, seconds: float | None) -> bool:
+    """Wait for ``future`` at most ``seconds`` (None: for ever), in short waits that let stop
+    signals through; whether it is done."""
+    end = None if seconds is None else time.perf_counter() + seconds
+    while not future.done() and (end is None or time.perf_counter() < end):
+        left = WAIT_POLL_SECONDS if end is None else max(0.0, end - time.perf_counter())
+        concurrent.futures.wait([future], timeout=min(WAIT_POLL_SECONDS, left))
+    return future.done()
 
 
 def random_moves(move: str, n: int, count: int, rng: np.random.Generator, longest: int,

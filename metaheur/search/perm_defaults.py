@@ -8,7 +8,13 @@ docs/decisions/perm-defaults.md):
 
 * Whatever a user or the problem's ``default_params()`` gave stays: a method other than
   ``auto``, a move, an ``ls_budget``. Only what is left open is chosen; with the method and the
-  budget both given nothing is (``given``).
+  budget both given nothing is (``given``), unless the run is timed and they do not fit.
+* A given method, move or budget whose first generation does not fit the allowance below is kept
+  while it takes at most :data:`GIVEN_SHARE` of the time limit, else sized down
+  (:func:`sized_down`) to the largest budget that does, at least one step (a descent for ``ils``,
+  ignoring the minimum a chosen method has); where even that would take a first generation
+  longer than the whole time limit, the run is refused in one line (it would end with no
+  generation and a random permutation).
 * The methods, in order (:func:`~metaheur.search.perm_search.method_order`): the iterated
   greedy where the problem defines ``partial_insert_row``; the tabu search over a swap,
   insertion or segment neighbourhood that the problem evaluates incrementally (a pair delta or a
@@ -18,7 +24,9 @@ docs/decisions/perm-defaults.md):
   reproducible for a seed), the first method with its size-based budget
   (:func:`~metaheur.islands.perm_operators.default_perm_budget`): ``structure``.
 * With timings (``probe``; :data:`PROBE_SHARE` of the time limit, at most
-  :data:`PROBE_SECONDS`): a search of ``b`` steps is predicted to take ``fixed + b * step``
+  :data:`PROBE_SECONDS`, waited for :data:`PROBE_WAIT_SHARE` of the time limit, at most
+  :data:`PROBE_WAIT_SECONDS`; a probe not back by then takes every function to cost the wait,
+  said in a warning): a search of ``b`` steps is predicted to take ``fixed + b * step``
   seconds (:func:`search_model`, in full scans of the neighbourhood). The allowance of one search
   is ``SHARE * time_limit``, divided by the CPU islands sharing a core, over the first
   generation's ``population + offspring`` searches. Each method in order gets the largest budget
@@ -29,17 +37,24 @@ docs/decisions/perm-defaults.md):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, replace
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import default_perm_budget
-from metaheur.search.cost_probe import CostTimings, probe_costs
-from metaheur.search.perm_search import PermSearchParams, method_order
+from metaheur.search.cost_probe import CostTimings, probe_within
+from metaheur.search.perm_search import METHOD_NAMES, PermSearchParams, method_order
 
 #: The first generation's share of the time limit.
 SHARE = 0.05
+#: The share of the time limit that a first generation of a given method, move or budget may take
+#: before it is sized down (:func:`sized_down`): at least two generations.
+GIVEN_SHARE = 0.5
 #: The probe's share of the time limit, and its most seconds.
 PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
+#: How long the run waits for the probe: a share of the time limit, and its most seconds (a
+#: function that never returns holds the run no longer than this).
+PROBE_WAIT_SHARE, PROBE_WAIT_SECONDS = 0.05, 5.0
 #: Full scans of the neighbourhood that a first-improvement descent from a random start costs (the
 #: start of an ILS or iterated-greedy search), that an ILS kick's descent costs and that the
 #: descent after an iterated greedy's reinsertions costs: about the most measured on the
@@ -57,11 +72,13 @@ class RunBudget:
     """What the choice is sized for: the run's ``time_limit`` (seconds, or None); ``timed``:
     whether the problem may be timed (a time limit, and not a ``--sync`` run with a generation
     budget, which must stay reproducible for a seed); ``islands_per_core``: CPU islands sharing
-    one core."""
+    one core; ``in_process``: the run starts no worker processes (``cpu-serial``), so the probe
+    runs on a thread of its process."""
 
     time_limit: float | None
     timed: bool
     islands_per_core: int = 1
+    in_process: bool = False  # the run starts no worker processes (cpu-serial): nor does the probe
 
 
 @dataclass(frozen=True)
@@ -138,6 +155,7 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
         return SearchChoice(method, move, size, "structure", f"{_what(perm.method, methods)}; not timed: {why}",
                             sample=perm.sample)
     allowed = SHARE * budget.time_limit / max(1, budget.islands_per_core)
+    given = perm.method != "auto" or perm.move is not None or ls_budget is not None
     notes = []
     for k, method in enumerate(methods):
         last = k == len(methods) - 1
@@ -148,6 +166,8 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
         else:
             used, (fixed, step), size = perm, search_model(method, move, timings, perm, n), ls_budget
             fits = size >= minimum_budget(method, n) and members * (fixed + size * step) <= allowed
+        if last and not fits and given:
+            size = sized_down(method, move, members, (fixed, step), size, budget, notes)
         predicted = members * (fixed + size * step)
         if fits or last:
             scan = (f"{used.sample} sampled {move} moves a descent step" if used.sample
@@ -155,10 +175,34 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
             reason = (f"{_what(perm.method, methods)}; {scan}, {members} searches a first generation, "
                       f"{_ms(allowed)} allowed ({SHARE:.0%} of {budget.time_limit:g} s)"
                       + "".join(f"; {note}" for note in notes))
-            return SearchChoice(method, move, size, "probe", reason, round(predicted, 6), round(allowed, 6),
+            by = "given" if perm.method != "auto" and size == ls_budget else "probe"
+            return SearchChoice(method, move, size, by, reason, round(predicted, 6), round(allowed, 6),
                                 timings.as_dict(), used.sample)
         notes.append(f"{method} not taken: {size} steps would take {_ms(predicted)}")
     raise MetaheurError("internal error: no local search chosen")  # the last method is always taken
+
+
+def sized_down(method: str, move: str, members: int, model: tuple[float, float], size: int, budget: RunBudget,
+               notes: list[str]) -> int:
+    """The budget of a given method, move or budget (``size`` steps) that the allowance of a
+    chosen one does not fit: ``size`` where a first generation takes at most :data:`GIVEN_SHARE`
+    of the time limit (divided by the CPU islands sharing a core), else the largest budget that
+    does (:func:`fitted_budget`), at least one step (a descent for ``ils``), said in ``notes``.
+    Refused in one line where even that takes a first generation longer than the whole time
+    limit (the run would end with no generation)."""
+    fixed, step = model
+    least, sharing = (0 if method == "ils" else 1), max(1, budget.islands_per_core)
+    fitted = max(least, fitted_budget(fixed, step, GIVEN_SHARE * budget.time_limit / sharing / members, size))
+    if fitted < size:
+        notes.append(f"{size} steps would take {_ms(members * (fixed + size * step))}, more than "
+                     f"{GIVEN_SHARE:.0%} of the time limit: sized down to {fitted}")
+    predicted = members * (fixed + fitted * step) * sharing  # islands sharing a core take turns
+    if predicted > budget.time_limit:
+        raise MetaheurError(f"the {METHOD_NAMES[method]} over {move} moves cannot finish a first generation in "
+                            f"{budget.time_limit:g} s: {members} searches of {fitted} step{'s' if fitted != 1 else ''} "
+                            f"take about {_ms(predicted)} on this machine; give a longer time limit (-t), a cheaper "
+                            f"--method or --moves, or fewer --population and --offspring")
+    return fitted
 
 
 def _largest(method: str, move: str, t: CostTimings, perm: PermSearchParams, n: int, seconds: float, last: bool,
@@ -180,17 +224,28 @@ def _largest(method: str, move: str, t: CostTimings, perm: PermSearchParams, n: 
 
 def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
                budget: RunBudget) -> SearchChoice:
-    """:func:`choose` with the probe's timings where the run is ``timed`` and the method
-    (``auto``) or the budget is left open; both given, the choice is theirs (``given``)."""
-    if perm.method != "auto" and ls_budget is not None:
-        return SearchChoice(perm.method, perm.move or problem.moves[0], ls_budget, "given",
-                            "method and budget given", sample=perm.sample)
-    timings = None
+    """:func:`choose` with the probe's timings where the run is ``timed`` (a given method and
+    budget too: sized down where they do not fit, :func:`sized_down`); untimed, with the method
+    and the budget both given, the choice is theirs (``given``). A probe that does not finish
+    within its wait takes every function to cost at least the wait (a warning says so)."""
     if budget.timed and budget.time_limit is not None:
         move = perm.move or problem.moves[0]  # and the insertions of the iterated greedy's descents
         moves = (move, "insert") if move != "insert" and problem.user_code().has("partial_insert_row") else (move,)
-        timings = probe_costs(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), moves)
-    return choose(problem, perm, ls_budget, members, budget, timings)
+        wait = min(PROBE_WAIT_SECONDS, PROBE_WAIT_SHARE * budget.time_limit)
+        timings = probe_within(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), wait, moves,
+                               in_process=budget.in_process)
+        late = None
+        if timings is None:
+            late = (f"the problem's device functions did not finish the cost probe in {_ms(wait)}: each is taken "
+                    f"to cost at least that a call, and the search is sized for it")
+            warnings.warn(f"metaheur: {late}", RuntimeWarning, stacklevel=2)
+            timings = CostTimings.at_least(problem, moves, wait)
+        choice = choose(problem, perm, ls_budget, members, budget, timings)
+        return choice if late is None else replace(choice, reason=f"{choice.reason}; {late}")
+    if perm.method != "auto" and ls_budget is not None:
+        return SearchChoice(perm.method, perm.move or problem.moves[0], ls_budget, "given", "method and budget given",
+                            sample=perm.sample)
+    return choose(problem, perm, ls_budget, members, budget, None)
 
 
 def _what(method: str, methods: tuple[str, ...]) -> str:

@@ -62,7 +62,10 @@ class PermSearchParams:
     ``partial_insert_tie`` where it has one (else, and by default, they take the first;
     docs/decisions/pfsp-method.md); ``kernel``: the kernels' layout (:data:`KERNELS`; the same moves
     either way); ``scan``: how the classic layout's scans split the rows between its warps
-    (:data:`SCANS`; the same moves either way; the warp layout has one warp, so ``row``)."""
+    (:data:`SCANS`; the same moves either way; the warp layout has one warp, so ``row``);
+    ``sample``: moves a descent step samples (0: every move; a run may choose it,
+    :mod:`metaheur.search.perm_defaults`); ``granular``: scan only the moves of the problem's
+    candidate lists where it gives ``candidates()`` (else every move)."""
 
     section: ClassVar[str] = "perm"  # its name in configuration files, results and checkpoints
 
@@ -102,11 +105,17 @@ class PermSearchParams:
             raise MetaheurError(f"sample must be 0 (every move) .. {INT32_MAX // 4}, got {self.sample}")
 
     def resolved(self, problem) -> tuple[str, str]:
-        """(method, move) for ``problem``: ``auto`` and a missing move decided, both checked."""
+        """(method, move) for ``problem``: ``auto`` and a missing move decided, both checked; a
+        problem without device code (the numpy-only route's sampled descent, ``ils``) takes no method."""
         code = problem.user_code()
         move = self.move or problem.moves[0]
         if move not in problem.moves:
             raise MetaheurError(f"{problem.kind} problem offers the moves {', '.join(problem.moves)}, not {move!r}")
+        if code is None:
+            if self.method != "auto":
+                raise MetaheurError(f"the {problem.kind} problem has no device_code: its numpy-only route runs a "
+                                    f"sampled descent, not the method {self.method!r} (give device_code for it)")
+            return "ils", move
         method = method_order(problem, self.method, move)[0]
         if method == "ig" and not code.has("partial_insert_row"):
             raise MetaheurError(f"the iterated greedy needs partial_insert_row, which the {problem.kind} problem's "

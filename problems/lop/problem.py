@@ -27,12 +27,12 @@ BATCH_ENTRIES = 1 << 22  # k * n * n entries scored at once by evaluate
 
 
 def absolute_sum(matrix: np.ndarray) -> int:
-    """The exact sum of the absolute values of the off-diagonal entries of an int64 matrix."""
-    rough = float(np.abs(matrix.astype(np.float64)).sum() - np.abs(np.diagonal(matrix).astype(np.float64)).sum())
-    if rough < 2.0**60:
-        return int(np.abs(matrix).sum() - np.abs(np.diagonal(matrix)).sum())
-    off = matrix[~np.eye(matrix.shape[0], dtype=bool)]
-    return sum(abs(int(x)) for x in off)
+    """The exact sum of the absolute values of the off-diagonal entries of an int64 matrix, in
+    numpy whatever their size: each absolute value (as uint64) is split into its high and low 32
+    bits, summed apart (neither sum can wrap below 2^32 entries) and joined as a Python int."""
+    off = np.abs(matrix[~np.eye(matrix.shape[0], dtype=bool)]).astype(np.uint64)  # |-2^63| wraps to 2^63
+    high, low = (off >> np.uint64(32)).sum(dtype=np.uint64), (off & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64)
+    return (int(high) << 32) + int(low)
 
 
 def overflow_reason(matrix: np.ndarray) -> str | None:

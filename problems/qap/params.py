@@ -23,12 +23,12 @@ SCALE_LIMIT = 1 << 20  # tenures floor(u^3 scale n) stay int32 (the batch checks
 class TabuParams:
     """Parameters of robust tabu search.
 
-    ``tenure``: ``"cubic"`` (Taillard 2006: floor(u^3 * scale * n) per entry, ``scale`` 8 in
-    Taillard's code) or ``"uniform"`` (Taillard 1991: one tenure in [0.9n, 1.1n], redrawn every
-    2.2n iterations). ``aspiration``: iterations after which a swap that brings both units back
-    to long-unvisited locations is forced (default 5 n^2; 0 turns it off... in effect it then
-    applies at once, so use a large value instead). ``kernel``: which kernel runs it (:data:`KERNELS`;
-    the same moves either way; ``stream`` is laid out for a GPU).
+    ``tenure``: ``"cubic"`` (Taillard 2006: floor(u^3 * scale * n) per entry) or ``"uniform"``
+    (Taillard 1991: one tenure in [0.9n, 1.1n], redrawn every 2.2n iterations). ``scale``: the
+    cubic tenures' scale (8 in Taillard's code). ``aspiration``: iterations after which a swap
+    that brings both units back to long-unvisited locations is forced (default 5 n^2; 0 turns it
+    off... in effect it then applies at once, so use a large value instead). ``kernel``: which
+    kernel runs it (:data:`KERNELS`; the same moves either way; ``stream`` is laid out for a GPU).
     """
 
     section: ClassVar[str] = "tabu"  # its name in configuration files, results and checkpoints

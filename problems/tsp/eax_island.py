@@ -103,6 +103,11 @@ class EAXIsland(Island):
         return {"population": 0, "offspring": 1}
 
     @classmethod
+    def most_members(cls, ga: GAParams) -> int:
+        """An automatic population (0) has at most :data:`MAX_POPULATION` members."""
+        return ga.population or MAX_POPULATION
+
+    @classmethod
     def check_params(cls, params: IslandParams, problem: Problem) -> None:
         """Curve starts need city coordinates."""
         if params.search(EAXParams).starts == "curve" and getattr(problem, "coords", None) is None:

@@ -55,10 +55,13 @@ class ILSParams:
     - ``lk_move``: ``3opt`` (Lin-Kernighan chains of sequential 3-opt steps, LKH style) or ``2opt``
       (a 3-opt search, then LK chains of 2-opt steps with ``lk_breadth1`` / ``lk_breadth2``
       alternatives at the first two steps); ``lk_depth``: longest chain (0: no LK, 3-opt only);
+    - ``lk_breadth1`` / ``lk_breadth2``: the alternatives a ``2opt`` LK chain tries at its first
+      and at its second step;
     - ``kick``: ``double-bridge`` (three consecutive segments of 1..``window`` cities, A B C D ->
       A D C B), ``near-bridge`` (cuts at a city and three of its ``window`` nearest),
       ``segment-swap`` (two adjacent segments of 1..``window`` cities swap: a 3-opt move),
       ``shuffle`` (a stretch of up to ``window`` cities in random order) or ``walk``;
+    - ``window``: how far a kick reaches, in cities (its segments' longest, its near cities);
     - ``temperature``: accept a kick that lengthens the tour by less than
       ``temperature * u * length / n`` (u uniform in (0, 1]; 0: only kicks that do not lengthen it);
     - ``eax_kernel``: how the EAX islands' generations use the device (:data:`EAX_KERNELS`:

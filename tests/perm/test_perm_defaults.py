@@ -18,6 +18,7 @@ from metaheur import PermSearchParams, Result
 from metaheur import solver as solver_module
 from metaheur.cli import _echo_details
 from metaheur.devices import cpu_device
+from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import default_perm_budget
 from metaheur.problem.permutation_check import segment_valid
 from metaheur.problems.lop.generator import random_lop
@@ -25,11 +26,13 @@ from metaheur.problems.pfsp import random_pfsp
 from metaheur.search.cost_probe import CostTimings, neighbourhood, probe_costs
 from metaheur.search.perm_defaults import (
     DESCENT_SCANS,
+    GIVEN_SHARE,
     KICK_SCANS,
     MIN_SAMPLE,
     SHARE,
     RunBudget,
     choose,
+    choose_for,
     fitted_budget,
     search_model,
 )
@@ -116,11 +119,40 @@ def test_given_parts_stay():
     wt = random_tardiness(50, 1)
     t = timings(50, 1e-2, partial=10.0)
     forced = choose(wt, PermSearchParams(method="tabu", move="swap"), None, MEMBERS, RunBudget(60.0, True), t)
-    assert (forced.method, forced.move, forced.ls_budget) == ("tabu", "swap", 50)  # at least n
+    assert (forced.method, forced.move, forced.ls_budget) == ("tabu", "swap", 50)  # at least n: within half of 60 s
     budget = choose(wt, PermSearchParams(), 7, MEMBERS, RunBudget(60.0, True), t)
     assert budget.ls_budget == 7 and budget.method == "ils"  # 7 steps fit a tabu search, but 7 < n
     untimed = choose(wt, PermSearchParams(), None, MEMBERS, RunBudget(None, False), None)
     assert (untimed.method, untimed.ls_budget, untimed.by) == ("ig", default_perm_budget("ig", 50), "structure")
+
+
+@pytest.mark.parametrize("given", ["method", "method and budget", "budget"])
+def test_what_is_given_is_sized_down_to_the_limit_or_refused(given):
+    """Issue 70: a given method or budget whose first generation takes more than GIVEN_SHARE of
+    the time limit is sized down to the largest budget that fits it; where one step's generation
+    overruns the whole time limit, one line refuses the run (it would end with no generation and
+    a random permutation)."""
+    wt = random_tardiness(50, 1)
+    perm = PermSearchParams(method="tabu" if "method" in given else "auto")
+    ls_budget = 64 if "budget" in given else None
+    t = timings(50, 1e-2, partial=10.0)  # a scan 10 ms: 30 tabu searches of 64 steps 19 s
+    choice = choose(wt, perm, ls_budget, MEMBERS, RunBudget(20.0, True), t)
+    fixed, step = search_model(choice.method, choice.move, t, PermSearchParams(), wt.n)
+    allowed = GIVEN_SHARE * 20.0
+    assert MEMBERS * (fixed + choice.ls_budget * step) <= allowed < MEMBERS * (fixed + (choice.ls_budget + 1) * step)
+    assert choice.by == "probe" and "sized down to" in choice.reason
+    with pytest.raises(MetaheurError) as info:
+        choose(wt, perm, ls_budget, MEMBERS, RunBudget(0.2, True), t)
+    assert "cannot finish a first generation in 0.2 s" in str(info.value) and "give a longer time limit" in \
+        str(info.value)
+
+
+def test_a_given_method_and_budget_that_fit_stay_given():
+    wt = random_tardiness(50, 1)
+    choice = choose(wt, PermSearchParams(method="tabu"), 3, MEMBERS, RunBudget(60.0, True), timings(50, 1e-4))
+    assert (choice.method, choice.ls_budget, choice.by) == ("tabu", 3, "given")
+    untimed = choose_for(wt, PermSearchParams(method="tabu"), 3, MEMBERS, RunBudget(60.0, False))
+    assert (untimed.ls_budget, untimed.by, untimed.timings) == (3, "given", None)  # --sync -g: not timed
 
 
 def test_fitted_budget():

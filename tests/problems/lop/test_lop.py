@@ -12,6 +12,7 @@ from metaheur.errors import InputFormatError, MetaheurError
 from metaheur.problems.lop import LOP, random_lop
 from metaheur.problems.lop.best_known import TABLE, instance_set, lop_best_known
 from metaheur.problems.lop.files import looks_like_lolib, read_lolib, read_order, write_order
+from metaheur.problems.lop.problem import absolute_sum
 
 
 def reference_value(matrix: np.ndarray, order) -> int:
@@ -51,6 +52,18 @@ def test_value_ignores_the_diagonal_and_reverse_order_takes_the_other_entries():
     # every order collects one entry of each pair
     for p in itertools.permutations(range(3)):
         assert lop.value(p) + lop.value(p[::-1]) == m.sum() - np.trace(m)
+
+
+@pytest.mark.parametrize("high", [5, 2**31, 2**40, 2**62, 2**63 - 1])
+@pytest.mark.parametrize("signs", ["positive", "negative", "mixed"])
+def test_absolute_sum_is_exact_at_every_magnitude(high, signs):
+    """The overflow check sums in numpy (no Python integers however large the entries: a matrix
+    of entries near 2^40 was summed entry by entry) and exactly, int64's least value included."""
+    rng = np.random.default_rng(high % 1000)
+    m = rng.integers(high // 2, high, size=(40, 40), dtype=np.int64, endpoint=True)
+    m = -m if signs == "negative" else m * rng.choice([-1, 1], size=m.shape) if signs == "mixed" else m
+    m[0, 1] = -(2**63) if high == 2**63 - 1 and signs != "positive" else m[0, 1]
+    assert absolute_sum(m) == sum(abs(int(x)) for x in m[~np.eye(40, dtype=bool)])
 
 
 def test_constructor_refuses_bad_matrices():
