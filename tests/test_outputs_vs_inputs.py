@@ -63,8 +63,10 @@ def _input(kind: str, tmp_path: Path, checkpoint: Path) -> tuple[str, list[str]]
         return "c.npz", ["solve", "--resume", "c.npz", "-g", "3"]
     if kind == "problem-module":
         module = f"userqap_{uuid.uuid4().hex}"
-        (tmp_path / f"{module}.py").write_text("from metaheur.problems.qap import QAP\n\n\nclass Mine(QAP):\n"
-                                               "    pass\n")
+        (tmp_path / f"{module}.py").write_text(  # a subclass whose reader returns it (what --problem checks)
+            "from dataclasses import replace\n\nfrom metaheur.problems.qap import QAP\n\n\nclass Mine(QAP):\n"
+            "    pass\n\n\ndef read(spec):\n    qap = QAP.formats.read(spec)\n"
+            "    return Mine(qap.name, qap.flow, qap.distance)\n\n\nMine.formats = replace(QAP.formats, read=read)\n")
         return f"{module}.py", ["solve", "inst.dat", *QUICK, "--problem", f"{module}:Mine"]
     raise AssertionError(kind)
 

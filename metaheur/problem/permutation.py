@@ -220,7 +220,10 @@ class PermutationProblem(Problem):
         if self.device_code is None:
             size = default_perm_budget("ils", self.n) if ga.ls_budget is None else ga.ls_budget
             return replace(params, ga=replace(ga, ls_budget=size)), None
-        choice = choose_for(self, perm, ga.ls_budget, ga.population + ga.offspring, budget)
+        defaults = self.default_params()
+        own = defaults.search(PermSearchParams)  # the problem's own choice is not the user's
+        given = (perm.method, perm.move, ga.ls_budget) != (own.method, own.move, defaults.ga.ls_budget)
+        choice = choose_for(self, perm, ga.ls_budget, ga.population + ga.offspring, budget, given)
         chosen = replace(perm, method=choice.method, move=choice.move, sample=choice.sample)
         return replace(params, ga=replace(ga, ls_budget=choice.ls_budget)).with_search(chosen), choice
 

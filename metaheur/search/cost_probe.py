@@ -73,7 +73,8 @@ class CostTimings:
     ``pair`` (one move's delta) and ``row`` (one row, only where the problem has the row
     function); ``partial`` (one ``partial_insert_row`` into n - 1 elements, or None); ``probe``:
     the seconds the probe took; per move, ``size`` its (rows, moves) (:func:`neighbourhood`);
-    ``candidates``: k of the problem's candidate lists (0 without)."""
+    ``candidates``: k of the problem's candidate lists (0 without); ``measured``: False for the
+    lower bounds of a probe that did not end in time (:meth:`at_least`)."""
 
     n: int
     cost: float
@@ -83,6 +84,7 @@ class CostTimings:
     probe: float
     size: dict[str, tuple[int, int]]
     candidates: int = 0
+    measured: bool = True
 
     def scan(self, move: str, granular: bool = True) -> float:
         """Seconds of a full scan of ``move``'s neighbourhood, as the searches scan it: granular
@@ -103,7 +105,7 @@ class CostTimings:
         longest, reversible = int(problem.segment_length), bool(problem.segment_reverse)
         partial = seconds if problem.user_code().has("partial_insert_row") else None
         return cls(problem.n, seconds, dict.fromkeys(moves, seconds), {}, partial, seconds,
-                   {m: neighbourhood(m, problem.n, longest, reversible) for m in moves})
+                   {m: neighbourhood(m, problem.n, longest, reversible) for m in moves}, measured=False)
 
     def as_dict(self) -> dict:
         """JSON-ready seconds (the result's record of the choice)."""

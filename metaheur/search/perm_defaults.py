@@ -52,9 +52,10 @@ SHARE = 0.05
 GIVEN_SHARE = 0.5
 #: The probe's share of the time limit, and its most seconds.
 PROBE_SHARE, PROBE_SECONDS = 0.01, 0.5
-#: How long the run waits for the probe: a share of the time limit, and its most seconds (a
-#: function that never returns holds the run no longer than this).
-PROBE_WAIT_SHARE, PROBE_WAIT_SECONDS = 0.05, 5.0
+#: How long the run waits for the probe: a share of the time limit, at least a second (the
+#: probe's time and its answer from the worker process, on a loaded machine too) and at most
+#: five (a function that never returns holds the run no longer than this).
+PROBE_WAIT_SHARE, PROBE_WAIT_FLOOR, PROBE_WAIT_SECONDS = 0.05, 1.0, 5.0
 #: Full scans of the neighbourhood that a first-improvement descent from a random start costs (the
 #: start of an ILS or iterated-greedy search), that an ILS kick's descent costs and that the
 #: descent after an iterated greedy's reinsertions costs: about the most measured on the
@@ -143,9 +144,12 @@ def fitted_budget(fixed: float, step: float, seconds: float, cap: int) -> int:
 
 
 def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
-           budget: RunBudget, timings: CostTimings | None) -> SearchChoice:
+           budget: RunBudget, timings: CostTimings | None,
+           given: bool | None = None) -> SearchChoice:
     """The choice of the module docstring for ``problem`` (its ``perm`` section and ``ls_budget``
-    as given, ``members`` searches a first generation); ``timings`` None: the structural rule."""
+    as given, ``members`` searches a first generation); ``timings`` None: the structural rule.
+    ``given``: whether the user gave the method, move or budget (None: any that is not left open;
+    a problem's own defaults are not given: they are chosen, never refused by :func:`sized_down`)."""
     n, move = problem.n, perm.move or problem.moves[0]
     methods = method_order(problem, perm.method, move)
     if timings is None or budget.time_limit is None:
@@ -155,7 +159,8 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
         return SearchChoice(method, move, size, "structure", f"{_what(perm.method, methods)}; not timed: {why}",
                             sample=perm.sample)
     allowed = SHARE * budget.time_limit / max(1, budget.islands_per_core)
-    given = perm.method != "auto" or perm.move is not None or ls_budget is not None
+    if given is None:
+        given = perm.method != "auto" or perm.move is not None or ls_budget is not None
     notes = []
     for k, method in enumerate(methods):
         last = k == len(methods) - 1
@@ -167,7 +172,7 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
             used, (fixed, step), size = perm, search_model(method, move, timings, perm, n), ls_budget
             fits = size >= minimum_budget(method, n) and members * (fixed + size * step) <= allowed
         if last and not fits and given:
-            size = sized_down(method, move, members, (fixed, step), size, budget, notes)
+            size = sized_down(method, move, members, (fixed, step), size, budget, notes, timings.measured)
         predicted = members * (fixed + size * step)
         if fits or last:
             scan = (f"{used.sample} sampled {move} moves a descent step" if used.sample
@@ -183,13 +188,14 @@ def choose(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
 
 
 def sized_down(method: str, move: str, members: int, model: tuple[float, float], size: int, budget: RunBudget,
-               notes: list[str]) -> int:
+               notes: list[str], refuse: bool = True) -> int:
     """The budget of a given method, move or budget (``size`` steps) that the allowance of a
     chosen one does not fit: ``size`` where a first generation takes at most :data:`GIVEN_SHARE`
     of the time limit (divided by the CPU islands sharing a core), else the largest budget that
     does (:func:`fitted_budget`), at least one step (a descent for ``ils``), said in ``notes``.
     Refused in one line where even that takes a first generation longer than the whole time
-    limit (the run would end with no generation)."""
+    limit (the run would end with no generation), when ``refuse`` (timings measured, not the
+    lower bounds of a late probe: then the run goes on with the least budget)."""
     fixed, step = model
     least, sharing = (0 if method == "ils" else 1), max(1, budget.islands_per_core)
     fitted = max(least, fitted_budget(fixed, step, GIVEN_SHARE * budget.time_limit / sharing / members, size))
@@ -197,7 +203,7 @@ def sized_down(method: str, move: str, members: int, model: tuple[float, float],
         notes.append(f"{size} steps would take {_ms(members * (fixed + size * step))}, more than "
                      f"{GIVEN_SHARE:.0%} of the time limit: sized down to {fitted}")
     predicted = members * (fixed + fitted * step) * sharing  # islands sharing a core take turns
-    if predicted > budget.time_limit:
+    if refuse and predicted > budget.time_limit:
         raise MetaheurError(f"the {METHOD_NAMES[method]} over {move} moves cannot finish a first generation in "
                             f"{budget.time_limit:g} s: {members} searches of {fitted} step{'s' if fitted != 1 else ''} "
                             f"take about {_ms(predicted)} on this machine; give a longer time limit (-t), a cheaper "
@@ -223,7 +229,7 @@ def _largest(method: str, move: str, t: CostTimings, perm: PermSearchParams, n: 
 
 
 def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: int,
-               budget: RunBudget) -> SearchChoice:
+               budget: RunBudget, given: bool | None = None) -> SearchChoice:
     """:func:`choose` with the probe's timings where the run is ``timed`` (a given method and
     budget too: sized down where they do not fit, :func:`sized_down`); untimed, with the method
     and the budget both given, the choice is theirs (``given``). A probe that does not finish
@@ -231,7 +237,7 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
     if budget.timed and budget.time_limit is not None:
         move = perm.move or problem.moves[0]  # and the insertions of the iterated greedy's descents
         moves = (move, "insert") if move != "insert" and problem.user_code().has("partial_insert_row") else (move,)
-        wait = min(PROBE_WAIT_SECONDS, PROBE_WAIT_SHARE * budget.time_limit)
+        wait = min(PROBE_WAIT_SECONDS, max(PROBE_WAIT_FLOOR, PROBE_WAIT_SHARE * budget.time_limit))
         timings = probe_within(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), wait, moves,
                                in_process=budget.in_process)
         late = None
@@ -240,7 +246,7 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
                     f"to cost at least that a call, and the search is sized for it")
             warnings.warn(f"metaheur: {late}", RuntimeWarning, stacklevel=2)
             timings = CostTimings.at_least(problem, moves, wait)
-        choice = choose(problem, perm, ls_budget, members, budget, timings)
+        choice = choose(problem, perm, ls_budget, members, budget, timings, given)
         return choice if late is None else replace(choice, reason=f"{choice.reason}; {late}")
     if perm.method != "auto" and ls_budget is not None:
         return SearchChoice(perm.method, perm.move or problem.moves[0], ls_budget, "given", "method and budget given",
