@@ -51,3 +51,40 @@ def die_by(signum: int) -> None:
     faulthandler.disable()  # no stack dump on the test's stderr
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+def launch_failing_import(monkeypatch, exc: type[BaseException]) -> int:
+    """Run the console script's entry point with ``exc`` raised by its import of the command line;
+    the exit status it ends with."""
+    import builtins
+
+    import pytest
+
+    import _metaheur_launch
+
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, **kwargs):
+        if name == "metaheur.cli":
+            raise exc
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    with pytest.raises(SystemExit) as stop:
+        _metaheur_launch.main()
+    return stop.value.code
+
+
+def live_processes() -> dict[int, tuple[int, int]]:
+    """Every live (not zombie) process: its (parent pid, process group) by pid (reads /proc)."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                out[int(entry)] = (int(fields[1]), int(fields[2]))
+    return out

@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from fault_helpers import launch_failing_import, live_processes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -30,15 +31,8 @@ def _start(tmp_path, *args: str, env: dict | None = None, command: list[str] | N
 def _descendants(pid: int) -> set[int]:
     """Every live (not zombie) process below ``pid``."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                children.setdefault(int(fields[1]), []).append(int(entry))
+    for child, (parent, _) in live_processes().items():
+        children.setdefault(parent, []).append(child)
     out, todo = set(), [pid]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -179,21 +173,7 @@ def test_signals_while_the_kernels_are_built_leave_no_compiler_and_no_temporary_
 def test_ctrl_c_while_the_command_starts_is_one_line(monkeypatch, capsys):
     """The console script imports the command line (numpy, the solver) inside its handling of
     Ctrl-C: a Ctrl-C then is one line and status 130, not a traceback."""
-    import builtins
-
-    import _metaheur_launch
-
-    real_import = builtins.__import__
-
-    def interrupted_import(name, *args, **kwargs):
-        if name == "metaheur.cli":
-            raise KeyboardInterrupt
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", interrupted_import)
-    with pytest.raises(SystemExit) as stop:
-        _metaheur_launch.main()
-    assert stop.value.code == 130
+    assert launch_failing_import(monkeypatch, KeyboardInterrupt) == 130
     assert capsys.readouterr().err == "metaheur: interrupted\n"
 
 

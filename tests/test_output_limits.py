@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cliutil import QUICK, cpu_runner, write_dat
+from fault_helpers import launch_failing_import
 
 from metaheur import inputs
 from metaheur.cli import cli
@@ -173,19 +174,5 @@ def test_running_out_of_memory_is_one_line(monkeypatch, tmp_path, where):
 
 
 def test_out_of_memory_while_the_command_starts_is_one_line(monkeypatch, capsys):
-    import builtins
-
-    import _metaheur_launch
-
-    real_import = builtins.__import__
-
-    def failing_import(name, *args, **kwargs):
-        if name == "metaheur.cli":
-            raise MemoryError
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", failing_import)
-    with pytest.raises(SystemExit) as stop:
-        _metaheur_launch.main()
-    assert stop.value.code == 2
+    assert launch_failing_import(monkeypatch, MemoryError) == 2
     assert capsys.readouterr().err.startswith("metaheur: error: out of memory while starting")

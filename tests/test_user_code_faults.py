@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fault_helpers import die_by
+from fault_helpers import die_by, live_processes
 from joblib.externals.loky import get_reusable_executor
 
 from metaheur.crashes import CRASH_SIGNALS, crash_error
@@ -114,17 +114,7 @@ def _start(folder: Path, instance: Path, *args: str) -> subprocess.Popen:
 
 def _group(pgid: int) -> set[int]:
     """The live (not zombie) processes of process group ``pgid``."""
-    out = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z" and int(fields[2]) == pgid:
-                out.add(int(entry))
-    return out
+    return {pid for pid, (_, group) in live_processes().items() if group == pgid}
 
 
 def _finish(proc: subprocess.Popen, timeout: float) -> tuple[str, float]:

@@ -424,8 +424,9 @@ class IslandModel:
         backend, options = self.backend or "loky", {}
         if backend == "dask":
             options["scatter"] = [s for s in self.specs if s.index not in self.main]
-        else:  # joblib's memory-mapped arrays go in the run's folder, removed with it (metaheur.scratch);
-            # the islands set their kernels' threads themselves: numpy's BLAS gets one (less memory per worker)
+        elif backend == "loky":  # joblib's memory-mapped arrays go in the run's folder, removed with it
+            # (metaheur.scratch); the islands set their kernels' threads themselves: numpy's BLAS gets
+            # one (less memory per worker)
             options |= {"temp_folder": self.board.folder, "inner_max_num_threads": 1}
         # loky hands each island's epoch back as it ends (a run that gives up on a late island keeps the others')
         order = "generator_unordered" if backend == "loky" else "list"

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metaheur import signals
+from metaheur import isolation, signals
 from metaheur.crashes import crash_error, quiet_crashes
 from metaheur.devices import cpu_device, to_host
 from metaheur.engine.user_source import CANDIDATE_COUNT, MOVES, upload
@@ -233,9 +233,12 @@ def probe_within(problem, seconds: float, wait: float, moves: tuple[str, ...] | 
         return future.result() if _wait(future, wait) else None
     from joblib.externals.loky import get_reusable_executor
 
-    with signals.held():  # the worker leaves a terminal's Ctrl-C to this process, which ends it
+    # started as the islands' workers are: leaving a terminal's Ctrl-C to this process (which ends
+    # it), importing nothing from the working folder, beside quiet resource trackers
+    with signals.held(), isolation.isolated_helpers():
+        isolation.quiet_resource_trackers()
         executor = get_reusable_executor(max_workers=1)
-    futures = [executor.submit(_worker_ready, os.getpid(), problem)]  # started and loaded before the wait
+        futures = [executor.submit(_worker_ready, os.getpid(), problem)]  # started and loaded before the wait
     try:
         _wait(futures[0], None)
         futures[0].result()
