@@ -560,11 +560,13 @@ def _best_or_identity(problem: Problem, form, record: RunRecord) -> tuple[np.nda
     return best, value
 
 
-def _no_generation(islands: list[IslandRow]) -> list[str]:
-    """A run in which no island finished a generation (or a local-search island a step) says so
-    (the result's ``warnings`` and summary): its result is the best first member, a start and
-    at most one search, not a solution of the islands' search."""
-    if any(isl.generations or isl.search_steps for isl in islands):
+def _no_generation(islands: list[IslandRow], stop_reason: str) -> list[str]:
+    """A run stopped by its time (limit, signal) in which no island finished a generation (or a
+    local-search island a step) says so (the result's ``warnings`` and summary): its result is
+    the best first member, a start and at most one search, not a solution of the islands'
+    search. One that reached its target or a proven optimum first has nothing to say."""
+    if stop_reason not in ("time_limit", "interrupted") or any(isl.generations or isl.search_steps
+                                                                for isl in islands):
         return []
     return ["no island finished a generation in the run: the result is the best first member, not a searched "
             "solution; give more time (-t), or a cheaper --method, --moves or --ls-budget"]
@@ -603,7 +605,7 @@ def _result(problem: Problem, form, record: RunRecord, strategy: str, seed: int,
         migrations=[MigrationRow(e, m.source, m.target, shown(m.cost)) for e, m in record.migrations],
         trace=[TracePoint(t, i, shown(c)) for t, i, c in record.trace],
         setup_s=round(record.setup_seconds, 4), search_choice=choice.as_dict() if choice else None,
-        warnings=_no_generation(islands),
+        warnings=_no_generation(islands, record.stop_reason),
         parameters=parameters | {"retries": record.retries, "rebalanced": record.resized}, versions=_versions(),
         source=problem.source)
 

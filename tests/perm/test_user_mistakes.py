@@ -290,15 +290,18 @@ def test_a_given_method_too_slow_for_the_limit_is_refused_or_sized_down(user_mod
 
 @pytest.mark.parametrize("islands", [["GA (ux)"], ["GA (ux)", "tabu search"], ["tabu search"]])
 @pytest.mark.parametrize("done", [0, 3])
-def test_a_run_with_no_generation_says_so(islands, done):
-    """The result's warnings, its summary and its JSON say that no island finished a generation."""
+@pytest.mark.parametrize("stop", ["time_limit", "interrupted", "optimal", "target"])
+def test_a_run_with_no_generation_says_so(islands, done, stop):
+    """The result's warnings, its summary and its JSON say that no island finished a generation
+    in a run its time stopped; one that reached its target or an optimum first says nothing."""
     rows = [IslandRow(island=k, device="cpu", generations=done if a.startswith("GA") else 0,
                       ls_iterations=0, best_cost=1, restarts=0, population=4, offspring=2, algorithm=a,
                       search_steps=done if not a.startswith("GA") else 0) for k, a in enumerate(islands)]
-    warned = solver_module._no_generation(rows)
-    assert bool(warned) == (done == 0)
+    warned = solver_module._no_generation(rows, stop)
+    timed_out = done == 0 and stop in ("time_limit", "interrupted")
+    assert bool(warned) == timed_out
     result = Result(instance="x", problem="X", n=2, permutation=[0, 1], cost=1, best_known=None, gap_percent=None,
-                    stop_reason="time_limit", strategy="cpu-serial", seed=0, devices=["cpu"], time_s=1.0,
+                    stop_reason=stop, strategy="cpu-serial", seed=0, devices=["cpu"], time_s=1.0,
                     compile_s=0.0, search_iterations=0, generations=done, islands=rows, warnings=warned)
-    assert ("warning     no island finished a generation" in result.summary()) == (done == 0)
+    assert ("warning     no island finished a generation" in result.summary()) == timed_out
     assert Result.from_json(result.to_json()).warnings == warned
