@@ -381,13 +381,16 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
         target_value = pick(target, "target")
         if isinstance(target_value, str) and target_value.lower() != "bks":
             target_value = _int_target(target_value)
-        with crash_line():  # a crash of device code in this process (cpu-serial) is one line
-            result = run_solve(
-                problem, seed=pick(seed, "seed", 0),
-                params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
-                initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
-                checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
-                no_improvement=pick(no_improvement, "no_improvement"))
+        try:
+            with crash_line():  # a crash of device code in this process (cpu-serial) is one line
+                result = run_solve(
+                    problem, seed=pick(seed, "seed", 0),
+                    params=replace(_engine_search(problem, params, method, moves), ga=ga, migration=mig),
+                    initial=list(initial_paths) or None, callbacks=reporter, checkpoint=plan.get("--checkpoint"),
+                    checkpoint_every=checkpoint_every, time_limit=tl, generations=gens, target=target_value,
+                    no_improvement=pick(no_improvement, "no_improvement"))
+        except KeyboardInterrupt:  # before the run had a solution (a kernel build, the cost probe)
+            _stopped_before_a_solution(problem.name, plan, results, echo if many else None)
         with signals.deferred():  # a stop signal now: every output is still written
             failed += _write_outputs(problem, result, plan) + _checkpoint_failure(result)
             results.append(result)
@@ -401,6 +404,19 @@ def solve(instances, time_limit, generations, target, no_improvement, stop_at_op
     if many:
         echo(_table(results))
     _exit_status(results[-1] if results else None, failed)
+
+
+def _stopped_before_a_solution(name: str, plan: dict, results: list, table) -> None:
+    """A stop signal before the run of ``name`` had any solution (while its kernels were built or
+    its cost probed): one line saying so and naming its outputs, which cannot be written; the
+    table of the batch's earlier instances (``table``: their outputs are written); 128 + the
+    signal's number."""
+    outputs = ", ".join(option for option, path in plan.items() if path is not None)
+    unwritten = f": {outputs} not written" if outputs else ""
+    click.echo(f"metaheur: interrupted before the run of {name} had a solution{unwritten}", err=True)
+    if table is not None and results:
+        table(_table(results))
+    sys.exit(signals.exit_status())
 
 
 def _ga_params(problem, config: dict, crossover, population, offspring, ls_budget):

@@ -107,8 +107,9 @@ def _compiling(pid: int) -> bool:
 
 def test_ctrl_c_while_the_kernels_are_built_is_an_interruption(tmp_path):
     """A cold kernel cache: the first seconds build the kernels; Ctrl-C then ends the command with
-    one line and status 130 (not click's "Aborted!" and 1)."""
-    proc = _start(tmp_path, "gen:qap:30", "-t", "30", "--strategy", "cpu-serial", "-q",
+    one line and status 130 (not click's "Aborted!" and 1) saying that there is no solution to
+    write."""
+    proc = _start(tmp_path, "gen:qap:30", "-t", "30", "--strategy", "cpu-serial", "-q", "--json", "r.json",
                   env={"METAHEUR_CACHE_DIR": str(tmp_path / "cache")})
     deadline = time.monotonic() + 60.0  # the signal while a compiler runs, however fast the machine
     while not _compiling(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
@@ -118,7 +119,8 @@ def test_ctrl_c_while_the_kernels_are_built_is_an_interruption(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Aborted" not in err and "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith("metaheur:")
+    assert err.strip().splitlines()[-1].startswith("metaheur: interrupted before the run of gen-qap-30")
+    assert err.strip().endswith("had a solution: --json not written") and not (tmp_path / "r.json").exists()
 
 
 def _mentioning(text: str) -> set[int]:
