@@ -221,6 +221,11 @@ def registered(skip_broken: bool = False, builtin_only: bool = False) -> dict[st
     return out
 
 
+def is_builtin(cls: type) -> bool:
+    """Whether ``cls`` is one of metaheur's own problems (not a subclass: a user's code may be in it)."""
+    return cls in registered(builtin_only=True).values()
+
+
 def _left_out(ep: importlib.metadata.EntryPoint, error: MetaheurError) -> None:
     """Warn, once a scan, that the entry point which cannot be loaded is left out; the processes
     this one starts later (a run's workers) leave it out silently (:data:`_LEFT_OUT_VAR`)."""

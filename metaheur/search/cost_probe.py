@@ -14,7 +14,8 @@ of the problem's candidate lists).
 
 The run waits for the probe at most a given time (:func:`probe_within`): it runs in a worker
 process of its own (ended when it is late; a crash there is one line, :mod:`metaheur.crashes`),
-or, where the run starts no worker processes (``cpu-serial``), on a thread of the run's process
+or, where the run starts no worker processes (``cpu-serial``) and for metaheur's own problems
+(no process start before the clock for code that is the project's), on a thread of the run's process
 (left to end with its launch or with the process; a crash there ends the process). A function
 that never returns thus cannot hold the run before its clock, and stop signals reach the
 waiting main thread. A probe not back in time takes every function to cost at least the wait

@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, replace
 
 from metaheur.errors import MetaheurError
 from metaheur.islands.perm_operators import default_perm_budget
+from metaheur.problem.registry import is_builtin
 from metaheur.search.cost_probe import CostTimings, probe_within
 from metaheur.search.perm_search import METHOD_NAMES, PermSearchParams, method_order
 
@@ -238,8 +239,11 @@ def choose_for(problem, perm: PermSearchParams, ls_budget: int | None, members: 
         move = perm.move or problem.moves[0]  # and the insertions of the iterated greedy's descents
         moves = (move, "insert") if move != "insert" and problem.user_code().has("partial_insert_row") else (move,)
         wait = min(PROBE_WAIT_SECONDS, max(PROBE_WAIT_FLOOR, PROBE_WAIT_SHARE * budget.time_limit))
+        # metaheur's own problems are probed on a thread of this process (their code is ours: no
+        # worker process to start); a user's in a worker of its own, which a crash cannot take down
+        in_process = budget.in_process or is_builtin(type(problem))
         timings = probe_within(problem, min(PROBE_SECONDS, PROBE_SHARE * budget.time_limit), wait, moves,
-                               in_process=budget.in_process)
+                               in_process=in_process)
         late = None
         if timings is None:
             late = (f"the problem's device functions did not finish the cost probe in {_ms(wait)}: each is taken "
