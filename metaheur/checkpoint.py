@@ -42,7 +42,7 @@ import numpy as np
 
 from metaheur import __version__
 from metaheur.checkpoint_shapes import check_shapes, expected_shapes, most_bytes
-from metaheur.errors import InputFormatError, MetaheurError
+from metaheur.errors import InputFormatError, MetaheurError, one_line
 from metaheur.inputs import is_json_int, open_regular, parse_json
 from metaheur.islands.island import IslandState, island_class
 from metaheur.islands.migration import Migration
@@ -190,7 +190,7 @@ class Checkpoint:
         try:
             return [params_from_dict(d, sections) for d in self.params]
         except (KeyError, TypeError, ValueError, MetaheurError) as exc:
-            raise InputFormatError(self.path, f"damaged checkpoint: {_one_line(exc)}") from None
+            raise InputFormatError(self.path, f"damaged checkpoint: {one_line(exc)}") from None
 
     def validate(self, problem: Problem) -> None:
         """Read the arrays and check the checkpoint against ``problem``, the instance it resumes
@@ -217,7 +217,7 @@ class Checkpoint:
         except InputFormatError:
             raise
         except (ValueError, MetaheurError) as exc:
-            raise InputFormatError(self.path, f"damaged checkpoint: {_one_line(exc)}") from None
+            raise InputFormatError(self.path, f"damaged checkpoint: {one_line(exc)}") from None
 
 
 # ------------------------------------------------------------------------------ reading
@@ -238,7 +238,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         except InputFormatError:
             raise
         except (KeyError, TypeError, ValueError, MetaheurError) as exc:
-            raise InputFormatError(path, f"damaged checkpoint: {_one_line(exc)}") from None
+            raise InputFormatError(path, f"damaged checkpoint: {one_line(exc)}") from None
 
 
 class _Members:
@@ -625,10 +625,6 @@ def _shown(value) -> str:
     printable text, at most 40 characters."""
     text = value if isinstance(value, str) and value.isprintable() else reprlib.repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
 
 
 # ------------------------------------------------------------------------------ arrays, against the problem

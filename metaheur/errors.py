@@ -32,3 +32,15 @@ class ArgumentTypeError(MetaheurError, TypeError):
 
 class ArgumentValueError(MetaheurError, ValueError):
     """An argument of the public API of the right type but a value it does not take."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its whitespace runs, newlines included, made one space)."""
+    return " ".join(str(exc).split())
+
+
+def exception_line(exc: BaseException, first_line: bool = False) -> str:
+    """An exception as one line: its type, then its message when it has one (``first_line``: only
+    the message's first line, for messages that carry a remote traceback)."""
+    text = str(exc).strip().splitlines()[:1] if first_line else [one_line(exc)]
+    return f"{type(exc).__name__}: {text[0]}" if text and text[0] else type(exc).__name__

@@ -29,7 +29,7 @@ from metaheur import isolation, live, scratch, signals
 from metaheur.callbacks import Callbacks
 from metaheur.crashes import WorkerCrash, crash_error, quiet_crashes
 from metaheur.devices import Device, parse_device
-from metaheur.errors import MetaheurError
+from metaheur.errors import MetaheurError, exception_line
 from metaheur.islands.balance import LoadBalancer
 from metaheur.islands.island import (
     EpochStats,
@@ -105,15 +105,9 @@ class ExecutorLost(MetaheurError):
     """The worker processes' executor can run nothing more (a thread of its own died)."""
 
 
-def _first_line(exc: BaseException) -> str:
-    """``Type: message`` of ``exc``, its message's first line only."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 def _no_workers(exc: Exception) -> MetaheurError:
     """The one-line error of worker processes that could not start."""
-    return MetaheurError(f"the worker processes could not start ({_first_line(exc)}); "
+    return MetaheurError(f"the worker processes could not start ({exception_line(exc, first_line=True)}); "
                          "--strategy cpu-serial runs without them")
 
 
@@ -346,7 +340,8 @@ class IslandModel:
                 back += 1
                 continue
             if self._helper_failures:  # the executor's own thread died: its tasks never come back
-                raise ExecutorLost(f"the worker processes' executor failed ({_first_line(self._helper_failures[0])})")
+                failure = exception_line(self._helper_failures[0], first_line=True)
+                raise ExecutorLost(f"the worker processes' executor failed ({failure})")
             reason = self._overdue()
             if reason is not None:
                 self.abandoned = reason
@@ -582,7 +577,8 @@ class IslandModel:
         self.parallel = None
         self._helper_failures.clear()
         self.main.update(range(len(self.specs)))  # the balancer's set too: no worker islands left
-        warnings.warn(f"metaheur: the worker processes could not start ({_first_line(exc)}); the CPU islands run "
+        failure = exception_line(exc, first_line=True)
+        warnings.warn(f"metaheur: the worker processes could not start ({failure}); the CPU islands run "
                       "in this process instead", RuntimeWarning, stacklevel=3)
 
     @contextlib.contextmanager

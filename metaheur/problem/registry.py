@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from metaheur.errors import MetaheurError
+from metaheur.errors import MetaheurError, exception_line, one_line
 from metaheur.problem.interface import Problem
 from metaheur.suggest import did_you_mean
 
@@ -51,9 +51,9 @@ def import_class(spec: str, what: str = "problem") -> type[Problem]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise MetaheurError(f"{what} {spec!r}: cannot import {module_name}: {_one_line(exc)}") from None
+        raise MetaheurError(f"{what} {spec!r}: cannot import {module_name}: {one_line(exc)}") from None
     except Exception as exc:  # a user's module that fails while importing
-        raise MetaheurError(f"{what} {spec!r}: importing {module_name} failed: {_reason(exc)}") from None
+        raise MetaheurError(f"{what} {spec!r}: importing {module_name} failed: {exception_line(exc)}") from None
     cls: Any = module
     for part in class_name.split("."):
         cls = getattr(cls, part, _MISSING)
@@ -66,16 +66,6 @@ def import_class(spec: str, what: str = "problem") -> type[Problem]:
 
 
 _MISSING = object()
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-def _reason(exc: BaseException) -> str:
-    """An exception as one line: its type, then its message when it has one."""
-    text = _one_line(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def working_folder_on_path() -> None:
@@ -156,7 +146,7 @@ def _import_bounded(ep: importlib.metadata.EntryPoint, seconds: float) -> type[P
             outcome["error"] = exc
         except BaseException as exc:  # SystemExit, KeyboardInterrupt from the plug-in's own code
             module = ep.value.partition(":")[0]
-            outcome["error"] = MetaheurError(f"{what} {ep.value!r}: importing {module} failed: {_reason(exc)}")
+            outcome["error"] = MetaheurError(f"{what} {ep.value!r}: importing {module} failed: {exception_line(exc)}")
 
     thread = threading.Thread(target=load, name=f"metaheur-plugin-{ep.name}", daemon=True)
     thread.start()
